@@ -1,0 +1,45 @@
+//! evalhost's own agent loop: one user turn against a model endpoint, with file and bash
+//! tools confined to the run's workspace, an approval policy and protected paths.
+//!
+//! The agent talks to the model over real HTTP (OpenAI Responses API, streaming) and
+//! appends every event to the run's [`crate::session::SessionLog`].
+
+use serde::{Deserialize, Serialize};
+
+/// The outcome of one tool call, as recorded in the session log and seen by graders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    /// The tool ran and finished.
+    Completed,
+    /// Declined at confirmation, or blocked by policy (protected paths).
+    Denied,
+    /// The arguments did not fit the tool's schema.
+    InvalidArguments,
+    /// No tool of that name exists.
+    UnknownTool,
+    /// The tool ran and failed (non-zero exit, missing file, ...).
+    Failed,
+    /// The turn was cancelled before the call finished.
+    Cancelled,
+    /// The tool hit its time limit.
+    TimedOut,
+    /// The tool's output exceeded its cap.
+    OutputLimit,
+}
+
+impl CallStatus {
+    /// The status as written in logs, evidence and case files, e.g. `invalid_arguments`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallStatus::Completed => "completed",
+            CallStatus::Denied => "denied",
+            CallStatus::InvalidArguments => "invalid_arguments",
+            CallStatus::UnknownTool => "unknown_tool",
+            CallStatus::Failed => "failed",
+            CallStatus::Cancelled => "cancelled",
+            CallStatus::TimedOut => "timed_out",
+            CallStatus::OutputLimit => "output_limit",
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! Case sources: what a run is asked to do and how it is judged.
+//!
+//! The native format is YAML, a strict superset of Mino's case files (see `docs/case-format.md`).
+//! Everything here is validated before anything runs; every error names file:line:col and field.
+
+mod error;
+mod load;
+mod parse;
+
+pub use error::{CaseError, Location};
+pub use load::{MAX_CASES_PER_DIR, load_cases};
+pub use parse::parse_case;
+
+use std::path::PathBuf;
+
+/// Most graders a case may declare.
+pub const MAX_GRADERS: usize = 32;
+/// Most files a case may seed into the workspace.
+pub const MAX_SEED_FILES: usize = 64;
+/// Largest seeded file, in bytes.
+pub const MAX_SEED_FILE_BYTES: usize = 64 * 1024;
+/// Most runs a case may ask for.
+pub const MAX_RUNS: u32 = 32;
+/// Longest `final_text_matches` pattern, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 1024;
+
+/// One eval case, validated.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// Equals the file stem.
+    pub name: String,
+    /// The file the case came from.
+    pub path: PathBuf,
+    pub description: String,
+    /// What the user types.
+    pub prompt: String,
+    /// Replaces the default agent instructions when set.
+    pub instructions: Option<String>,
+    /// The answer to every confirmation.
+    pub approve: Approve,
+    /// Files written into the workspace before every run, in file order.
+    pub workspace_files: Vec<SeedFile>,
+    /// The scripted model's responses, one per request (replay mode).
+    pub model: Vec<ScriptStep>,
+    /// How the run is judged; 1 to [`MAX_GRADERS`].
+    pub graders: Vec<GraderUse>,
+    /// Runs per case, overriding `--runs` (1 to [`MAX_RUNS`]).
+    pub runs: Option<u32>,
+    /// Whether the case runs in live mode (`live: false` marks replay-only cases).
+    pub live: bool,
+    /// Free-form labels for filtering and listing.
+    pub tags: Vec<String>,
+}
+
+/// The answer the harness gives to every confirmation question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Approve {
+    /// Decline every call that needs confirmation.
+    #[default]
+    None,
+    /// Approve every call that needs confirmation (protected paths are still refused).
+    All,
+}
+
+/// A file seeded into the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeedFile {
+    /// Relative, `/`-separated, never escaping the workspace.
+    pub path: String,
+    pub content: String,
+}
+
+/// One step of a model script: the answer to one model request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptStep {
+    pub reply: ScriptReply,
+    /// The request this step answers must contain this substring.
+    pub expect_input_contains: Option<String>,
+    /// Where the step is in the case file.
+    pub location: Location,
+}
+
+/// What the scripted model answers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScriptReply {
+    /// A text response, streamed as output text deltas.
+    Text(String),
+    /// One function call.
+    Call {
+        tool: String,
+        /// The arguments object.
+        arguments: serde_json::Value,
+    },
+}
+
+/// A grader a case declares: a one-key map from grader name to its config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraderUse {
+    /// Grader name, e.g. `file_contains`.
+    pub name: String,
+    /// The config, converted from YAML to JSON.
+    pub config: serde_json::Value,
+    /// Where the grader entry is in the case file.
+    pub location: Location,
+}
+
+impl GraderUse {
+    /// The config as compact JSON text, as graders receive it.
+    pub fn config_json(&self) -> String {
+        self.config.to_string()
+    }
+}

@@ -1,0 +1,220 @@
+//! Evidence: the normalized record of one run that every grader receives.
+//!
+//! Built from the run's session log alone ([`Evidence::from_session`]), so a saved log can be
+//! re-graded without re-running anything. Mirrors the WIT `evidence` record.
+
+use serde::{Deserialize, Serialize};
+
+use crate::session::{Event, OutputItem, Record};
+
+/// Guest path of the read-only workspace preopen.
+pub const WORKSPACE_GUEST_PATH: &str = "/workspace";
+
+/// The normalized record of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub case_name: String,
+    pub run: u32,
+    pub mode: String,
+    pub model: String,
+    pub prompt: String,
+    pub final_text: String,
+    pub messages: Vec<Message>,
+    pub calls: Vec<ToolCall>,
+    pub usage: Usage,
+    pub events: Vec<EventRecord>,
+    pub duration_ms: u64,
+    pub run_error: Option<String>,
+    pub workspace: String,
+    pub seeded_files: Vec<SeededFile>,
+}
+
+/// One transcript message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: String,
+    pub content: String,
+}
+
+/// One tool call the model requested.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub index: u32,
+    pub call_id: String,
+    pub name: String,
+    pub arguments: String,
+    /// Empty when the call never got a result.
+    pub status: String,
+    pub output: String,
+    pub started: bool,
+    pub duration_ms: u64,
+}
+
+/// Requests and tokens of one run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub requests: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub synthetic: bool,
+}
+
+/// One session-log record as an event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventRecord {
+    pub seq: u32,
+    pub kind: String,
+    pub at_ms: u64,
+    /// The record's payload as JSON text.
+    pub data: String,
+}
+
+/// A file seeded into the workspace before the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeededFile {
+    pub path: String,
+    pub sha256: String,
+    pub size: u64,
+}
+
+/// Facts about a run that the session log does not carry.
+#[derive(Debug, Clone, Default)]
+pub struct RunFacts {
+    pub seeded_files: Vec<SeededFile>,
+    pub duration_ms: u64,
+    /// Whether token counts are synthetic (replay).
+    pub synthetic_usage: bool,
+}
+
+impl Evidence {
+    /// Rebuild the evidence of one run from its session log.
+    ///
+    /// Calls are taken from `function_call` items of `model_response` records in request
+    /// order; a `tool_start` marks a call as started; the paired `tool_result` gives its
+    /// status and output. A call without a result keeps an empty status.
+    pub fn from_session(records: &[Record], facts: RunFacts) -> Evidence {
+        let mut evidence = Evidence {
+            case_name: String::new(),
+            run: 0,
+            mode: String::new(),
+            model: String::new(),
+            prompt: String::new(),
+            final_text: String::new(),
+            messages: Vec::new(),
+            calls: Vec::new(),
+            usage: Usage {
+                synthetic: facts.synthetic_usage,
+                ..Usage::default()
+            },
+            events: Vec::with_capacity(records.len()),
+            duration_ms: facts.duration_ms,
+            run_error: None,
+            workspace: WORKSPACE_GUEST_PATH.to_owned(),
+            seeded_files: facts.seeded_files,
+        };
+        let mut last_response_text = String::new();
+        for (seq, record) in records.iter().enumerate() {
+            evidence.events.push(EventRecord {
+                seq: seq as u32,
+                kind: record.event.kind().to_owned(),
+                at_ms: record.at_ms,
+                data: serde_json::to_string(&record.event).unwrap_or_default(),
+            });
+            match &record.event {
+                Event::SessionStart {
+                    case,
+                    run,
+                    mode,
+                    model,
+                } => {
+                    evidence.case_name.clone_from(case);
+                    evidence.run = *run;
+                    evidence.mode.clone_from(mode);
+                    evidence.model.clone_from(model);
+                }
+                Event::UserMessage { text } => {
+                    if evidence.prompt.is_empty() {
+                        evidence.prompt.clone_from(text);
+                    }
+                    evidence.messages.push(Message {
+                        role: "user".into(),
+                        content: text.clone(),
+                    });
+                }
+                Event::ModelRequest { .. } => evidence.usage.requests += 1,
+                Event::ModelResponse {
+                    output,
+                    input_tokens,
+                    output_tokens,
+                    ..
+                } => {
+                    evidence.usage.input_tokens += input_tokens;
+                    evidence.usage.output_tokens += output_tokens;
+                    last_response_text.clear();
+                    for item in output {
+                        match item {
+                            OutputItem::Message { text } => {
+                                last_response_text.push_str(text);
+                                evidence.messages.push(Message {
+                                    role: "assistant".into(),
+                                    content: text.clone(),
+                                });
+                            }
+                            OutputItem::FunctionCall {
+                                call_id,
+                                name,
+                                arguments,
+                            } => evidence.calls.push(ToolCall {
+                                index: evidence.calls.len() as u32 + 1,
+                                call_id: call_id.clone(),
+                                name: name.clone(),
+                                arguments: arguments.clone(),
+                                status: String::new(),
+                                output: String::new(),
+                                started: false,
+                                duration_ms: 0,
+                            }),
+                        }
+                    }
+                }
+                Event::ToolStart { call_id, .. } => {
+                    if let Some(call) = find_call(&mut evidence.calls, call_id) {
+                        call.started = true;
+                    }
+                }
+                Event::ToolResult {
+                    call_id,
+                    status,
+                    output,
+                    duration_ms,
+                    ..
+                } => {
+                    evidence.messages.push(Message {
+                        role: "tool".into(),
+                        content: output.clone(),
+                    });
+                    if let Some(call) = find_call(&mut evidence.calls, call_id) {
+                        call.status = status.as_str().to_owned();
+                        call.output.clone_from(output);
+                        call.duration_ms = *duration_ms;
+                    }
+                }
+                Event::TurnEnd { final_text } => evidence.final_text.clone_from(final_text),
+                Event::RunError { message } => evidence.run_error = Some(message.clone()),
+            }
+        }
+        if evidence.final_text.is_empty() {
+            evidence.final_text = last_response_text;
+        }
+        evidence
+    }
+}
+
+/// The last call with this id without a result yet (ids may repeat across responses).
+fn find_call<'a>(calls: &'a mut [ToolCall], call_id: &str) -> Option<&'a mut ToolCall> {
+    calls
+        .iter_mut()
+        .rev()
+        .find(|c| c.call_id == call_id && c.status.is_empty())
+        .or(None)
+}

@@ -1,0 +1,110 @@
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::{Event, Record};
+
+/// Errors reading or writing a session log.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionLogError {
+    #[error("failed to write session log `{path}`")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("failed to read session log `{path}`")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: invalid session record: {message}")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+/// An append-only session log: records are kept in memory and written through to a JSONL file.
+pub struct SessionLog {
+    path: PathBuf,
+    file: BufWriter<File>,
+    started: Instant,
+    records: Vec<Record>,
+}
+
+impl SessionLog {
+    /// Create (truncate) the log file at `path`.
+    pub fn create(path: &Path) -> Result<Self, SessionLogError> {
+        let file = File::create(path).map_err(|source| SessionLogError::Write {
+            path: path.to_owned(),
+            source,
+        })?;
+        Ok(Self {
+            path: path.to_owned(),
+            file: BufWriter::new(file),
+            started: Instant::now(),
+            records: Vec::new(),
+        })
+    }
+
+    /// Append one event, stamped with the time since the log was created.
+    pub fn append(&mut self, event: Event) -> Result<(), SessionLogError> {
+        let record = Record {
+            at_ms: self.started.elapsed().as_millis() as u64,
+            event,
+        };
+        let line = serde_json::to_string(&record).expect("session records always serialize");
+        writeln!(self.file, "{line}").map_err(|source| self.write_error(source))?;
+        self.records.push(record);
+        Ok(())
+    }
+
+    /// Flush buffered lines to disk.
+    pub fn flush(&mut self) -> Result<(), SessionLogError> {
+        self.file.flush().map_err(|source| self.write_error(source))
+    }
+
+    /// Records appended so far.
+    pub fn records(&self) -> &[Record] {
+        &self.records
+    }
+
+    /// Where the log is written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn write_error(&self, source: std::io::Error) -> SessionLogError {
+        SessionLogError::Write {
+            path: self.path.clone(),
+            source,
+        }
+    }
+}
+
+/// Read a session log written by [`SessionLog`].
+pub fn read_session_log(path: &Path) -> Result<Vec<Record>, SessionLogError> {
+    let read_error = |source| SessionLogError::Read {
+        path: path.to_owned(),
+        source,
+    };
+    let file = File::open(path).map_err(read_error)?;
+    let mut records = Vec::new();
+    for (index, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(read_error)?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record = serde_json::from_str(&line).map_err(|e| SessionLogError::Parse {
+            path: path.to_owned(),
+            line: index + 1,
+            message: e.to_string(),
+        })?;
+        records.push(record);
+    }
+    Ok(records)
+}
