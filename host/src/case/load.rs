@@ -1,11 +1,143 @@
-use std::path::PathBuf;
+//! Reading case files from disk: single files, and directories of them in name order.
 
-use super::{Case, CaseError};
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::parse::{Parsed, parse};
+use super::{Case, CaseError, Location, MAX_CASE_FILE_BYTES};
 
 /// Most cases loaded from one directory.
 pub const MAX_CASES_PER_DIR: usize = 256;
 
-/// Load cases from files and directories (directories in name order).
-pub fn load_cases(_paths: &[PathBuf]) -> Result<Vec<Case>, CaseError> {
-    unimplemented!("case loading")
+/// Read, parse and validate one case file.
+pub fn load_case(path: &Path) -> Result<Case, CaseError> {
+    read_case(path).map(|parsed| parsed.case)
+}
+
+/// Load cases from files and directories, in the order given.
+///
+/// A directory contributes its `*.yaml` and `*.yml` files (not recursively, hidden files
+/// skipped) in file-name order, at most [`MAX_CASES_PER_DIR`] of them; a file is loaded
+/// whatever its extension. Case names must be unique across everything loaded. The first
+/// error stops loading and names the file that broke.
+pub fn load_cases(paths: &[PathBuf]) -> Result<Vec<Case>, CaseError> {
+    let mut cases: Vec<Case> = Vec::new();
+    // Case name -> the file that defined it.
+    let mut names: HashMap<String, PathBuf> = HashMap::new();
+    for path in paths {
+        let metadata = std::fs::metadata(path).map_err(|source| CaseError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let files = if metadata.is_dir() {
+            case_files_in(path)?
+        } else {
+            vec![path.clone()]
+        };
+        for file in files {
+            let Parsed {
+                case,
+                name_location,
+            } = read_case(&file)?;
+            if let Some(first) = names.get(&case.name) {
+                return Err(CaseError::Invalid {
+                    location: name_location,
+                    field: "name".into(),
+                    message: format!(
+                        "case {:?} is already defined in {}; case names must be unique",
+                        case.name,
+                        first.display()
+                    ),
+                });
+            }
+            names.insert(case.name.clone(), case.path.clone());
+            cases.push(case);
+        }
+    }
+    Ok(cases)
+}
+
+/// The case files of a directory, in name order.
+fn case_files_in(dir: &Path) -> Result<Vec<PathBuf>, CaseError> {
+    let read_error = |source| CaseError::Read {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(read_error)? {
+        let entry = entry.map_err(read_error)?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let is_case = !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"));
+        // Follow symlinks: a linked case file is a case file.
+        if is_case && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file()) {
+            files.push(entry.path());
+        }
+    }
+    if files.len() > MAX_CASES_PER_DIR {
+        return Err(CaseError::TooManyCases {
+            path: dir.to_path_buf(),
+            count: files.len(),
+            max: MAX_CASES_PER_DIR,
+        });
+    }
+    if files.is_empty() {
+        return Err(CaseError::NoCases {
+            path: dir.to_path_buf(),
+        });
+    }
+    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+    Ok(files)
+}
+
+fn read_case(path: &Path) -> Result<Parsed, CaseError> {
+    let read_error = |source| CaseError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let mut bytes = Vec::new();
+    // Read one byte past the limit to tell "at the limit" from "over it" without trusting
+    // the file's reported size.
+    file.take(MAX_CASE_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_error)?;
+    if bytes.len() > MAX_CASE_FILE_BYTES {
+        return Err(CaseError::Malformed {
+            location: Location {
+                path: path.to_path_buf(),
+                line: 0,
+                column: 0,
+            },
+            message: format!(
+                "the file is larger than {} MiB, the most a case file may be",
+                MAX_CASE_FILE_BYTES / (1024 * 1024)
+            ),
+        });
+    }
+    parse(path, decode(path, &bytes)?)
+}
+
+/// The file as UTF-8 text, or an error at the first byte that is not.
+fn decode<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, CaseError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let valid = bytes
+            .get(..e.valid_up_to())
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or_default();
+        let line = valid.matches('\n').count() + 1;
+        let column = valid.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        let byte = bytes.get(e.valid_up_to()).copied().unwrap_or_default();
+        CaseError::Malformed {
+            location: Location {
+                path: path.to_path_buf(),
+                line,
+                column,
+            },
+            message: format!(
+                "the file is not valid UTF-8 (byte 0x{byte:02x}); save case files as UTF-8"
+            ),
+        }
+    })
 }

@@ -2,13 +2,30 @@
 //!
 //! The native format is YAML, a strict superset of Mino's case files (see `docs/case-format.md`).
 //! Everything here is validated before anything runs; every error names file:line:col and field.
+//!
+//! ```
+//! use std::path::Path;
+//!
+//! let yaml = "name: greet\nprompt: Say hello.\nmodel:\n  - text: Hello!\ngraders:\n  - final_text_contains: Hello\n";
+//! let case = evalhost::case::parse_case(Path::new("cases/greet.yaml"), yaml).unwrap();
+//! assert_eq!(case.graders[0].name, "final_text_contains");
+//! assert_eq!(case.graders[0].location.to_string(), "cases/greet.yaml:6:5");
+//!
+//! let err = evalhost::case::parse_case(Path::new("cases/other.yaml"), yaml).unwrap_err();
+//! assert_eq!(
+//!     err.to_string(),
+//!     r#"cases/other.yaml:1:7: name: "greet" does not match the file stem "other""#
+//! );
+//! ```
 
 mod error;
 mod load;
 mod parse;
+mod workspace;
+mod yaml;
 
 pub use error::{CaseError, Location};
-pub use load::{MAX_CASES_PER_DIR, load_cases};
+pub use load::{MAX_CASES_PER_DIR, load_case, load_cases};
 pub use parse::parse_case;
 
 use std::path::PathBuf;
@@ -23,6 +40,8 @@ pub const MAX_SEED_FILE_BYTES: usize = 64 * 1024;
 pub const MAX_RUNS: u32 = 32;
 /// Longest `final_text_matches` pattern, in bytes.
 pub const MAX_PATTERN_BYTES: usize = 1024;
+/// Largest case file, in bytes (64 seed files of 64 KiB fit with room to spare).
+pub const MAX_CASE_FILE_BYTES: usize = 8 * 1024 * 1024;
 
 /// One eval case, validated.
 #[derive(Debug, Clone)]
@@ -31,6 +50,7 @@ pub struct Case {
     pub name: String,
     /// The file the case came from.
     pub path: PathBuf,
+    /// What the case checks, for people reading the suite (empty when not given).
     pub description: String,
     /// What the user types.
     pub prompt: String,
@@ -66,14 +86,16 @@ pub enum Approve {
 /// A file seeded into the workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeedFile {
-    /// Relative, `/`-separated, never escaping the workspace.
+    /// Relative, `/`-separated, normalised (no `.`, `..` or empty components).
     pub path: String,
+    /// The file's text, at most [`MAX_SEED_FILE_BYTES`] bytes.
     pub content: String,
 }
 
 /// One step of a model script: the answer to one model request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScriptStep {
+    /// What the model answers.
     pub reply: ScriptReply,
     /// The request this step answers must contain this substring.
     pub expect_input_contains: Option<String>,
@@ -88,8 +110,10 @@ pub enum ScriptReply {
     Text(String),
     /// One function call.
     Call {
+        /// Name of the tool called (it need not exist: unknown tools are part of what a case
+        /// may test).
         tool: String,
-        /// The arguments object.
+        /// The arguments, always a JSON object.
         arguments: serde_json::Value,
     },
 }
@@ -103,6 +127,25 @@ pub struct GraderUse {
     pub config: serde_json::Value,
     /// Where the grader entry is in the case file.
     pub location: Location,
+}
+
+impl Case {
+    /// Check that the case can run in replay mode: replay answers every model request from
+    /// the case's script, so a case without one cannot run.
+    pub fn check_replayable(&self) -> Result<(), CaseError> {
+        if self.model.is_empty() {
+            return Err(CaseError::Invalid {
+                location: Location {
+                    path: self.path.clone(),
+                    line: 1,
+                    column: 1,
+                },
+                field: "model".into(),
+                message: "a replay case needs a model script (or run it with --live)".into(),
+            });
+        }
+        Ok(())
+    }
 }
 
 impl GraderUse {

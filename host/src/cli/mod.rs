@@ -1,5 +1,67 @@
+//! Command-line parsing and dispatch. Errors become `Error: ...` lines and exit codes:
+//! 0 every case passed, 1 some case failed a run, 2 usage or case-file error, 3 internal error.
+
+mod args;
+mod run;
+
 use std::process::ExitCode;
 
+use clap::Parser;
+
+pub use args::{Args, Command};
+
+/// Exit codes, documented in `--help` and README.
+pub mod exit {
+    /// Every case passed every run.
+    pub const OK: u8 = 0;
+    /// Some case did not pass every run.
+    pub const EVAL_FAILED: u8 = 1;
+    /// Bad usage, or a case file or grader config is invalid.
+    pub const USAGE: u8 = 2;
+    /// evalhost itself failed (I/O, engine setup).
+    pub const INTERNAL: u8 = 3;
+}
+
+/// A failure carrying the exit code it maps to.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub error: anyhow::Error,
+}
+
+impl Failure {
+    pub fn usage(error: impl Into<anyhow::Error>) -> Self {
+        Self {
+            code: exit::USAGE,
+            error: error.into(),
+        }
+    }
+    pub fn internal(error: impl Into<anyhow::Error>) -> Self {
+        Self {
+            code: exit::INTERNAL,
+            error: error.into(),
+        }
+    }
+}
+
 pub fn main() -> ExitCode {
-    ExitCode::SUCCESS
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match args.command {
+        Command::Run(run) => run::run(run),
+        Command::Graders => run::list_graders(),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(failure) => {
+            eprintln!("Error: {:#}", failure.error);
+            ExitCode::from(failure.code)
+        }
+    }
 }

@@ -1,1 +1,159 @@
-//! report
+//! Verdicts → statistics → reports: Mino's text table and the JSON report.
+
+mod stats;
+mod table;
+mod text;
+
+pub use stats::{pass_at_k, pass_hat_k};
+pub use text::render_text;
+
+use serde::Serialize;
+
+use crate::evidence::Usage;
+
+/// Version of the JSON report's schema; bumped on any incompatible change.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+/// The report of one suite run.
+#[derive(Debug, Clone, Serialize)]
+pub struct SuiteReport {
+    pub schema_version: u32,
+    pub evalhost_version: String,
+    /// `replay` or `live`.
+    pub mode: String,
+    /// Model name (`scripted` in replay).
+    pub model: String,
+    /// The `--runs` value in effect (cases may override it).
+    pub runs_per_case: u32,
+    pub cases: Vec<CaseReport>,
+}
+
+/// All runs of one case.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseReport {
+    pub name: String,
+    pub path: String,
+    pub runs: Vec<RunReport>,
+    pub summary: CaseSummary,
+}
+
+/// The numbers of one table row.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CaseSummary {
+    /// Runs made (n).
+    pub runs: u32,
+    /// Runs that passed (c).
+    pub passed: u32,
+    /// pass@k with k = n.
+    pub pass_at_k: f64,
+    /// pass^k with k = n.
+    pub pass_hat_k: f64,
+    /// Mean model requests per run.
+    pub mean_requests: f64,
+    /// Mean tool calls per run.
+    pub mean_tool_calls: f64,
+    /// Summed input tokens.
+    pub input_tokens: u64,
+    /// Summed output tokens.
+    pub output_tokens: u64,
+    /// Every run passed.
+    pub pass: bool,
+}
+
+/// One run of one case.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// 1-based.
+    pub run: u32,
+    pub pass: bool,
+    /// Why the run ended early (it then fails whatever the graders say).
+    pub error: Option<String>,
+    pub usage: Usage,
+    pub tool_calls: u32,
+    pub duration_ms: u64,
+    pub verdicts: Vec<GraderVerdict>,
+}
+
+/// One grader's outcome for one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct GraderVerdict {
+    pub grader: String,
+    pub config: serde_json::Value,
+    /// sha256 of the component that graded.
+    pub component_digest: String,
+    /// `pass`, `fail` or `error`.
+    pub outcome: Outcome,
+    pub score: f64,
+    /// The failure message or the error; empty on pass.
+    pub message: String,
+    pub fuel_used: u64,
+    pub duration_us: u64,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub stdout: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub stderr: String,
+}
+
+/// A grader's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Pass,
+    Fail,
+    Error,
+}
+
+impl RunReport {
+    /// Lines explaining why this run failed, without the `<case> run N: ` prefix.
+    pub fn failure_lines(&self) -> Vec<String> {
+        if let Some(error) = &self.error {
+            return vec![error.clone()];
+        }
+        self.verdicts
+            .iter()
+            .filter_map(|v| match v.outcome {
+                Outcome::Pass => None,
+                Outcome::Fail => Some(v.message.clone()),
+                Outcome::Error => Some(format!("grader {}: {}", v.grader, v.message)),
+            })
+            .collect()
+    }
+}
+
+impl CaseSummary {
+    /// Summarise the runs of one case (k = n).
+    pub fn of(runs: &[RunReport]) -> Self {
+        let n = runs.len() as u32;
+        let c = runs.iter().filter(|r| r.pass).count() as u32;
+        let mean = |f: &dyn Fn(&RunReport) -> f64| {
+            if n == 0 {
+                0.0
+            } else {
+                runs.iter().map(f).sum::<f64>() / f64::from(n)
+            }
+        };
+        Self {
+            runs: n,
+            passed: c,
+            pass_at_k: pass_at_k(n, c, n),
+            pass_hat_k: pass_hat_k(n, c, n),
+            mean_requests: mean(&|r| f64::from(r.usage.requests)),
+            mean_tool_calls: mean(&|r| f64::from(r.tool_calls)),
+            input_tokens: runs.iter().map(|r| r.usage.input_tokens).sum(),
+            output_tokens: runs.iter().map(|r| r.usage.output_tokens).sum(),
+            pass: n > 0 && c == n,
+        }
+    }
+}
+
+impl SuiteReport {
+    /// Cases that did not pass every run.
+    pub fn failed_cases(&self) -> usize {
+        self.cases.iter().filter(|c| !c.summary.pass).count()
+    }
+
+    /// The report as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+}

@@ -1,1 +1,143 @@
-//! runner
+//! The runner: for every case and run, a fresh temp root, the agent's turn against the
+//! scripted model, evidence, and verdicts; then the suite report.
+
+mod out;
+mod prepare;
+mod run;
+
+pub use prepare::{BoundGrader, PreparedCase, prepare_cases};
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+
+use crate::model::ModelServer;
+use crate::report::{CaseReport, CaseSummary, REPORT_SCHEMA_VERSION, RunReport, SuiteReport};
+
+/// How a suite is run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Runs per case unless the case sets `runs`.
+    pub runs: u32,
+    /// Runs made concurrently.
+    pub jobs: usize,
+    /// Keep session logs, evidence and `report.json` here.
+    pub out: Option<PathBuf>,
+    /// Limits of the agent's turn.
+    pub agent_limits: crate::agent::Limits,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            runs: 1,
+            jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            out: None,
+            agent_limits: crate::agent::Limits::default(),
+        }
+    }
+}
+
+/// Why the runner could not make a run at all (as opposed to a run that failed).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("failed to create the run's temp directory: {source}")]
+    TempRoot {
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("case {case}: failed to seed the workspace: {source}")]
+    Seed {
+        case: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    SessionLog(#[from] crate::session::SessionLogError),
+    #[error("failed to start the scripted model server: {source}")]
+    ModelServer {
+        #[source]
+        source: crate::model::ModelServerError,
+    },
+    #[error("failed to write `{path}`: {source}")]
+    Out {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Run every case `runs` times (or its own `runs`) in replay mode and build the report.
+///
+/// A run that cannot even be set up (temp directory, seeding) is reported as an errored
+/// run with the reason; the suite goes on.
+pub async fn run_suite(cases: Vec<PreparedCase>, options: &RunOptions) -> Result<SuiteReport, RunError> {
+    let server = ModelServer::start()
+        .await
+        .map_err(|source| RunError::ModelServer { source })?;
+    let cases: Vec<Arc<PreparedCase>> = cases.into_iter().map(Arc::new).collect();
+    let plan: Vec<(usize, u32)> = cases
+        .iter()
+        .enumerate()
+        .flat_map(|(i, c)| (1..=c.case.runs.unwrap_or(options.runs)).map(move |run| (i, run)))
+        .collect();
+    let results: Vec<(usize, RunReport)> = futures_util::stream::iter(plan)
+        .map(|(i, run)| {
+            let prepared = cases[i].clone();
+            let server = &server;
+            async move {
+                let report = match run::run_once(prepared.clone(), run, server, options).await {
+                    Ok(artifacts) => match &options.out {
+                        Some(dir) => match out::keep_run(dir, &prepared.case.name, &artifacts) {
+                            Ok(()) => artifacts.report,
+                            Err(e) => errored(run, e.to_string()),
+                        },
+                        None => artifacts.report,
+                    },
+                    Err(e) => errored(run, e.to_string()),
+                };
+                (i, report)
+            }
+        })
+        .buffered(options.jobs.max(1))
+        .collect()
+        .await;
+    let mut per_case: Vec<Vec<RunReport>> = vec![Vec::new(); cases.len()];
+    for (i, report) in results {
+        per_case[i].push(report);
+    }
+    let report = SuiteReport {
+        schema_version: REPORT_SCHEMA_VERSION,
+        evalhost_version: env!("CARGO_PKG_VERSION").to_owned(),
+        mode: "replay".into(),
+        model: "scripted".into(),
+        runs_per_case: options.runs,
+        cases: cases
+            .iter()
+            .zip(per_case)
+            .map(|(c, runs)| CaseReport {
+                name: c.case.name.clone(),
+                path: c.case.path.display().to_string(),
+                summary: CaseSummary::of(&runs),
+                runs,
+            })
+            .collect(),
+    };
+    if let Some(dir) = &options.out {
+        out::write_report(dir, &report)?;
+    }
+    Ok(report)
+}
+
+fn errored(run: u32, error: String) -> RunReport {
+    RunReport {
+        run,
+        pass: false,
+        error: Some(error),
+        usage: Default::default(),
+        tool_calls: 0,
+        duration_ms: 0,
+        verdicts: Vec::new(),
+    }
+}

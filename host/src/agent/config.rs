@@ -1,0 +1,93 @@
+//! What one agent turn runs with: endpoint, policy, directories and limits.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::case::Approve;
+
+/// The default agent instructions, used when a case declares none.
+pub const DEFAULT_INSTRUCTIONS: &str = include_str!("instructions.md");
+
+/// Model name sent in replay mode.
+pub const SCRIPTED_MODEL: &str = "scripted";
+
+/// Everything one turn needs besides the prompt and the session log.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// System instructions sent with every request.
+    pub instructions: String,
+    /// The answer to every confirmation question.
+    pub approve: Approve,
+    /// The project directory: bash runs here and file tools are confined to it.
+    pub workspace: PathBuf,
+    /// `HOME` for bash: a per-run directory holding nothing of the user's.
+    pub home: PathBuf,
+    /// OpenAI-compatible base URL; requests go to `{base_url}/responses`.
+    pub base_url: String,
+    /// Model name sent in requests.
+    pub model: String,
+    /// Sent as `Authorization: Bearer ...` when set.
+    pub api_key: Option<String>,
+    /// Request, call, time and size limits.
+    pub limits: Limits,
+    /// When set, the turn begins by writing a `session_start` record with these facts; leave
+    /// it `None` when the runner writes `session_start` itself.
+    pub session: Option<SessionInfo>,
+}
+
+impl AgentConfig {
+    /// A config with the default instructions, `approve: none`, the scripted model name,
+    /// no API key, default limits and no `session_start` record.
+    pub fn new(base_url: impl Into<String>, workspace: PathBuf, home: PathBuf) -> Self {
+        Self {
+            instructions: DEFAULT_INSTRUCTIONS.to_owned(),
+            approve: Approve::None,
+            workspace,
+            home,
+            base_url: base_url.into(),
+            model: SCRIPTED_MODEL.to_owned(),
+            api_key: None,
+            limits: Limits::default(),
+            session: None,
+        }
+    }
+}
+
+/// Facts for the `session_start` record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// Case name.
+    pub case: String,
+    /// 1-based run number.
+    pub run: u32,
+    /// `replay` or `live`.
+    pub mode: String,
+}
+
+/// Limits of one turn. Exceeding a request or call limit ends the turn with a run error;
+/// the time and size limits end one tool call with `timed_out` or `output_limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Most model requests per turn.
+    pub max_requests: u32,
+    /// Most tool calls per turn.
+    pub max_tool_calls: u32,
+    /// Wall-clock limit of one bash command.
+    pub bash_timeout: Duration,
+    /// Most bytes of output one tool call may produce.
+    pub output_cap: usize,
+    /// Limit on one model request, from sending it to the end of its stream.
+    pub request_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_requests: 8,
+            max_tool_calls: 16,
+            bash_timeout: Duration::from_secs(30),
+            output_cap: 64 * 1024,
+            request_timeout: Duration::from_secs(120),
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! Turning the events of one Responses stream into the model's reply.
+
+use serde_json::Value;
+
+use super::AgentError;
+use crate::model::SseEvent;
+use crate::model::responses::{ResponseItem, ResponseObject, StreamEvent};
+use crate::session::OutputItem;
+
+/// The model's completed answer to one request.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ModelReply {
+    /// Output items in order (reasoning and other unknown items dropped).
+    pub output: Vec<OutputItem>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl ModelReply {
+    /// The calls the model asked for, in order: `(call_id, name, arguments)`.
+    pub fn calls(&self) -> Vec<(&str, &str, &str)> {
+        self.output
+            .iter()
+            .filter_map(|item| match item {
+                OutputItem::FunctionCall {
+                    call_id,
+                    name,
+                    arguments,
+                } => Some((call_id.as_str(), name.as_str(), arguments.as_str())),
+                OutputItem::Message { .. } => None,
+            })
+            .collect()
+    }
+
+    /// All message text of the reply.
+    pub fn text(&self) -> String {
+        self.output
+            .iter()
+            .filter_map(|item| match item {
+                OutputItem::Message { text } => Some(text.as_str()),
+                OutputItem::FunctionCall { .. } => None,
+            })
+            .collect()
+    }
+}
+
+/// Collects one stream's events until a terminal event decides the reply.
+#[derive(Debug)]
+pub(crate) struct ReplyCollector {
+    request: u32,
+    /// Text deltas, the last resort when a service sends no output items.
+    deltas: String,
+    /// Items from `response.output_item.done`, for services whose final event omits output.
+    done_items: Vec<ResponseItem>,
+}
+
+impl ReplyCollector {
+    pub fn new(request: u32) -> Self {
+        Self {
+            request,
+            deltas: String::new(),
+            done_items: Vec::new(),
+        }
+    }
+
+    /// Feed one event; returns the outcome once the stream reaches a terminal event.
+    pub fn event(&mut self, sse: SseEvent) -> Option<Result<ModelReply, AgentError>> {
+        // Chat-Completions-style terminator; some compatible services append it.
+        if sse.data == "[DONE]" {
+            return None;
+        }
+        let value: Value = match serde_json::from_str(&sse.data) {
+            Ok(value) => value,
+            Err(e) => return Some(Err(self.malformed(format!("event data is not JSON: {e}")))),
+        };
+        let kind = value
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("(untyped)")
+            .to_owned();
+        let event: StreamEvent = match serde_json::from_value(value) {
+            Ok(event) => event,
+            Err(e) => return Some(Err(self.malformed(format!("bad `{kind}` event: {e}")))),
+        };
+        match event {
+            StreamEvent::OutputTextDelta { delta, .. } => {
+                self.deltas.push_str(&delta);
+                None
+            }
+            StreamEvent::OutputItemDone { item, .. } => {
+                self.done_items.push(item);
+                None
+            }
+            StreamEvent::Completed { response } => Some(Ok(self.reply(response))),
+            StreamEvent::Failed { response } => {
+                let message = response
+                    .error
+                    .map(|e| e.message)
+                    .filter(|m| !m.is_empty())
+                    .unwrap_or_else(|| "the model failed without an error message".to_owned());
+                Some(Err(AgentError::ModelFailed {
+                    request: self.request,
+                    message,
+                }))
+            }
+            StreamEvent::Error { code, message } => {
+                let message = match code {
+                    Some(code) if message.is_empty() => code,
+                    _ if message.is_empty() => "the model stream reported an error".to_owned(),
+                    _ => message,
+                };
+                Some(Err(AgentError::ModelFailed {
+                    request: self.request,
+                    message,
+                }))
+            }
+            StreamEvent::Incomplete { response } => {
+                let reason = response
+                    .incomplete_details
+                    .as_ref()
+                    .and_then(|d| d.get("reason"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("no reason given")
+                    .to_owned();
+                Some(Err(AgentError::Incomplete {
+                    request: self.request,
+                    reason,
+                }))
+            }
+            StreamEvent::Created { .. } | StreamEvent::Other => None,
+        }
+    }
+
+    /// The stream ended without a terminal event.
+    pub fn end(self) -> AgentError {
+        self.malformed("the stream ended before `response.completed`".to_owned())
+    }
+
+    fn reply(&mut self, response: ResponseObject) -> ModelReply {
+        let items = if !response.output.is_empty() {
+            response.output
+        } else if !self.done_items.is_empty() {
+            std::mem::take(&mut self.done_items)
+        } else if !self.deltas.is_empty() {
+            vec![ResponseItem::message("", std::mem::take(&mut self.deltas))]
+        } else {
+            Vec::new()
+        };
+        let usage = response.usage.unwrap_or_default();
+        ModelReply {
+            output: items.into_iter().filter_map(output_item).collect(),
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+        }
+    }
+
+    fn malformed(&self, message: String) -> AgentError {
+        AgentError::Malformed {
+            request: self.request,
+            message,
+        }
+    }
+}
+
+/// The session-log form of a wire item; items the agent does not act on are dropped.
+fn output_item(item: ResponseItem) -> Option<OutputItem> {
+    match item {
+        ResponseItem::Message { content, .. } => Some(OutputItem::Message {
+            text: content.iter().map(|part| part.text()).collect(),
+        }),
+        ResponseItem::FunctionCall {
+            call_id,
+            name,
+            arguments,
+            ..
+        } => Some(OutputItem::FunctionCall {
+            call_id,
+            name,
+            arguments,
+        }),
+        ResponseItem::Other => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(data: &str) -> SseEvent {
+        SseEvent {
+            data: data.to_owned(),
+            ..SseEvent::default()
+        }
+    }
+
+    #[test]
+    fn falls_back_to_deltas_when_completed_has_no_output() {
+        let mut collector = ReplyCollector::new(1);
+        assert!(
+            collector
+                .event(event(
+                    r#"{"type":"response.output_text.delta","delta":"Hel"}"#
+                ))
+                .is_none()
+        );
+        assert!(
+            collector
+                .event(event(r#"{"type":"response.output_text.delta","delta":"lo"}"#))
+                .is_none()
+        );
+        let reply = collector
+            .event(event(
+                r#"{"type":"response.completed","response":{"usage":{"input_tokens":3,"output_tokens":1}}}"#,
+            ))
+            .expect("terminal")
+            .expect("completed");
+        assert_eq!(reply.text(), "Hello");
+        assert_eq!((reply.input_tokens, reply.output_tokens), (3, 1));
+    }
+
+    #[test]
+    fn unknown_events_and_items_are_skipped() {
+        let mut collector = ReplyCollector::new(1);
+        assert!(
+            collector
+                .event(event(r#"{"type":"response.reasoning.delta","x":1}"#))
+                .is_none()
+        );
+        let reply = collector
+            .event(event(
+                r#"{"type":"response.completed","response":{"output":[{"type":"reasoning"},{"type":"function_call","call_id":"c","name":"bash","arguments":"{}"}]}}"#,
+            ))
+            .expect("terminal")
+            .expect("completed");
+        assert_eq!(reply.calls(), vec![("c", "bash", "{}")]);
+    }
+
+    #[test]
+    fn garbage_is_malformed_not_a_panic() {
+        let mut collector = ReplyCollector::new(4);
+        let error = collector.event(event("{nope")).expect("terminal").unwrap_err();
+        assert!(error.to_string().starts_with("Model response 4 was malformed"));
+        let error = collector
+            .event(event(r#"{"type":"response.completed"}"#))
+            .expect("terminal")
+            .unwrap_err();
+        assert!(error.to_string().contains("response.completed"), "{error}");
+    }
+}

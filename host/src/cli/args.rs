@@ -1,0 +1,57 @@
+//! Raw command-line arguments (clap derive).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+const EXIT_CODES: &str = "\
+Exit status:
+  0  every case passed every run
+  1  some case did not pass every run (`Error: Eval failed: ...`)
+  2  bad usage, or an invalid case file or grader config
+  3  evalhost itself failed (I/O, engine setup)";
+
+/// Evaluate LLM agents; every grader is a sandboxed WebAssembly component.
+#[derive(Debug, Parser)]
+#[command(name = "evalhost", version, after_help = EXIT_CODES)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run eval cases and print the report.
+    #[command(after_help = concat!("Examples:
+  evalhost run cases/mino
+  evalhost run --filter bash --out out/ cases/mino
+  evalhost run --runs 3 cases/mino/bash-denied.yaml
+
+", "Exit status:
+  0  every case passed every run
+  1  some case did not pass every run
+  2  bad usage, or an invalid case file or grader config
+  3  evalhost itself failed"))]
+    Run(RunArgs),
+    /// List the graders evalhost provides, with a one-line summary each.
+    Graders,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Case files or directories of case files (`*.yaml`, loaded in name order).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Runs per case (1–32); a case's own `runs` field overrides it.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=32), default_value_t = 1)]
+    pub runs: u32,
+    /// Only run cases whose name contains this substring.
+    #[arg(long, value_name = "SUBSTR")]
+    pub filter: Option<String>,
+    /// Keep session logs, evidence and report.json in this directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Runs made concurrently (default: number of cores).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub jobs: Option<u32>,
+}

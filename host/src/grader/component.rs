@@ -1,0 +1,307 @@
+//! One loaded grader component: compiled once, pre-instantiated, and instantiated afresh
+//! for every call.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::Component;
+use wasmtime::{Store, Trap};
+
+use super::bindings::v0_1_0 as wit;
+use super::engine::Shared;
+use super::output::OutputLimitExceeded;
+use super::sandbox::{self, Captured, LimitHit, SandboxState};
+use super::{GraderError, GraderHostError, GraderInfo, Verdict};
+
+/// A grader component ready to be called.
+#[derive(Clone)]
+pub struct GraderComponent {
+    shared: Arc<Shared>,
+    pre: wit::GraderPre<SandboxState>,
+    digest: String,
+    origin: String,
+    graders: Arc<[GraderInfo]>,
+}
+
+impl std::fmt::Debug for GraderComponent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraderComponent")
+            .field("origin", &self.origin)
+            .field("digest", &self.digest)
+            .field("graders", &self.graders)
+            .finish()
+    }
+}
+
+/// What one call into a component produced, besides its result.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallStats {
+    /// Fuel (≈ instructions) the call consumed.
+    pub fuel_used: u64,
+    /// Wall time including instantiation.
+    pub duration: Duration,
+    /// Captured guest stdout (capped).
+    pub stdout: String,
+    /// Captured guest stderr (capped).
+    pub stderr: String,
+}
+
+impl GraderComponent {
+    pub(crate) fn load(shared: Arc<Shared>, bytes: &[u8], origin: &str) -> Result<Self, GraderHostError> {
+        let (component, digest) = shared.compile(bytes, origin)?;
+        let pre = instantiate_pre(&shared, &component, origin)?;
+        let mut loaded = Self {
+            shared,
+            pre,
+            digest,
+            origin: origin.to_owned(),
+            graders: Arc::from([]),
+        };
+        let (listed, _) = loaded.call(None, |grader, store| grader.call_list_graders(store));
+        let listed = listed.map_err(|error| GraderHostError::ListGraders {
+            origin: origin.to_owned(),
+            error,
+        })?;
+        loaded.graders = listed
+            .into_iter()
+            .map(|g| GraderInfo {
+                name: g.name,
+                version: g.version,
+                summary: g.summary,
+                config_schema: g.config_schema,
+            })
+            .collect();
+        Ok(loaded)
+    }
+
+    /// The sha256 digest (lowercase hex) of the component's bytes.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// Where the component came from (a path, or `builtin`).
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The graders this component provides.
+    pub fn graders(&self) -> &[GraderInfo] {
+        &self.graders
+    }
+
+    /// Ask the component whether `config` is valid for `grader`.
+    pub fn check_config(&self, grader: &str, config: &str) -> Result<(), GraderError> {
+        let (result, _) = self.call(None, |g, store| g.call_check_config(store, grader, config));
+        result?.map_err(GraderError::from)
+    }
+
+    /// Grade one run in a fresh instance, with `workspace` preopened read-only.
+    pub fn grade(
+        &self,
+        grader: &str,
+        config: &str,
+        evidence: &PreparedEvidence,
+        workspace: Option<&Path>,
+    ) -> (Result<Verdict, GraderError>, CallStats) {
+        let (result, stats) = self.call(workspace, |g, store| {
+            g.call_grade(store, grader, config, &evidence.0)
+        });
+        let result = match result {
+            Ok(Ok(v)) => Ok(Verdict {
+                pass: v.pass,
+                score: v.score,
+                message: cap_message(v.message, self.shared.limits.message_bytes),
+            }),
+            Ok(Err(e)) => Err(GraderError::from(e)),
+            Err(e) => Err(e),
+        };
+        (result, stats)
+    }
+
+    /// Run `f` against a fresh instance under the sandbox and its limits.
+    fn call<R>(
+        &self,
+        workspace: Option<&Path>,
+        f: impl FnOnce(&wit::Grader, &mut Store<SandboxState>) -> wasmtime::Result<R>,
+    ) -> (Result<R, GraderError>, CallStats) {
+        let started = Instant::now();
+        let limits = self.shared.limits;
+        let (mut store, captured) = match sandbox::new_store(&self.shared.engine, &limits, workspace, 0) {
+            Ok(pair) => pair,
+            Err(e) => {
+                let stats = CallStats {
+                    duration: started.elapsed(),
+                    ..CallStats::default()
+                };
+                return (Err(GraderError::Sandbox(e.to_string())), stats);
+            }
+        };
+        let result = self
+            .pre
+            .instantiate(&mut store)
+            .and_then(|grader| f(&grader, &mut store));
+        let fuel_left = store.get_fuel().unwrap_or(0);
+        let result = result.map_err(|e| classify(e, &store, &captured, &limits));
+        let stats = CallStats {
+            fuel_used: limits.fuel.saturating_sub(fuel_left),
+            duration: started.elapsed(),
+            stdout: captured.stdout.text(),
+            stderr: captured.stderr.text(),
+        };
+        (result, stats)
+    }
+}
+
+fn instantiate_pre(
+    shared: &Shared,
+    component: &Component,
+    origin: &str,
+) -> Result<wit::GraderPre<SandboxState>, GraderHostError> {
+    let pre = shared
+        .linker
+        .instantiate_pre(component)
+        .map_err(|e| GraderHostError::Link {
+            origin: origin.to_owned(),
+            message: format!("{e:#}"),
+        })?;
+    wit::GraderPre::new(pre).map_err(|e| GraderHostError::WrongWorld {
+        origin: origin.to_owned(),
+        message: format!("{e:#}"),
+    })
+}
+
+/// Turn a wasmtime error from a call into the limit or trap it stands for.
+fn classify(
+    error: wasmtime::Error,
+    store: &Store<SandboxState>,
+    _captured: &Captured,
+    limits: &super::Limits,
+) -> GraderError {
+    if let Some(hit) = sandbox::limit_hit(store) {
+        return match hit {
+            LimitHit::Memory { desired } => GraderError::MemoryLimit {
+                cap: limits.memory_bytes,
+                desired,
+            },
+            LimitHit::Table { desired } => GraderError::TableLimit {
+                cap: limits.table_elements,
+                desired,
+            },
+        };
+    }
+    for cause in error.chain() {
+        if let Some(limit) = cause.downcast_ref::<OutputLimitExceeded>() {
+            return GraderError::OutputLimit(limit.clone());
+        }
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => GraderError::FuelExhausted { budget: limits.fuel },
+        Some(Trap::Interrupt) => GraderError::DeadlineExceeded {
+            deadline: limits.deadline,
+        },
+        Some(Trap::StackOverflow) => GraderError::StackOverflow,
+        Some(trap) => GraderError::Trap(trap.to_string()),
+        None => GraderError::Trap(root_message(&error)),
+    }
+}
+
+fn root_message(error: &wasmtime::Error) -> String {
+    error
+        .chain()
+        .last()
+        .map(|c| c.to_string())
+        .unwrap_or_else(|| error.to_string())
+}
+
+fn cap_message(mut message: String, cap: usize) -> String {
+    if message.len() > cap {
+        let mut end = cap;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        let dropped = message.len() - end;
+        message.truncate(end);
+        message.push_str(&format!("... [{dropped} more bytes cut by evalhost]"));
+    }
+    message
+}
+
+/// Evidence converted once per run into the WIT types, shared by every grader of the run.
+pub struct PreparedEvidence(wit::evalhost::grader::types::Evidence);
+
+impl PreparedEvidence {
+    /// Convert host evidence to the form graders receive.
+    pub fn new(e: &crate::evidence::Evidence) -> Self {
+        use wit::evalhost::grader::types as t;
+        Self(t::Evidence {
+            case_name: e.case_name.clone(),
+            run: e.run,
+            mode: e.mode.clone(),
+            model: e.model.clone(),
+            prompt: e.prompt.clone(),
+            final_text: e.final_text.clone(),
+            messages: e
+                .messages
+                .iter()
+                .map(|m| t::Message {
+                    role: m.role.clone(),
+                    content: m.content.clone(),
+                })
+                .collect(),
+            calls: e
+                .calls
+                .iter()
+                .map(|c| t::ToolCall {
+                    index: c.index,
+                    call_id: c.call_id.clone(),
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                    status: c.status.clone(),
+                    output: c.output.clone(),
+                    started: c.started,
+                    duration_ms: c.duration_ms,
+                })
+                .collect(),
+            usage: t::Usage {
+                requests: e.usage.requests,
+                input_tokens: e.usage.input_tokens,
+                output_tokens: e.usage.output_tokens,
+                synthetic: e.usage.synthetic,
+            },
+            events: e
+                .events
+                .iter()
+                .map(|ev| t::Event {
+                    seq: ev.seq,
+                    kind: ev.kind.clone(),
+                    at_ms: ev.at_ms,
+                    data: ev.data.clone(),
+                })
+                .collect(),
+            duration_ms: e.duration_ms,
+            run_error: e.run_error.clone(),
+            workspace: e.workspace.clone(),
+            seeded_files: e
+                .seeded_files
+                .iter()
+                .map(|f| t::SeededFile {
+                    path: f.path.clone(),
+                    sha256: f.sha256.clone(),
+                    size: f.size,
+                })
+                .collect(),
+        })
+    }
+}
+
+impl From<wit::evalhost::grader::types::GradeError> for GraderError {
+    fn from(e: wit::evalhost::grader::types::GradeError) -> Self {
+        use wit::evalhost::grader::types::GradeError as G;
+        match e {
+            G::UnknownGrader(m) => GraderError::UnknownGrader(m),
+            G::InvalidConfig(m) => GraderError::InvalidConfig(m),
+            G::Failed(m) => GraderError::Failed(m),
+        }
+    }
+}

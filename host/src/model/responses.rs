@@ -1,0 +1,376 @@
+//! Wire types of the OpenAI Responses API (streaming), the dialect the agent speaks and the
+//! scripted model answers in.
+//!
+//! Both sides use these types: the server serializes them, the agent's client deserializes
+//! what any Responses-compatible service sends. Deserialization is lenient where real
+//! services differ (unknown fields and unknown item or event types are skipped), strict where
+//! the agent depends on a field (a function call without `call_id` or `name` is an error).
+//! Other dialects (Chat Completions, Anthropic Messages) get their own files.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// SSE event type of [`StreamEvent::Created`].
+pub const EVENT_CREATED: &str = "response.created";
+/// SSE event type of [`StreamEvent::OutputTextDelta`].
+pub const EVENT_OUTPUT_TEXT_DELTA: &str = "response.output_text.delta";
+/// SSE event type of [`StreamEvent::OutputItemDone`].
+pub const EVENT_OUTPUT_ITEM_DONE: &str = "response.output_item.done";
+/// SSE event type of [`StreamEvent::Completed`].
+pub const EVENT_COMPLETED: &str = "response.completed";
+/// SSE event type of [`StreamEvent::Failed`].
+pub const EVENT_FAILED: &str = "response.failed";
+/// SSE event type of [`StreamEvent::Incomplete`].
+pub const EVENT_INCOMPLETE: &str = "response.incomplete";
+
+/// A request body: `POST {base}/responses`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponsesRequest {
+    /// Model name.
+    pub model: String,
+    /// System-level instructions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// The conversation so far.
+    pub input: Vec<InputItem>,
+    /// Tools the model may call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<FunctionTool>,
+    /// Always `true` for this agent: responses are streamed as SSE.
+    #[serde(default)]
+    pub stream: bool,
+    /// Whether the provider may keep the response; the agent always says no.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<bool>,
+}
+
+/// One item of a request's `input`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum InputItem {
+    /// A user or assistant message.
+    Message {
+        /// `user` or `assistant`.
+        role: String,
+        /// The message text.
+        content: String,
+    },
+    /// A call the model made earlier in the turn.
+    FunctionCall {
+        /// Pairs the call with its output.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// Arguments as JSON text, as the model sent them.
+        arguments: String,
+    },
+    /// The agent's result for a call.
+    FunctionCallOutput {
+        /// The call this answers.
+        call_id: String,
+        /// The result text the model sees.
+        output: String,
+    },
+}
+
+/// A function tool definition in a request's `tools`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionTool {
+    /// Always `function`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Tool name.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+    /// Whether the provider should enforce the schema strictly (optional fields make that
+    /// impossible here, so the agent validates instead).
+    pub strict: bool,
+}
+
+impl FunctionTool {
+    /// A non-strict function tool.
+    pub fn new(name: &str, description: &str, parameters: Value) -> Self {
+        Self {
+            kind: "function".to_owned(),
+            name: name.to_owned(),
+            description: description.to_owned(),
+            parameters,
+            strict: false,
+        }
+    }
+}
+
+/// One event of a response stream, identified by its JSON `type`.
+///
+/// Events the agent does not need (`response.output_item.added`,
+/// `response.function_call_arguments.delta`, ...) deserialize as [`StreamEvent::Other`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum StreamEvent {
+    /// The response started.
+    #[serde(rename = "response.created")]
+    Created {
+        /// The response so far (no output yet).
+        response: ResponseObject,
+    },
+    /// A piece of output text.
+    #[serde(rename = "response.output_text.delta")]
+    OutputTextDelta {
+        /// The message item the text belongs to.
+        #[serde(default)]
+        item_id: String,
+        /// Index of the item in the response's output.
+        #[serde(default)]
+        output_index: u32,
+        /// Index of the content part in the item.
+        #[serde(default)]
+        content_index: u32,
+        /// The text.
+        delta: String,
+    },
+    /// An output item is complete.
+    #[serde(rename = "response.output_item.done")]
+    OutputItemDone {
+        /// Index of the item in the response's output.
+        #[serde(default)]
+        output_index: u32,
+        /// The item.
+        item: ResponseItem,
+    },
+    /// The response finished; `response.output` and `response.usage` are final.
+    #[serde(rename = "response.completed")]
+    Completed {
+        /// The finished response.
+        response: ResponseObject,
+    },
+    /// The response failed; `response.error` says why.
+    #[serde(rename = "response.failed")]
+    Failed {
+        /// The failed response.
+        response: ResponseObject,
+    },
+    /// The response stopped early (e.g. max output tokens).
+    #[serde(rename = "response.incomplete")]
+    Incomplete {
+        /// The incomplete response; `incomplete_details` says why.
+        response: ResponseObject,
+    },
+    /// A stream-level error.
+    #[serde(rename = "error")]
+    Error {
+        /// Error code, when given.
+        #[serde(default)]
+        code: Option<String>,
+        /// What went wrong.
+        #[serde(default)]
+        message: String,
+    },
+    /// Any other event type.
+    #[serde(other)]
+    Other,
+}
+
+impl StreamEvent {
+    /// The SSE `event:` name of this event (`None` for [`StreamEvent::Other`]).
+    pub fn event_type(&self) -> Option<&'static str> {
+        Some(match self {
+            StreamEvent::Created { .. } => EVENT_CREATED,
+            StreamEvent::OutputTextDelta { .. } => EVENT_OUTPUT_TEXT_DELTA,
+            StreamEvent::OutputItemDone { .. } => EVENT_OUTPUT_ITEM_DONE,
+            StreamEvent::Completed { .. } => EVENT_COMPLETED,
+            StreamEvent::Failed { .. } => EVENT_FAILED,
+            StreamEvent::Incomplete { .. } => EVENT_INCOMPLETE,
+            StreamEvent::Error { .. } => "error",
+            StreamEvent::Other => return None,
+        })
+    }
+}
+
+/// A stream event with its position, as the server writes it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SequencedEvent<'a> {
+    /// The event (its `type` comes first on the wire).
+    #[serde(flatten)]
+    pub event: &'a StreamEvent,
+    /// 0-based position of the event in its stream.
+    pub sequence_number: u64,
+}
+
+/// The `response` object carried by lifecycle events.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ResponseObject {
+    /// Response id, e.g. `resp_1`.
+    #[serde(default)]
+    pub id: String,
+    /// Always `response`.
+    #[serde(default = "response_object_kind")]
+    pub object: String,
+    /// Unix seconds.
+    #[serde(default)]
+    pub created_at: u64,
+    /// `in_progress`, `completed`, `failed` or `incomplete`.
+    #[serde(default)]
+    pub status: String,
+    /// The model that answered.
+    #[serde(default)]
+    pub model: String,
+    /// Output items in order.
+    #[serde(default)]
+    pub output: Vec<ResponseItem>,
+    /// Token usage (final events only).
+    #[serde(default)]
+    pub usage: Option<ResponseUsage>,
+    /// Why the response failed.
+    #[serde(default)]
+    pub error: Option<ResponseError>,
+    /// Why the response is incomplete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete_details: Option<Value>,
+}
+
+fn response_object_kind() -> String {
+    "response".to_owned()
+}
+
+/// Token usage of one response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ResponseUsage {
+    /// Tokens in the request.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Tokens in the output.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Their sum.
+    #[serde(default)]
+    pub total_tokens: u64,
+}
+
+impl ResponseUsage {
+    /// Usage with the total filled in.
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Self {
+            input_tokens,
+            output_tokens,
+            total_tokens: input_tokens + output_tokens,
+        }
+    }
+}
+
+/// The error of a failed response.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ResponseError {
+    /// Machine-readable code, e.g. `server_error`.
+    #[serde(default)]
+    pub code: Option<String>,
+    /// What went wrong.
+    #[serde(default)]
+    pub message: String,
+}
+
+/// One output item of a response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ResponseItem {
+    /// Assistant text.
+    Message {
+        /// Item id, e.g. `msg_1`.
+        #[serde(default)]
+        id: String,
+        /// Item status.
+        #[serde(default)]
+        status: String,
+        /// Always `assistant`.
+        #[serde(default)]
+        role: String,
+        /// Content parts.
+        #[serde(default)]
+        content: Vec<ContentPart>,
+    },
+    /// A tool call.
+    FunctionCall {
+        /// Item id, e.g. `fc_1`.
+        #[serde(default)]
+        id: String,
+        /// Pairs the call with its output; `call_1`, `call_2`, ... from the scripted model.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// Arguments as JSON text.
+        #[serde(default)]
+        arguments: String,
+        /// Item status.
+        #[serde(default)]
+        status: String,
+    },
+    /// Reasoning summaries and other items the agent does not act on.
+    #[serde(other)]
+    Other,
+}
+
+impl ResponseItem {
+    /// A completed assistant message with one `output_text` part.
+    pub fn message(id: impl Into<String>, text: impl Into<String>) -> Self {
+        ResponseItem::Message {
+            id: id.into(),
+            status: "completed".to_owned(),
+            role: "assistant".to_owned(),
+            content: vec![ContentPart::OutputText {
+                text: text.into(),
+                annotations: Vec::new(),
+            }],
+        }
+    }
+
+    /// A completed function call.
+    pub fn function_call(
+        id: impl Into<String>,
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        ResponseItem::FunctionCall {
+            id: id.into(),
+            call_id: call_id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+            status: "completed".to_owned(),
+        }
+    }
+}
+
+/// One content part of a message item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentPart {
+    /// Text.
+    OutputText {
+        /// The text.
+        text: String,
+        /// Citations and the like; always empty from the scripted model.
+        #[serde(default)]
+        annotations: Vec<Value>,
+    },
+    /// The model refused; the refusal reads as text.
+    Refusal {
+        /// The refusal text.
+        refusal: String,
+    },
+    /// Any other part type.
+    #[serde(other)]
+    Other,
+}
+
+impl ContentPart {
+    /// The text this part contributes to the message.
+    pub fn text(&self) -> &str {
+        match self {
+            ContentPart::OutputText { text, .. } => text,
+            ContentPart::Refusal { refusal } => refusal,
+            ContentPart::Other => "",
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! One model script: which answer request N gets, and the first way the agent broke it.
+//!
+//! Deciding the answer ([`Script::answer`] → [`Plan`]) is kept apart from putting it on the
+//! wire (the server), so fault steps (HTTP errors with `retry-after`, hangs, streams dropped
+//! mid-way) become new [`Plan`] variants without touching how steps are matched to requests.
+
+use std::sync::Mutex;
+
+use axum::http::StatusCode;
+use serde_json::Value;
+
+use super::responses::{ResponseError, ResponseItem, ResponseObject, ResponseUsage, StreamEvent};
+use crate::case::{ScriptReply, ScriptStep};
+
+/// Model name reported when a request names none.
+const DEFAULT_MODEL_NAME: &str = "scripted";
+
+/// Synthetic tokens: bytes divided by this (the same rule as Mino's scripted model).
+const BYTES_PER_TOKEN: u64 = 4;
+
+/// How many output text deltas a text step is split into, at most.
+const TEXT_DELTAS: usize = 3;
+
+/// What the server does with one request.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Plan {
+    /// Answer `200 OK` with these events as an SSE stream.
+    Stream(Vec<StreamEvent>),
+    /// Answer with an HTTP error and a JSON error body.
+    Reject { status: StatusCode, message: String },
+}
+
+/// A script and the progress of the run that uses it.
+#[derive(Debug)]
+pub(crate) struct Script {
+    steps: Vec<ScriptStep>,
+    /// `call_K` for the K-th call step of the script, by step index.
+    call_ids: Vec<Option<String>>,
+    state: Mutex<ScriptState>,
+}
+
+#[derive(Debug, Default)]
+struct ScriptState {
+    /// Requests received so far.
+    requests: u32,
+    /// The first failure; later ones are usually consequences of it.
+    failure: Option<String>,
+}
+
+impl Script {
+    pub(crate) fn new(steps: Vec<ScriptStep>) -> Self {
+        let mut calls = 0;
+        let call_ids = steps
+            .iter()
+            .map(|step| match step.reply {
+                ScriptReply::Call { .. } => {
+                    calls += 1;
+                    Some(format!("call_{calls}"))
+                }
+                ScriptReply::Text(_) => None,
+            })
+            .collect();
+        Self {
+            steps,
+            call_ids,
+            state: Mutex::new(ScriptState::default()),
+        }
+    }
+
+    /// Decide the answer to the next request, whose body is `body`.
+    pub(crate) fn answer(&self, body: &[u8]) -> Plan {
+        let n = {
+            let mut state = self.lock();
+            state.requests += 1;
+            state.requests
+        };
+        let request: Value = match serde_json::from_slice(body) {
+            Ok(value) => value,
+            Err(e) => {
+                let message = format!("Request {n} is not a JSON Responses request: {e}");
+                self.record_failure(&message);
+                return Plan::Reject {
+                    status: StatusCode::BAD_REQUEST,
+                    message,
+                };
+            }
+        };
+        if request.get("stream") != Some(&Value::Bool(true)) {
+            let message = format!(
+                "Request {n} did not ask for a stream: the scripted model answers only \"stream\": true"
+            );
+            self.record_failure(&message);
+            return Plan::Reject {
+                status: StatusCode::BAD_REQUEST,
+                message,
+            };
+        }
+        let model = request
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or(DEFAULT_MODEL_NAME);
+        let index = n as usize - 1;
+        let Some(step) = self.steps.get(index) else {
+            return self.fail(
+                n,
+                model,
+                "script_exhausted",
+                format!("Model script exhausted: request {n} has no scripted response"),
+            );
+        };
+        if let Some(expected) = &step.expect_input_contains
+            && !body_contains(body, &request, expected)
+        {
+            return self.fail(
+                n,
+                model,
+                "script_expectation_failed",
+                format!("Request {n} did not contain \"{expected}\""),
+            );
+        }
+        let input_tokens = body.len() as u64 / BYTES_PER_TOKEN;
+        let call_id = self.call_ids.get(index).cloned().flatten();
+        Plan::Stream(step_events(n, model, &step.reply, call_id, input_tokens))
+    }
+
+    /// Record a failure the agent caused; only the first one is kept.
+    pub(crate) fn record_failure(&self, message: &str) {
+        self.lock().failure.get_or_insert_with(|| message.to_owned());
+    }
+
+    pub(crate) fn failure(&self) -> Option<String> {
+        self.lock().failure.clone()
+    }
+
+    pub(crate) fn requests(&self) -> u32 {
+        self.lock().requests
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    fn fail(&self, n: u32, model: &str, code: &str, message: String) -> Plan {
+        self.record_failure(&message);
+        Plan::Stream(vec![StreamEvent::Failed {
+            response: ResponseObject {
+                status: "failed".to_owned(),
+                error: Some(ResponseError {
+                    code: Some(code.to_owned()),
+                    message,
+                }),
+                ..response(n, model)
+            },
+        }])
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ScriptState> {
+        // A panic elsewhere while holding the lock cannot leave the counters half-updated.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Whether the request contains `expected`: in the raw body, or in any string of the JSON,
+/// so text with quotes or line breaks (escaped in the body) still matches.
+fn body_contains(body: &[u8], request: &Value, expected: &str) -> bool {
+    String::from_utf8_lossy(body).contains(expected) || json_strings_contain(request, expected)
+}
+
+fn json_strings_contain(value: &Value, expected: &str) -> bool {
+    match value {
+        Value::String(s) => s.contains(expected),
+        Value::Array(items) => items.iter().any(|v| json_strings_contain(v, expected)),
+        Value::Object(map) => map.values().any(|v| json_strings_contain(v, expected)),
+        _ => false,
+    }
+}
+
+/// The event stream answering request `n` with `reply`. Ids and timestamps are derived from
+/// `n`, so a scripted stream is the same bytes on every run.
+fn step_events(
+    n: u32,
+    model: &str,
+    reply: &ScriptReply,
+    call_id: Option<String>,
+    input_tokens: u64,
+) -> Vec<StreamEvent> {
+    let mut events = vec![StreamEvent::Created {
+        response: ResponseObject {
+            status: "in_progress".to_owned(),
+            ..response(n, model)
+        },
+    }];
+    let item = match reply {
+        ScriptReply::Text(text) => {
+            let item_id = format!("msg_{n}");
+            for delta in split_deltas(text) {
+                events.push(StreamEvent::OutputTextDelta {
+                    item_id: item_id.clone(),
+                    output_index: 0,
+                    content_index: 0,
+                    delta: delta.to_owned(),
+                });
+            }
+            ResponseItem::message(item_id, text.clone())
+        }
+        ScriptReply::Call { tool, arguments } => ResponseItem::function_call(
+            format!("fc_{n}"),
+            call_id.unwrap_or_else(|| format!("call_{n}")),
+            tool.clone(),
+            arguments.to_string(),
+        ),
+    };
+    events.push(StreamEvent::OutputItemDone {
+        output_index: 0,
+        item: item.clone(),
+    });
+    let output = vec![item];
+    let output_bytes = serde_json::to_string(&output).map_or(0, |s| s.len()) as u64;
+    events.push(StreamEvent::Completed {
+        response: ResponseObject {
+            status: "completed".to_owned(),
+            output,
+            usage: Some(ResponseUsage::new(
+                input_tokens,
+                output_bytes / BYTES_PER_TOKEN,
+            )),
+            ..response(n, model)
+        },
+    });
+    events
+}
+
+fn response(n: u32, model: &str) -> ResponseObject {
+    ResponseObject {
+        id: format!("resp_{n}"),
+        object: "response".to_owned(),
+        created_at: 0,
+        model: model.to_owned(),
+        ..ResponseObject::default()
+    }
+}
+
+/// Split text into up to [`TEXT_DELTAS`] non-empty pieces on character boundaries.
+fn split_deltas(text: &str) -> Vec<&str> {
+    let mut pieces = Vec::with_capacity(TEXT_DELTAS);
+    let mut start = 0;
+    for k in 1..TEXT_DELTAS {
+        let mut cut = text.len() * k / TEXT_DELTAS;
+        while !text.is_char_boundary(cut) {
+            cut += 1;
+        }
+        if cut > start {
+            pieces.push(&text[start..cut]);
+            start = cut;
+        }
+    }
+    if start < text.len() {
+        pieces.push(&text[start..]);
+    }
+    pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deltas_rejoin_to_the_text() {
+        for text in ["", "a", "ab", "hello world", "ééé", "日本語のテキスト"] {
+            let pieces = split_deltas(text);
+            assert_eq!(pieces.concat(), text);
+            assert!(pieces.iter().all(|p| !p.is_empty()));
+            assert!(pieces.len() <= TEXT_DELTAS);
+        }
+        assert_eq!(split_deltas("hello world").len(), 3);
+    }
+}

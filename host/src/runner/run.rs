@@ -1,0 +1,183 @@
+//! One run of one case: a fresh temp root (workspace/, home/, session/), the agent's turn
+//! against the model endpoint, evidence from the session log, and every grader's verdict.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+
+use super::prepare::{BoundGrader, PreparedCase};
+use super::{RunError, RunOptions};
+use crate::agent::{self, AgentConfig};
+use crate::evidence::{Evidence, RunFacts, SeededFile};
+use crate::grader::PreparedEvidence;
+use crate::model::ModelServer;
+use crate::report::{GraderVerdict, Outcome, RunReport};
+use crate::session::{Event, SessionLog};
+
+/// Everything one run leaves behind, before the temp root is removed.
+pub(crate) struct RunArtifacts {
+    pub report: RunReport,
+    pub session_log: PathBuf,
+    pub evidence: Evidence,
+    /// Kept alive until the caller has copied what `--out` wants.
+    pub _root: tempfile::TempDir,
+}
+
+/// Make one run of `prepared`.
+pub(crate) async fn run_once(
+    prepared: Arc<PreparedCase>,
+    run: u32,
+    server: &ModelServer,
+    options: &RunOptions,
+) -> Result<RunArtifacts, RunError> {
+    let case = &prepared.case;
+    let started = Instant::now();
+    let root = tempfile::Builder::new()
+        .prefix("evalhost-run-")
+        .tempdir()
+        .map_err(|source| RunError::TempRoot { source })?;
+    let workspace = root.path().join("workspace");
+    let home = root.path().join("home");
+    let session_dir = root.path().join("session");
+    for dir in [&workspace, &home, &session_dir] {
+        std::fs::create_dir(dir).map_err(|source| RunError::TempRoot { source })?;
+    }
+    let seeded_files = seed_workspace(&workspace, case).map_err(|source| RunError::Seed {
+        case: case.name.clone(),
+        source,
+    })?;
+
+    let session_path = session_dir.join("session.jsonl");
+    let mut log = SessionLog::create(&session_path)?;
+    log.append(Event::SessionStart {
+        case: case.name.clone(),
+        run,
+        mode: "replay".into(),
+        model: "scripted".into(),
+    })?;
+    let script = server.script(case.model.clone());
+    let config = AgentConfig {
+        instructions: case
+            .instructions
+            .clone()
+            .unwrap_or_else(|| agent::DEFAULT_INSTRUCTIONS.to_owned()),
+        approve: case.approve,
+        workspace: workspace.clone(),
+        home,
+        base_url: script.base_url(),
+        model: "scripted".into(),
+        api_key: None,
+        limits: options.agent_limits.clone(),
+    };
+    let turn = agent::run_turn(&config, &case.prompt, &mut log).await;
+    log.flush()?;
+    let evidence = Evidence::from_session(
+        log.records(),
+        RunFacts {
+            seeded_files,
+            duration_ms: started.elapsed().as_millis() as u64,
+            synthetic_usage: true,
+        },
+    );
+    let error = match turn {
+        Ok(_) => None,
+        Err(e) => Some(e.to_string()),
+    };
+    let verdicts = if error.is_none() {
+        grade_run(prepared.clone(), &evidence, &workspace).await
+    } else {
+        Vec::new()
+    };
+    let pass = error.is_none() && verdicts.iter().all(|v| v.outcome == Outcome::Pass);
+    let report = RunReport {
+        run,
+        pass,
+        error,
+        usage: evidence.usage,
+        tool_calls: evidence.calls.len() as u32,
+        duration_ms: started.elapsed().as_millis() as u64,
+        verdicts,
+    };
+    Ok(RunArtifacts {
+        report,
+        session_log: session_path,
+        evidence,
+        _root: root,
+    })
+}
+
+/// Write the case's seed files; return their digests for the evidence.
+fn seed_workspace(workspace: &Path, case: &crate::case::Case) -> std::io::Result<Vec<SeededFile>> {
+    let mut seeded = Vec::with_capacity(case.workspace_files.len());
+    for file in &case.workspace_files {
+        let path = workspace.join(&file.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, &file.content)?;
+        seeded.push(SeededFile {
+            path: file.path.clone(),
+            sha256: hex::encode(Sha256::digest(file.content.as_bytes())),
+            size: file.content.len() as u64,
+        });
+    }
+    Ok(seeded)
+}
+
+/// Grade one run with every bound grader, on a blocking thread (wasmtime calls are sync).
+async fn grade_run(
+    prepared: Arc<PreparedCase>,
+    evidence: &Evidence,
+    workspace: &Path,
+) -> Vec<GraderVerdict> {
+    let evidence = PreparedEvidence::new(evidence);
+    let workspace = workspace.to_owned();
+    let task = tokio::task::spawn_blocking(move || {
+        prepared
+            .graders
+            .iter()
+            .map(|bound| grade_one(bound, &evidence, &workspace))
+            .collect::<Vec<_>>()
+    });
+    match task.await {
+        Ok(verdicts) => verdicts,
+        Err(join) => vec![GraderVerdict {
+            grader: "evalhost".into(),
+            config: serde_json::Value::Null,
+            component_digest: String::new(),
+            outcome: Outcome::Error,
+            score: 0.0,
+            message: format!("grading thread failed: {join}"),
+            fuel_used: 0,
+            duration_us: 0,
+            stdout: String::new(),
+            stderr: String::new(),
+        }],
+    }
+}
+
+fn grade_one(bound: &BoundGrader, evidence: &PreparedEvidence, workspace: &Path) -> GraderVerdict {
+    let name = &bound.spec.name;
+    let (result, stats) = bound
+        .component
+        .grade(name, &bound.config_json, evidence, Some(workspace));
+    let (outcome, score, message) = match result {
+        Ok(v) if v.pass => (Outcome::Pass, v.score, String::new()),
+        Ok(v) => (Outcome::Fail, v.score, v.message),
+        Err(e) => (Outcome::Error, 0.0, e.to_string()),
+    };
+    GraderVerdict {
+        grader: name.clone(),
+        config: bound.spec.config.clone(),
+        component_digest: bound.component.digest().to_owned(),
+        outcome,
+        score,
+        message,
+        fuel_used: stats.fuel_used,
+        duration_us: stats.duration.as_micros() as u64,
+        stdout: stats.stdout,
+        stderr: stats.stderr,
+    }
+}
