@@ -173,7 +173,10 @@ fn parse_config<G: Grader>(config: &str) -> Result<G::Config, GradeError> {
             0 => problem,
             line => {
                 let suffix = format!(" at line {line} column {}", error.column());
-                problem.strip_suffix(&suffix).map(str::to_owned).unwrap_or(problem)
+                problem
+                    .strip_suffix(&suffix)
+                    .map(str::to_owned)
+                    .unwrap_or(problem)
             }
         };
         if error.is_syntax() || error.is_eof() {
@@ -205,8 +208,8 @@ pub mod __private {
         });
     }
 
-    pub use bindings::Guest;
     pub use bindings::__evalhost_export_grader_world as export;
+    pub use bindings::Guest;
     pub use wit_bindgen;
 
     /// The error for a grader name no registered grader has.
@@ -322,12 +325,20 @@ mod tests {
         }
 
         fn check(config: &EchoConfig) -> Result<(), String> {
-            if config.times > 3 { Err(format!("times must be 3 or less, not {}", config.times)) } else { Ok(()) }
+            if config.times > 3 {
+                Err(format!("times must be 3 or less, not {}", config.times))
+            } else {
+                Ok(())
+            }
         }
 
         fn grade(config: &EchoConfig, evidence: &Evidence) -> Result<Verdict, GradeError> {
             Ok(Verdict::pass_if(evidence.final_text == config.text, || {
-                format!("echo {}: final text {}", message::quote(&config.text), message::quote(&evidence.final_text))
+                format!(
+                    "echo {}: final text {}",
+                    message::quote(&config.text),
+                    message::quote(&evidence.final_text)
+                )
             }))
         }
     }
@@ -343,34 +354,60 @@ mod tests {
 
     #[test]
     fn config_problems_are_named_without_json_positions() {
-        assert_eq!(invalid(check_config::<Echo>(r#"{"txt": "a"}"#)), "unknown field `txt`, expected `text` or `times`");
-        assert_eq!(invalid(check_config::<Echo>(r#"{"times": 1}"#)), "missing field `text`");
-        assert_eq!(invalid(check_config::<Echo>(r#"{"text": 2}"#)), "invalid type: integer `2`, expected a string");
-        assert_eq!(invalid(check_config::<Echo>(r#"{"text": "a", "times": 9}"#)), "times must be 3 or less, not 9");
+        assert_eq!(
+            invalid(check_config::<Echo>(r#"{"txt": "a"}"#)),
+            "unknown field `txt`, expected `text` or `times`"
+        );
+        assert_eq!(
+            invalid(check_config::<Echo>(r#"{"times": 1}"#)),
+            "missing field `text`"
+        );
+        assert_eq!(
+            invalid(check_config::<Echo>(r#"{"text": 2}"#)),
+            "invalid type: integer `2`, expected a string"
+        );
+        assert_eq!(
+            invalid(check_config::<Echo>(r#"{"text": "a", "times": 9}"#)),
+            "times must be 3 or less, not 9"
+        );
         assert!(invalid(check_config::<Echo>("{")).starts_with("config is not valid JSON: "));
     }
 
     #[test]
     fn dispatch_by_name() {
-        let evidence = Evidence { final_text: "hi".into(), ..Evidence::default() };
+        let evidence = Evidence {
+            final_text: "hi".into(),
+            ..Evidence::default()
+        };
         let infos = __EvalhostGraders::list_graders();
         assert_eq!(infos.len(), 1);
         assert_eq!(infos[0].name, "echo");
         assert_eq!(infos[0].config_schema, r#"{"type":"object"}"#);
 
-        let verdict = __EvalhostGraders::grade("echo".into(), r#"{"text": "hi"}"#.into(), evidence.clone()).unwrap();
+        let verdict =
+            __EvalhostGraders::grade("echo".into(), r#"{"text": "hi"}"#.into(), evidence.clone())
+                .unwrap();
         assert_eq!(verdict, Verdict::pass());
-        let verdict = __EvalhostGraders::grade("echo".into(), r#"{"text": "ho"}"#.into(), evidence.clone()).unwrap();
+        let verdict =
+            __EvalhostGraders::grade("echo".into(), r#"{"text": "ho"}"#.into(), evidence.clone())
+                .unwrap();
         assert_eq!(verdict, Verdict::fail(r#"echo "ho": final text "hi""#));
 
         match __EvalhostGraders::check_config("ehco".into(), "{}".into()) {
             Err(GradeError::UnknownGrader(message)) => {
-                assert_eq!(message, r#"no grader named "ehco" in this component; it provides: echo"#)
+                assert_eq!(
+                    message,
+                    r#"no grader named "ehco" in this component; it provides: echo"#
+                )
             }
             other => panic!("expected unknown-grader, got {other:?}"),
         }
         assert!(matches!(
-            __EvalhostGraders::grade("echo".into(), r#"{"text": "a", "times": 4}"#.into(), evidence),
+            __EvalhostGraders::grade(
+                "echo".into(),
+                r#"{"text": "a", "times": 4}"#.into(),
+                evidence
+            ),
             Err(GradeError::InvalidConfig(_))
         ));
     }
@@ -380,11 +417,17 @@ mod tests {
         assert_eq!(Verdict::fail("x").with_score(1.5).score, 1.0);
         assert_eq!(Verdict::pass().with_score(f64::NAN).score, 0.0);
         let evidence = Evidence {
-            calls: vec![ToolCall::completed(1, "bash"), ToolCall::completed(2, "read_file")],
+            calls: vec![
+                ToolCall::completed(1, "bash"),
+                ToolCall::completed(2, "read_file"),
+            ],
             ..Evidence::default()
         };
         assert_eq!(evidence.call(2).map(|c| c.name.as_str()), Some("read_file"));
         assert!(evidence.call(0).is_none() && evidence.call(3).is_none());
-        assert_eq!(evidence.call_names().collect::<Vec<_>>(), ["bash", "read_file"]);
+        assert_eq!(
+            evidence.call_names().collect::<Vec<_>>(),
+            ["bash", "read_file"]
+        );
     }
 }

@@ -132,9 +132,9 @@ pub fn quote_excerpt_at(text: &str, at: usize, len: usize) -> String {
 /// ```
 pub fn name(name: &str) -> String {
     let bare = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '@' | '+'));
+        && name.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '@' | '+')
+        });
     if bare { name.to_owned() } else { quote(name) }
 }
 
@@ -274,7 +274,10 @@ mod tests {
         assert_eq!(quote("a\\b"), r#""a\\b""#);
         assert_eq!(quote("\x07\x08\x0c\r\t\x0b"), r#""\a\b\f\r\t\v""#);
         assert_eq!(quote("\x00\x1b\x7f"), r#""\x00\x1b\x7f""#);
-        assert_eq!(quote("\u{a0}\u{2028}\u{202e}\u{feff}"), r#""\u00a0\u2028\u202e\ufeff""#);
+        assert_eq!(
+            quote("\u{a0}\u{2028}\u{202e}\u{feff}"),
+            r#""\u00a0\u2028\u202e\ufeff""#
+        );
         assert_eq!(quote("\u{e0041}"), r#""\U000e0041""#);
         assert_eq!(quote("日本語 🎉"), "\"日本語 🎉\"");
     }
@@ -306,7 +309,10 @@ mod tests {
         assert_eq!(quote_bytes(b"\xe2\x80"), r#""\xe2\x80""#);
         let mut long = vec![b'x'; 119];
         long.extend_from_slice("é".as_bytes());
-        assert_eq!(quote_bytes_excerpt(&long), format!("\"{}...\"", "x".repeat(119)));
+        assert_eq!(
+            quote_bytes_excerpt(&long),
+            format!("\"{}...\"", "x".repeat(119))
+        );
     }
 
     #[test]

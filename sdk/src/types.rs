@@ -8,18 +8,30 @@ use crate::{Evidence, GradeError, Message, ToolCall, Usage, Verdict};
 impl Verdict {
     /// A plain pass: score 1.0, no message.
     pub fn pass() -> Self {
-        Self { pass: true, score: 1.0, message: String::new() }
+        Self {
+            pass: true,
+            score: 1.0,
+            message: String::new(),
+        }
     }
 
     /// A pass with a message, e.g. what the grader measured.
     pub fn pass_with(message: impl Into<String>) -> Self {
-        Self { pass: true, score: 1.0, message: message.into() }
+        Self {
+            pass: true,
+            score: 1.0,
+            message: message.into(),
+        }
     }
 
     /// A plain fail: score 0.0 and `message`, in the shape
     /// `<grader> <arg>: <what was seen>` (see [`crate::message`]).
     pub fn fail(message: impl Into<String>) -> Self {
-        Self { pass: false, score: 0.0, message: message.into() }
+        Self {
+            pass: false,
+            score: 0.0,
+            message: message.into(),
+        }
     }
 
     /// [`Verdict::pass`] when `passed`, otherwise [`Verdict::fail`] with the
@@ -33,12 +45,20 @@ impl Verdict {
     /// assert_eq!(verdict.message, "max_tool_calls 2: 3 tool calls");
     /// ```
     pub fn pass_if(passed: bool, failure: impl FnOnce() -> String) -> Self {
-        if passed { Self::pass() } else { Self::fail(failure()) }
+        if passed {
+            Self::pass()
+        } else {
+            Self::fail(failure())
+        }
     }
 
     /// The same verdict with a partial score, clamped to 0.0–1.0 (NaN becomes 0.0).
     pub fn with_score(mut self, score: f64) -> Self {
-        self.score = if score.is_nan() { 0.0 } else { score.clamp(0.0, 1.0) };
+        self.score = if score.is_nan() {
+            0.0
+        } else {
+            score.clamp(0.0, 1.0)
+        };
         self
     }
 }
@@ -47,7 +67,9 @@ impl GradeError {
     /// The error's text, without its kind.
     pub fn message(&self) -> &str {
         match self {
-            GradeError::UnknownGrader(m) | GradeError::InvalidConfig(m) | GradeError::Failed(m) => m,
+            GradeError::UnknownGrader(m) | GradeError::InvalidConfig(m) | GradeError::Failed(m) => {
+                m
+            }
         }
     }
 }
@@ -99,7 +121,12 @@ impl Default for Evidence {
 /// No requests and no tokens.
 impl Default for Usage {
     fn default() -> Self {
-        Self { requests: 0, input_tokens: 0, output_tokens: 0, synthetic: false }
+        Self {
+            requests: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            synthetic: false,
+        }
     }
 }
 
@@ -123,6 +150,9 @@ impl ToolCall {
 impl Message {
     /// A message with this role and content.
     pub fn new(role: impl Into<String>, content: impl Into<String>) -> Self {
-        Self { role: role.into(), content: content.into() }
+        Self {
+            role: role.into(),
+            content: content.into(),
+        }
     }
 }

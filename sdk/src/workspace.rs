@@ -59,7 +59,8 @@ impl Workspace {
     /// [`check_relative_path`]; a path that fails the check is an
     /// [`io::ErrorKind::InvalidInput`] error.
     pub fn path(&self, relative: &str) -> io::Result<PathBuf> {
-        check_relative_path(relative).map_err(|problem| io::Error::new(io::ErrorKind::InvalidInput, problem))?;
+        check_relative_path(relative)
+            .map_err(|problem| io::Error::new(io::ErrorKind::InvalidInput, problem))?;
         Ok(self.root.join(relative))
     }
 
@@ -113,10 +114,14 @@ pub fn check_relative_path(path: &str) -> Result<(), String> {
         return Err(format!("path {shown} contains a NUL byte"));
     }
     if path.starts_with('/') {
-        return Err(format!("path {shown} is absolute; write it relative to the workspace root"));
+        return Err(format!(
+            "path {shown} is absolute; write it relative to the workspace root"
+        ));
     }
     if path.contains('\\') {
-        return Err(format!("path {shown} contains `\\`; separate directories with `/`"));
+        return Err(format!(
+            "path {shown} contains `\\`; separate directories with `/`"
+        ));
     }
     let mut names = 0usize;
     for part in path.split('/') {
@@ -127,7 +132,9 @@ pub fn check_relative_path(path: &str) -> Result<(), String> {
         }
     }
     if names == 0 {
-        return Err(format!("path {shown} names the workspace root, not a file in it"));
+        return Err(format!(
+            "path {shown} names the workspace root, not a file in it"
+        ));
     }
     Ok(())
 }
@@ -173,7 +180,16 @@ mod tests {
 
     #[test]
     fn paths_that_leave_the_workspace_are_refused() {
-        for bad in ["", "/etc/passwd", "a/../../b", "..", "a\\b", ".", "./", "a\0b"] {
+        for bad in [
+            "",
+            "/etc/passwd",
+            "a/../../b",
+            "..",
+            "a\\b",
+            ".",
+            "./",
+            "a\0b",
+        ] {
             assert!(check_relative_path(bad).is_err(), "{bad:?} passed");
         }
         for good in ["a", "a/b.txt", "./a", "a//b", ".env", "a/..b"] {
@@ -190,7 +206,10 @@ mod tests {
         assert_eq!(ws.read_to_string("sub/hello.txt").unwrap(), "hello");
         assert!(ws.is_file("sub/hello.txt"));
         assert!(!ws.is_file("sub"));
-        assert_eq!(ws.read("../x").unwrap_err().kind(), io::ErrorKind::InvalidInput);
+        assert_eq!(
+            ws.read("../x").unwrap_err().kind(),
+            io::ErrorKind::InvalidInput
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,1 +1,120 @@
-//! built-in graders
+//! evalhost's built-in graders, as one WebAssembly component.
+//!
+//! The eleven graders of Mino's `mino eval`, with Mino's semantics, so a Mino
+//! case file grades the same on evalhost:
+//!
+//! | grader | passes when | config |
+//! |---|---|---|
+//! | `final_text_contains` | the final text contains the substring | `"text"` |
+//! | `final_text_not_contains` | the final text does not contain the substring | `"text"` |
+//! | `final_text_matches` | the final text matches the regular expression (≤ 1 KiB) | `"regex"` |
+//! | `tool_called` | some recorded call has this tool name | `bash` |
+//! | `tool_not_called` | no recorded call has this tool name | `bash` |
+//! | `tool_order` | the names appear in this order among the calls | `[bash, write_file]` |
+//! | `result_status` | the call at this 1-based position has this status | `{call: 1, status: denied}` |
+//! | `file_exists` | a regular file at this relative path exists in the workspace | `greeting.txt` |
+//! | `file_contains` | that file's content contains the text | `{path: greeting.txt, text: hello}` |
+//! | `max_requests` | the run made at most this many model requests | `2` |
+//! | `max_tool_calls` | the model requested at most this many tool calls | `0` |
+//!
+//! Failure messages have the shape `<grader> <arg>: <what was seen>`; the
+//! README lists every one. The grading logic is plain functions, unit-tested
+//! natively; built for `wasm32-wasip2` the crate is the component the host
+//! embeds.
+
+mod calls;
+mod config;
+mod files;
+mod limits;
+mod text;
+
+pub use calls::{ResultStatus, ResultStatusConfig, Status, ToolCalled, ToolNotCalled, ToolOrder};
+pub use config::Text;
+pub use files::{FileContains, FileContainsConfig, FileExists};
+pub use limits::{MaxRequests, MaxToolCalls};
+pub use text::{
+    FinalTextContains, FinalTextMatches, FinalTextNotContains, MAX_PATTERN_BYTES, Pattern,
+};
+
+evalhost_sdk::register_graders!(
+    FinalTextContains,
+    FinalTextNotContains,
+    FinalTextMatches,
+    ToolCalled,
+    ToolNotCalled,
+    ToolOrder,
+    ResultStatus,
+    FileExists,
+    FileContains,
+    MaxRequests,
+    MaxToolCalls,
+);
+
+#[cfg(test)]
+mod tests {
+    use evalhost_sdk::__private::Guest;
+    use evalhost_sdk::{Evidence, GradeError, Grader, Verdict};
+
+    use super::__EvalhostGraders;
+
+    /// Grades through the JSON config, as the component does.
+    pub fn grade<G: Grader>(config: &str, evidence: &Evidence) -> Verdict {
+        evalhost_sdk::grade::<G>(config, evidence)
+            .unwrap_or_else(|e| panic!("{} {config}: {e:?}", G::NAME))
+    }
+
+    /// The message of the `invalid-config` error `config` gets.
+    pub fn invalid_config<G: Grader>(config: &str) -> String {
+        match evalhost_sdk::check_config::<G>(config) {
+            Err(GradeError::InvalidConfig(message)) => message,
+            other => panic!(
+                "{} {config}: expected invalid-config, got {other:?}",
+                G::NAME
+            ),
+        }
+    }
+
+    #[test]
+    fn the_component_lists_mino_s_eleven_graders() {
+        let names: Vec<String> = __EvalhostGraders::list_graders()
+            .into_iter()
+            .map(|g| g.name)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "final_text_contains",
+                "final_text_not_contains",
+                "final_text_matches",
+                "tool_called",
+                "tool_not_called",
+                "tool_order",
+                "result_status",
+                "file_exists",
+                "file_contains",
+                "max_requests",
+                "max_tool_calls",
+            ]
+        );
+        for info in __EvalhostGraders::list_graders() {
+            let schema: serde_json::Value = serde_json::from_str(&info.config_schema).unwrap();
+            assert!(schema.is_object(), "{}", info.name);
+            assert!(
+                !info.summary.is_empty() && info.version == "1.0.0",
+                "{}",
+                info.name
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_graders_are_named() {
+        match __EvalhostGraders::check_config("tool_calls".into(), r#""bash""#.into()) {
+            Err(GradeError::UnknownGrader(message)) => assert!(
+                message.starts_with(r#"no grader named "tool_calls" in this component; it provides: final_text_contains, "#),
+                "{message}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -30,14 +30,11 @@ pub struct AgentConfig {
     pub api_key: Option<String>,
     /// Request, call, time and size limits.
     pub limits: Limits,
-    /// When set, the turn begins by writing a `session_start` record with these facts; leave
-    /// it `None` when the runner writes `session_start` itself.
-    pub session: Option<SessionInfo>,
 }
 
 impl AgentConfig {
     /// A config with the default instructions, `approve: none`, the scripted model name,
-    /// no API key, default limits and no `session_start` record.
+    /// no API key and default limits.
     pub fn new(base_url: impl Into<String>, workspace: PathBuf, home: PathBuf) -> Self {
         Self {
             instructions: DEFAULT_INSTRUCTIONS.to_owned(),
@@ -48,20 +45,8 @@ impl AgentConfig {
             model: SCRIPTED_MODEL.to_owned(),
             api_key: None,
             limits: Limits::default(),
-            session: None,
         }
     }
-}
-
-/// Facts for the `session_start` record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionInfo {
-    /// Case name.
-    pub case: String,
-    /// 1-based run number.
-    pub run: u32,
-    /// `replay` or `live`.
-    pub mode: String,
 }
 
 /// Limits of one turn. Exceeding a request or call limit ends the turn with a run error;

@@ -2,7 +2,37 @@
 //! tools confined to the run's workspace, an approval policy and protected paths.
 //!
 //! The agent talks to the model over real HTTP (OpenAI Responses API, streaming) and
-//! appends every event to the run's [`crate::session::SessionLog`].
+//! appends every event to the run's [`crate::session::SessionLog`]. Per call, in order:
+//! an unknown tool is `unknown_tool`; arguments that do not fit are `invalid_arguments`;
+//! a protected path (`.env`, `.env.*`, `.git/`) is `denied` in every mode before any
+//! confirmation; `bash`, `write_file` and `edit_file` then need confirmation, which
+//! [`crate::case::Approve`] answers; only then does the tool start.
+//!
+//! ```no_run
+//! # async fn demo(base_url: String, log: &mut evalhost::session::SessionLog) -> Result<(), evalhost::agent::AgentError> {
+//! use evalhost::agent::{AgentConfig, run_turn};
+//!
+//! let config = AgentConfig::new(base_url, "/tmp/run/workspace".into(), "/tmp/run/home".into());
+//! let outcome = run_turn(&config, "List the files.", log).await?;
+//! println!("{} ({} requests)", outcome.final_text, outcome.requests);
+//! # Ok(())
+//! # }
+//! ```
+
+mod calls;
+mod client;
+mod config;
+mod error;
+mod paths;
+mod policy;
+mod reply;
+mod tools;
+mod turn;
+
+pub use config::{AgentConfig, DEFAULT_INSTRUCTIONS, Limits, SCRIPTED_MODEL};
+pub use error::AgentError;
+pub use policy::DECLINED;
+pub use turn::{TurnOutcome, run_turn};
 
 use serde::{Deserialize, Serialize};
 

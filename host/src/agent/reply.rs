@@ -205,7 +205,9 @@ mod tests {
         );
         assert!(
             collector
-                .event(event(r#"{"type":"response.output_text.delta","delta":"lo"}"#))
+                .event(event(
+                    r#"{"type":"response.output_text.delta","delta":"lo"}"#
+                ))
                 .is_none()
         );
         let reply = collector
@@ -238,8 +240,15 @@ mod tests {
     #[test]
     fn garbage_is_malformed_not_a_panic() {
         let mut collector = ReplyCollector::new(4);
-        let error = collector.event(event("{nope")).expect("terminal").unwrap_err();
-        assert!(error.to_string().starts_with("Model response 4 was malformed"));
+        let error = collector
+            .event(event("{nope"))
+            .expect("terminal")
+            .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("Model response 4 was malformed")
+        );
         let error = collector
             .event(event(r#"{"type":"response.completed"}"#))
             .expect("terminal")

@@ -46,11 +46,12 @@ pub enum CaseError {
         message: String,
     },
     /// The document does not fit the case format.
-    #[error("{location}: {field}: {message}")]
+    #[error("{location}: {}{message}", field_prefix(field))]
     Invalid {
         /// Where the offending key or value is.
         location: Location,
-        /// Path of the offending field, e.g. `graders[2].result_status` (indexes from 0).
+        /// Path of the offending field, e.g. `graders[2].result_status` (indexes from 0);
+        /// empty for a top-level key that is not a string.
         field: String,
         /// What is wrong and, where it helps, what was expected.
         message: String,
@@ -71,4 +72,13 @@ pub enum CaseError {
         /// The directory.
         path: PathBuf,
     },
+}
+
+/// `field: `, or nothing for problems of the document's top level that no field names.
+fn field_prefix(field: &str) -> String {
+    if field.is_empty() {
+        String::new()
+    } else {
+        format!("{field}: ")
+    }
 }

@@ -141,7 +141,7 @@ impl Case {
                     column: 1,
                 },
                 field: "model".into(),
-                message: "a replay case needs a model script (or run it with --live)".into(),
+                message: "a replay case needs a model script".into(),
             });
         }
         Ok(())

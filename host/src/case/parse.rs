@@ -4,8 +4,8 @@ use std::path::Path;
 
 use super::yaml::{self, Node, Value};
 use super::{
-    Approve, Case, CaseError, GraderUse, Location, MAX_GRADERS, MAX_RUNS, MAX_SEED_FILES, ScriptReply,
-    ScriptStep, SeedFile, workspace,
+    Approve, Case, CaseError, GraderUse, Location, MAX_GRADERS, MAX_RUNS, MAX_SEED_FILES,
+    ScriptReply, ScriptStep, SeedFile, workspace,
 };
 
 /// The fields of a case document, in the order the docs list them.
@@ -46,7 +46,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Parsed, CaseError> {
     let doc = Doc { path, source: text };
     let root = yaml::parse_document(text).map_err(|e| CaseError::Malformed {
         location: doc.at(e.line, e.column),
-        message: format!("invalid YAML: {}", e.message),
+        message: e.message,
     })?;
     match &root.value {
         Value::Map(_) => {}
@@ -167,10 +167,7 @@ impl Doc<'_> {
                 ));
             }
         };
-        let runs = fields
-            .get("runs")
-            .map(|node| self.runs(node))
-            .transpose()?;
+        let runs = fields.get("runs").map(|node| self.runs(node)).transpose()?;
         let live = match fields.get("live") {
             Some(node) => match node.value {
                 Value::Bool(live) => {
@@ -352,7 +349,10 @@ impl Doc<'_> {
             return Err(self.invalid(
                 node,
                 "model",
-                format!("expected a list of script steps, found {}", node.value.kind()),
+                format!(
+                    "expected a list of script steps, found {}",
+                    node.value.kind()
+                ),
             ));
         };
         if items.is_empty() {
@@ -495,7 +495,10 @@ impl Doc<'_> {
                 return Err(self.invalid(
                     node,
                     "runs",
-                    format!("expected a whole number from {range}, found {}", other.kind()),
+                    format!(
+                        "expected a whole number from {range}, found {}",
+                        other.kind()
+                    ),
                 ));
             }
         };
@@ -623,7 +626,10 @@ mod tests {
             child("workspace.files", "../x"),
             r#"workspace.files."../x""#
         );
-        assert_eq!(child("workspace.files", "a.txt"), r#"workspace.files."a.txt""#);
+        assert_eq!(
+            child("workspace.files", "a.txt"),
+            r#"workspace.files."a.txt""#
+        );
     }
 
     #[test]

@@ -25,7 +25,9 @@ impl SeedSet {
                 return Err(format!("is the same file as {other:?} (line {line})"));
             }
             if is_inside(&path, &file.path) {
-                return Err(format!("is inside {other:?} (line {line}), which is a file"));
+                return Err(format!(
+                    "is inside {other:?} (line {line}), which is a file"
+                ));
             }
             if is_inside(&file.path, &path) {
                 return Err(format!(
@@ -92,7 +94,18 @@ mod tests {
         assert_eq!(normalize("./a//b/./c.md").as_deref(), Ok("a/b/c.md"));
         assert_eq!(normalize(".env").as_deref(), Ok(".env"));
         assert_eq!(normalize("..x").as_deref(), Ok("..x"));
-        for bad in ["", "/abs", "../x", "a/../../x", "a/../b", ".", "./", "a/", "a\\b", "a\0"] {
+        for bad in [
+            "",
+            "/abs",
+            "../x",
+            "a/../../x",
+            "a/../b",
+            ".",
+            "./",
+            "a/",
+            "a\\b",
+            "a\0",
+        ] {
             assert!(normalize(bad).is_err(), "{bad:?} should be refused");
         }
     }

@@ -14,6 +14,15 @@ use serde_saphyr::{MessageFormatter, Spanned, UserMessageFormatter};
 /// The parser budgets replayed events but not the bytes they carry, so an alias of a large
 /// anchored string would otherwise multiply memory; this caps the total.
 const MAX_EXPANDED_TEXT_BYTES: usize = 16 * 1024 * 1024;
+/// Deepest nesting of lists and maps. Building the tree recurses once per level, so this
+/// keeps parsing well inside a 2 MiB thread stack even in unoptimised builds.
+const MAX_DEPTH: usize = 32;
+/// Most values (scalars, lists, maps) in a document.
+const MAX_NODES: usize = 50_000;
+/// Most YAML aliases, and most anchors, in a document.
+const MAX_ALIASES: usize = 1_000;
+/// Most values YAML aliases may replay in total: this is what stops an alias bomb.
+const MAX_REPLAYED_EVENTS: usize = 10_000;
 
 /// A YAML node with where it was written.
 #[derive(Debug)]
@@ -59,9 +68,11 @@ impl Node {
     /// The node as text if it is a scalar other than null: strings as they are, and numbers
     /// and booleans as written in the file, as YAML loaders do for string-typed fields.
     pub fn scalar_text(&self, source: &str) -> Option<String> {
+        // A quoted scalar is a string unless tagged (`!!int "42"`); its span holds the quotes.
         let written = || {
             self.raw
                 .and_then(|(start, len)| source.get(start..start.checked_add(len)?))
+                .filter(|text| !text.starts_with(['"', '\'']))
                 .map(str::to_owned)
         };
         match &self.value {
@@ -91,15 +102,15 @@ pub(super) fn parse_document(source: &str) -> Result<Node, SyntaxError> {
     let options = serde_saphyr::options! {
         budget: serde_saphyr::budget! {
             max_documents: 1,
-            max_nodes: 50_000,
-            max_aliases: 1_000,
-            max_anchors: 1_000,
-            max_depth: 64,
+            max_nodes: MAX_NODES,
+            max_aliases: MAX_ALIASES,
+            max_anchors: MAX_ALIASES,
+            max_depth: MAX_DEPTH,
             max_total_scalar_bytes: MAX_EXPANDED_TEXT_BYTES,
         },
         alias_limits: serde_saphyr::alias_limits! {
-            max_total_replayed_events: 10_000,
-            max_replay_stack_depth: 16,
+            max_total_replayed_events: MAX_REPLAYED_EVENTS,
+            max_replay_stack_depth: MAX_DEPTH,
         },
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::PassThrough,
         strict_booleans: true,
@@ -113,17 +124,68 @@ pub(super) fn parse_document(source: &str) -> Result<Node, SyntaxError> {
                 .location()
                 .map(|l| (to_usize(l.line()), to_usize(l.column())))
                 .unwrap_or((0, 0));
-            let message = UserMessageFormatter
-                .format_message(err.without_snippet())
-                .escape_debug()
-                .to_string();
             Err(SyntaxError {
                 line,
                 column,
-                message,
+                // Parser messages may quote input; keep the one-line error shape.
+                message: describe(&err)
+                    .chars()
+                    .map(|c| if c.is_control() { ' ' } else { c })
+                    .collect(),
             })
         }
     }
+}
+
+/// What went wrong, in the terms of a case file rather than the parser's internals.
+fn describe(err: &serde_saphyr::Error) -> String {
+    use serde_saphyr::Error;
+    use serde_saphyr::budget::BudgetBreach;
+
+    // Text budget overruns surface as a plain message from inside the tree builder.
+    let text_overrun = EXPANDED_TEXT_BYTES.get() > MAX_EXPANDED_TEXT_BYTES;
+    let mut inner = err.without_snippet();
+    while let Error::AliasError { error, .. } = inner {
+        inner = error.without_snippet();
+    }
+    let limit = match inner {
+        _ if text_overrun => text_limit(),
+        Error::Budget { breach, .. } => match breach {
+            BudgetBreach::Depth { .. } => format!("nested deeper than {MAX_DEPTH} levels"),
+            BudgetBreach::Nodes { .. } => format!("more than {MAX_NODES} values"),
+            BudgetBreach::Aliases { .. }
+            | BudgetBreach::Anchors { .. }
+            | BudgetBreach::AliasAnchorRatio { .. } => {
+                format!(
+                    "more than {MAX_ALIASES} YAML aliases or anchors, or too many aliases per anchor"
+                )
+            }
+            BudgetBreach::Documents { .. } => {
+                return "more than one YAML document (`---`); a case file holds one case".into();
+            }
+            BudgetBreach::ScalarBytes { .. } => text_limit(),
+            other => format!("{other:?}"),
+        },
+        Error::AliasReplayLimitExceeded { .. }
+        | Error::AliasExpansionLimitExceeded { .. }
+        | Error::AliasReplayStackDepthExceeded { .. } => {
+            format!("YAML aliases expand to more than {MAX_REPLAYED_EVENTS} values")
+        }
+        other => {
+            return format!(
+                "invalid YAML: {}",
+                UserMessageFormatter.format_message(other)
+            );
+        }
+    };
+    format!("the document is too large or too complex: {limit}")
+}
+
+fn text_limit() -> String {
+    format!(
+        "more than {} MiB of text once YAML aliases are expanded",
+        MAX_EXPANDED_TEXT_BYTES / (1024 * 1024)
+    )
 }
 
 fn to_usize(n: u64) -> usize {
@@ -137,7 +199,9 @@ impl From<Spanned<Value>> for Node {
         let raw = span
             .byte_offset()
             .zip(span.byte_len())
-            .and_then(|(start, len)| Some((usize::try_from(start).ok()?, usize::try_from(len).ok()?)));
+            .and_then(|(start, len)| {
+                Some((usize::try_from(start).ok()?, usize::try_from(len).ok()?))
+            });
         Node {
             value: spanned.value,
             line: to_usize(at.line()),
@@ -165,10 +229,7 @@ impl ExpansionBudget {
         let total = EXPANDED_TEXT_BYTES.get().saturating_add(bytes);
         EXPANDED_TEXT_BYTES.set(total);
         if total > MAX_EXPANDED_TEXT_BYTES {
-            return Err(E::custom(format!(
-                "the document expands to more than {} MiB of text (too many YAML aliases?)",
-                MAX_EXPANDED_TEXT_BYTES / (1024 * 1024)
-            )));
+            return Err(E::custom(text_limit()));
         }
         Ok(())
     }
@@ -250,7 +311,9 @@ impl<'de> Visitor<'de> for ValueVisitor {
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Value, E> {
         match std::str::from_utf8(v) {
             Ok(s) => self.visit_str(s),
-            Err(_) => Err(E::custom("binary values are not supported; write the text instead")),
+            Err(_) => Err(E::custom(
+                "binary values are not supported; write the text instead",
+            )),
         }
     }
 

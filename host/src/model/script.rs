@@ -125,7 +125,9 @@ impl Script {
 
     /// Record a failure the agent caused; only the first one is kept.
     pub(crate) fn record_failure(&self, message: &str) {
-        self.lock().failure.get_or_insert_with(|| message.to_owned());
+        self.lock()
+            .failure
+            .get_or_insert_with(|| message.to_owned());
     }
 
     pub(crate) fn failure(&self) -> Option<String> {

@@ -66,10 +66,10 @@ pub(crate) async fn run_once(
         approve: case.approve,
         workspace: workspace.clone(),
         home,
-        base_url: script.base_url(),
+        base_url: script.base_url().to_owned(),
         model: "scripted".into(),
         api_key: None,
-        limits: options.agent_limits.clone(),
+        limits: options.agent_limits,
     };
     let turn = agent::run_turn(&config, &case.prompt, &mut log).await;
     log.flush()?;

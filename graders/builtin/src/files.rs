@@ -1,0 +1,331 @@
+//! Graders of the files the agent left in the workspace.
+//!
+//! They read the workspace itself (the read-only preopen, through `std::fs`),
+//! never file data carried in the evidence, so they see exactly what the run
+//! left behind. Symbolic links are followed; one that leads out of the
+//! workspace is refused by the sandbox, and the grader reports the refusal.
+
+use std::io::{self, Read};
+
+use evalhost_sdk::message::{EXCERPT_BYTES, name, quote, quote_bytes_excerpt};
+use evalhost_sdk::{Evidence, GradeError, Grader, RelativePath, Verdict, Workspace};
+use serde::Deserialize;
+
+use crate::config::{Text, path_schema, text_schema};
+
+/// `file_exists: greeting.txt`
+pub struct FileExists;
+
+impl Grader for FileExists {
+    type Config = RelativePath;
+    const NAME: &'static str = "file_exists";
+    const VERSION: &'static str = "1.0.0";
+    const SUMMARY: &'static str = "A regular file at this relative path exists in the workspace";
+
+    fn config_schema() -> serde_json::Value {
+        path_schema()
+    }
+
+    fn grade(path: &RelativePath, evidence: &Evidence) -> Result<Verdict, GradeError> {
+        Ok(file_exists(&Workspace::of(evidence), path))
+    }
+}
+
+/// Passes when `path` is a regular file in `workspace`.
+pub fn file_exists(workspace: &Workspace, path: &RelativePath) -> Verdict {
+    let seen = match workspace.metadata(path.as_str()) {
+        Ok(meta) if meta.is_file() => return Verdict::pass(),
+        Ok(meta) => not_a_file(&meta),
+        Err(error) => describe(&error),
+    };
+    Verdict::fail(format!(
+        "{} {}: {seen}",
+        FileExists::NAME,
+        name(path.as_str())
+    ))
+}
+
+/// `file_contains: {path: greeting.txt, text: hello}`
+pub struct FileContains;
+
+/// Config of [`FileContains`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a map with `path` and `text`")]
+pub struct FileContainsConfig {
+    /// The file, relative to the workspace root.
+    pub path: RelativePath,
+    /// Text the file must contain.
+    pub text: Text,
+}
+
+impl Grader for FileContains {
+    type Config = FileContainsConfig;
+    const NAME: &'static str = "file_contains";
+    const VERSION: &'static str = "1.0.0";
+    const SUMMARY: &'static str =
+        "The file at this relative path is a regular file whose content contains the text";
+
+    fn config_schema() -> serde_json::Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "path": path_schema(),
+                "text": text_schema("Text the file must contain"),
+            },
+            "required": ["path", "text"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn check(config: &FileContainsConfig) -> Result<(), String> {
+        config.text.check_not_empty("text")
+    }
+
+    fn grade(config: &FileContainsConfig, evidence: &Evidence) -> Result<Verdict, GradeError> {
+        Ok(file_contains(
+            &Workspace::of(evidence),
+            &config.path,
+            config.text.as_str(),
+        ))
+    }
+}
+
+/// Passes when `path` is a regular file in `workspace` whose bytes contain `text`.
+///
+/// The file is streamed, so a large file costs time but not memory.
+pub fn file_contains(workspace: &Workspace, path: &RelativePath, text: &str) -> Verdict {
+    let seen = match search_file(workspace, path, text.as_bytes()) {
+        Ok(Search::Found) => return Verdict::pass(),
+        Ok(Search::NotFound { head }) => format!("content {}", quote_bytes_excerpt(&head)),
+        Ok(Search::NotAFile(seen)) => seen,
+        Err(error) => describe(&error),
+    };
+    Verdict::fail(format!(
+        "{} {} {}: {seen}",
+        FileContains::NAME,
+        name(path.as_str()),
+        quote(text)
+    ))
+}
+
+enum Search {
+    Found,
+    /// The first bytes of the file, enough for an excerpt.
+    NotFound {
+        head: Vec<u8>,
+    },
+    NotAFile(String),
+}
+
+fn search_file(workspace: &Workspace, path: &RelativePath, needle: &[u8]) -> io::Result<Search> {
+    const CHUNK: usize = 64 * 1024;
+    // Past the excerpt, so the excerpt knows the file goes on and ends in `...`.
+    const HEAD: usize = EXCERPT_BYTES + 4;
+
+    let mut file = workspace.open(path.as_str())?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Ok(Search::NotAFile(not_a_file(&meta)));
+    }
+    let mut head = Vec::new();
+    // `window` holds the unsearched tail of the previous chunk (a possible
+    // match's start) followed by the new chunk.
+    let mut window: Vec<u8> = Vec::with_capacity(CHUNK + needle.len());
+    let mut chunk = vec![0u8; CHUNK];
+    loop {
+        let read = match file.read(&mut chunk) {
+            Ok(0) => return Ok(Search::NotFound { head }),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if head.len() < HEAD {
+            let take = (HEAD - head.len()).min(read);
+            head.extend_from_slice(&chunk[..take]);
+        }
+        window.extend_from_slice(&chunk[..read]);
+        if contains(&window, needle) {
+            return Ok(Search::Found);
+        }
+        let keep = needle.len().saturating_sub(1).min(window.len());
+        window.drain(..window.len() - keep);
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    let last_start = match haystack.len().checked_sub(needle.len()) {
+        Some(last) => last,
+        None => return false,
+    };
+    haystack[..=last_start]
+        .iter()
+        .enumerate()
+        .any(|(i, &b)| b == first && haystack[i + 1..i + needle.len()] == *rest)
+}
+
+fn not_a_file(meta: &std::fs::Metadata) -> String {
+    if meta.is_dir() {
+        "is a directory".to_owned()
+    } else {
+        "not a regular file".to_owned()
+    }
+}
+
+/// A lowercase fragment for a failed open: `no such file`, or the OS error
+/// text without its platform-specific error number.
+fn describe(error: &io::Error) -> String {
+    match error.kind() {
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => "no such file".to_owned(),
+        _ => {
+            let text = error.to_string();
+            let text = match text.find(" (os error ") {
+                Some(at) => &text[..at],
+                None => &text,
+            };
+            let mut chars = text.chars();
+            let text = match chars.next() {
+                Some(first) => first.to_lowercase().chain(chars).collect(),
+                None => String::new(),
+            };
+            format!("cannot open: {text}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::invalid_config;
+
+    fn workspace() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("greeting.txt"), "hello world\n").unwrap();
+        std::fs::create_dir(dir.path().join("out")).unwrap();
+        let workspace = Workspace::new(dir.path());
+        (dir, workspace)
+    }
+
+    fn path(p: &str) -> RelativePath {
+        RelativePath::try_from(p.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn file_exists_wants_a_regular_file() {
+        let (_dir, ws) = workspace();
+        assert_eq!(file_exists(&ws, &path("greeting.txt")), Verdict::pass());
+        assert_eq!(file_exists(&ws, &path("./greeting.txt")), Verdict::pass());
+        assert_eq!(
+            file_exists(&ws, &path("missing.txt")),
+            Verdict::fail("file_exists missing.txt: no such file")
+        );
+        assert_eq!(
+            file_exists(&ws, &path("greeting.txt/inner")),
+            Verdict::fail("file_exists greeting.txt/inner: no such file")
+        );
+        assert_eq!(
+            file_exists(&ws, &path("out")),
+            Verdict::fail("file_exists out: is a directory")
+        );
+        assert_eq!(
+            file_exists(&ws, &path("my notes.md")),
+            Verdict::fail(r#"file_exists "my notes.md": no such file"#)
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn file_exists_follows_links_inside_the_workspace() {
+        let (dir, ws) = workspace();
+        std::os::unix::fs::symlink("greeting.txt", dir.path().join("link.txt")).unwrap();
+        std::os::unix::fs::symlink("nowhere.txt", dir.path().join("dangling.txt")).unwrap();
+        assert_eq!(file_exists(&ws, &path("link.txt")), Verdict::pass());
+        assert_eq!(
+            file_exists(&ws, &path("dangling.txt")),
+            Verdict::fail("file_exists dangling.txt: no such file")
+        );
+    }
+
+    #[test]
+    fn file_contains_quotes_the_content() {
+        let (dir, ws) = workspace();
+        assert_eq!(
+            file_contains(&ws, &path("greeting.txt"), "hello"),
+            Verdict::pass()
+        );
+        assert_eq!(
+            file_contains(&ws, &path("greeting.txt"), "goodbye"),
+            Verdict::fail(r#"file_contains greeting.txt "goodbye": content "hello world\n""#)
+        );
+        assert_eq!(
+            file_contains(&ws, &path("missing.txt"), "hello"),
+            Verdict::fail(r#"file_contains missing.txt "hello": no such file"#)
+        );
+        assert_eq!(
+            file_contains(&ws, &path("out"), "hello"),
+            Verdict::fail(r#"file_contains out "hello": is a directory"#)
+        );
+        std::fs::write(dir.path().join("empty.txt"), "").unwrap();
+        assert_eq!(
+            file_contains(&ws, &path("empty.txt"), "x"),
+            Verdict::fail(r#"file_contains empty.txt "x": content """#)
+        );
+        std::fs::write(dir.path().join("binary.bin"), b"\x00\xffhello").unwrap();
+        assert_eq!(
+            file_contains(&ws, &path("binary.bin"), "hello"),
+            Verdict::pass()
+        );
+    }
+
+    #[test]
+    fn file_contains_finds_text_across_chunks() {
+        let (dir, ws) = workspace();
+        // The needle straddles the 64 KiB read boundary.
+        let mut content = "a".repeat(64 * 1024 - 3);
+        content.push_str("NEEDLE");
+        content.push_str(&"b".repeat(1000));
+        std::fs::write(dir.path().join("big.txt"), &content).unwrap();
+        assert_eq!(
+            file_contains(&ws, &path("big.txt"), "NEEDLE"),
+            Verdict::pass()
+        );
+        assert_eq!(
+            file_contains(&ws, &path("big.txt"), "HAYSTACK"),
+            Verdict::fail(format!(
+                r#"file_contains big.txt "HAYSTACK": content "{}...""#,
+                "a".repeat(120)
+            ))
+        );
+    }
+
+    #[test]
+    fn paths_are_checked_with_the_config() {
+        assert_eq!(
+            invalid_config::<FileExists>(r#""/etc/passwd""#),
+            r#"path "/etc/passwd" is absolute; write it relative to the workspace root"#
+        );
+        assert_eq!(
+            invalid_config::<FileContains>(r#"{"path": "../secret.txt", "text": "x"}"#),
+            r#"path "../secret.txt" leaves the workspace (`..`)"#
+        );
+        assert_eq!(
+            invalid_config::<FileContains>(r#"{"path": "a.txt", "text": ""}"#),
+            "text is empty"
+        );
+        assert_eq!(
+            invalid_config::<FileContains>(r#"{"path": "a.txt"}"#),
+            "missing field `text`"
+        );
+    }
+
+    #[test]
+    fn substring_search() {
+        assert!(contains(b"abc", b"bc"));
+        assert!(contains(b"abc", b"abc"));
+        assert!(!contains(b"ab", b"abc"));
+        assert!(!contains(b"abd", b"bc"));
+        assert!(contains(b"", b""));
+    }
+}

@@ -1,0 +1,87 @@
+//! One tool call from request to result, in the policy's order: unknown tool, invalid
+//! arguments, protected paths (refused in every mode, before confirmation), confirmation,
+//! then `tool_start`, execution and `tool_result`.
+
+use std::time::Instant;
+
+use super::CallStatus;
+use super::policy::{DECLINED, approves, protected_path};
+use super::tools::{Tool, ToolCall, ToolContext, ToolOutput};
+use crate::case::Approve;
+use crate::session::{Event, SessionLog, SessionLogError};
+
+/// What every call of a turn runs with.
+pub(crate) struct CallContext {
+    pub tools: ToolContext,
+    pub approve: Approve,
+}
+
+/// Decide, run and record one call; returns the result the model sees.
+pub(crate) async fn handle_call(
+    ctx: &CallContext,
+    call_id: &str,
+    name: &str,
+    arguments: &str,
+    log: &mut SessionLog,
+) -> Result<ToolOutput, SessionLogError> {
+    let started = Instant::now();
+    let result = match admit(ctx, name, arguments) {
+        Err(refusal) => refusal,
+        Ok(call) => {
+            log.append(Event::ToolStart {
+                call_id: call_id.to_owned(),
+                name: name.to_owned(),
+            })?;
+            call.execute(&ctx.tools).await
+        }
+    };
+    log.append(Event::ToolResult {
+        call_id: call_id.to_owned(),
+        name: name.to_owned(),
+        status: result.status,
+        output: result.output.clone(),
+        duration_ms: started.elapsed().as_millis() as u64,
+    })?;
+    Ok(result)
+}
+
+/// Record a call that was never run because the turn is ending; every call gets a result.
+pub(crate) fn cancel_call(
+    call_id: &str,
+    name: &str,
+    reason: &str,
+    log: &mut SessionLog,
+) -> Result<(), SessionLogError> {
+    log.append(Event::ToolResult {
+        call_id: call_id.to_owned(),
+        name: name.to_owned(),
+        status: CallStatus::Cancelled,
+        output: format!("Not run: {reason}."),
+        duration_ms: 0,
+    })
+}
+
+/// The call, if it may run; otherwise the result that refuses it.
+fn admit(ctx: &CallContext, name: &str, arguments: &str) -> Result<ToolCall, ToolOutput> {
+    let Some(tool) = Tool::from_name(name) else {
+        let available: Vec<&str> = Tool::ALL.iter().map(|t| t.name()).collect();
+        return Err(ToolOutput::new(
+            CallStatus::UnknownTool,
+            format!(
+                "Tool `{name}` does not exist. Available tools: {}.",
+                available.join(", ")
+            ),
+        ));
+    };
+    let call = ToolCall::parse(tool, arguments)
+        .map_err(|message| ToolOutput::new(CallStatus::InvalidArguments, message))?;
+    if let Some(path) = call.path()
+        && let Some(reason) = protected_path(&ctx.tools.dir, &path)
+    {
+        return Err(ToolOutput::new(CallStatus::Denied, reason));
+    }
+    if call.tool().needs_confirmation() && !approves(ctx.approve) {
+        return Err(ToolOutput::new(CallStatus::Denied, DECLINED));
+    }
+    Ok(call)
+}

@@ -1,0 +1,215 @@
+//! The bash tool: `bash -c` in the workspace, in its own process group, with a cleared
+//! environment, a timeout and an output cap. On timeout, on the cap, and when bash exits,
+//! the whole group gets SIGKILL, so no background child outlives the call.
+
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::time::Instant;
+
+use super::output::{truncate, with_note};
+use super::{ToolContext, ToolOutput};
+use crate::agent::CallStatus;
+
+/// `PATH` for commands when the host has none.
+const FALLBACK_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// After bash exits, how long to keep reading output still buffered in the pipe. The group
+/// is killed at exit, so the pipe normally closes at once; only a process that left the
+/// group (`setsid`) can hold it open, and it must not stall the turn.
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// How long to wait for a killed bash to be reaped before giving up on it.
+const REAP_TIMEOUT: Duration = Duration::from_secs(5);
+
+const READ_CHUNK: usize = 16 * 1024;
+
+/// How the output loop ended.
+enum End {
+    Exited(ExitStatus),
+    TimedOut,
+    OutputLimit,
+    WaitFailed(std::io::Error),
+}
+
+/// Run `command` and report its status and combined output.
+pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
+    // One pipe for stdout and stderr keeps their lines in the order they were written.
+    let (reader, writer) = match std::io::pipe() {
+        Ok(pair) => pair,
+        Err(e) => return ToolOutput::failed(format!("Could not start bash: pipe: {e}.")),
+    };
+    let stderr_writer = match writer.try_clone() {
+        Ok(w) => w,
+        Err(e) => return ToolOutput::failed(format!("Could not start bash: pipe: {e}.")),
+    };
+    let path = std::env::var_os("PATH").unwrap_or_else(|| FALLBACK_PATH.into());
+    let mut cmd = tokio::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(&ctx.workspace)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", &ctx.home)
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(stderr_writer)
+        .process_group(0)
+        .kill_on_drop(true);
+    let spawned = cmd.spawn();
+    // The command holds our copies of the pipe's write end; until they close, the reader
+    // would never see end-of-file.
+    drop(cmd);
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => return ToolOutput::failed(format!("Could not start bash: {e}.")),
+    };
+    let Some(pid) = child.id() else {
+        return ToolOutput::failed("Could not start bash: it exited before it could be tracked.");
+    };
+    let mut group = ProcessGroup::new(pid);
+    let mut reader = match pipe::Receiver::from_owned_fd(OwnedFd::from(reader)) {
+        Ok(reader) => reader,
+        Err(e) => return ToolOutput::failed(format!("Could not read bash output: {e}.")),
+    };
+
+    let timeout = ctx.limits.bash_timeout;
+    let cap = ctx.limits.output_cap;
+    let deadline = Instant::now() + timeout;
+    let sleep = tokio::time::sleep_until(deadline);
+    tokio::pin!(sleep);
+    let mut output = Vec::new();
+    let mut chunk = vec![0u8; READ_CHUNK];
+    let mut exited: Option<ExitStatus> = None;
+    let mut eof = false;
+    let end = loop {
+        if let (Some(status), true) = (exited, eof) {
+            break End::Exited(status);
+        }
+        tokio::select! {
+            () = &mut sleep => match exited {
+                Some(status) => break End::Exited(status),
+                None => break End::TimedOut,
+            },
+            read = reader.read(&mut chunk), if !eof => match read {
+                Ok(0) => eof = true,
+                Ok(n) => {
+                    output.extend_from_slice(&chunk[..n]);
+                    if output.len() > cap {
+                        break End::OutputLimit;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // A broken pipe means no more output; the exit status still decides.
+                Err(_) => eof = true,
+            },
+            waited = child.wait(), if exited.is_none() => match waited {
+                Ok(status) => {
+                    exited = Some(status);
+                    // Background children must not outlive the call or hold the pipe open.
+                    group.kill();
+                    let grace = (Instant::now() + DRAIN_GRACE).min(deadline);
+                    sleep.as_mut().reset(grace);
+                }
+                Err(e) => break End::WaitFailed(e),
+            },
+        }
+    };
+    if !matches!(end, End::Exited(_)) {
+        group.kill();
+        // SIGKILL cannot be caught; reaping only waits for the kernel to tear bash down.
+        let _ = tokio::time::timeout(REAP_TIMEOUT, child.wait()).await;
+    }
+    let over = output.len() > cap;
+    let mut text = String::from_utf8_lossy(&output).into_owned();
+    match end {
+        End::Exited(status) => exited_output(text, status),
+        End::TimedOut => ToolOutput::new(
+            CallStatus::TimedOut,
+            with_note(
+                text,
+                &format!(
+                    "timed out after {}: the command and its process group were killed",
+                    seconds(timeout)
+                ),
+            ),
+        ),
+        End::OutputLimit => {
+            if over {
+                truncate(&mut text, cap);
+            }
+            ToolOutput::new(
+                CallStatus::OutputLimit,
+                with_note(
+                    text,
+                    &format!("output exceeded {cap} bytes: the command was stopped"),
+                ),
+            )
+        }
+        End::WaitFailed(e) => ToolOutput::failed(with_note(
+            text,
+            &format!("could not wait for bash: {e}; its process group was killed"),
+        )),
+    }
+}
+
+fn exited_output(text: String, status: ExitStatus) -> ToolOutput {
+    if status.success() {
+        if text.is_empty() {
+            return ToolOutput::completed("(no output)");
+        }
+        return ToolOutput::completed(text);
+    }
+    let note = match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code: {code}"),
+        (None, Some(signal)) => format!("terminated by signal {signal}"),
+        (None, None) => "failed".to_owned(),
+    };
+    ToolOutput::failed(with_note(text, &note))
+}
+
+fn seconds(duration: Duration) -> String {
+    let secs = duration.as_secs_f64();
+    if secs.fract() == 0.0 {
+        format!("{secs:.0}s")
+    } else {
+        format!("{secs:.1}s")
+    }
+}
+
+/// The process group bash leads. Killed once: explicitly, or on drop when the turn is
+/// cancelled mid-call, so a dropped future does not leave the group running.
+struct ProcessGroup {
+    pgid: Pid,
+    alive: bool,
+}
+
+impl ProcessGroup {
+    fn new(pid: u32) -> Self {
+        Self {
+            // Pids fit in i32 on every platform tokio supports; 0 would mean "our own group",
+            // so an impossible value must never reach killpg.
+            pgid: Pid::from_raw(i32::try_from(pid).unwrap_or(-1)),
+            alive: true,
+        }
+    }
+
+    fn kill(&mut self) {
+        if std::mem::replace(&mut self.alive, false) && self.pgid.as_raw() > 0 {
+            // ESRCH (nothing left in the group) is the expected case after a clean exit.
+            let _ = killpg(self.pgid, Signal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

@@ -1,0 +1,276 @@
+//! File tools, confined to the workspace by cap-std: `..` escapes, absolute paths and
+//! symlinks leading outside are refused by the directory handle itself, not by string checks.
+
+use std::io::{self, Read};
+use std::path::Path;
+
+use cap_std::fs::Dir;
+
+use super::ToolOutput;
+use super::output::{truncate, with_note};
+use crate::agent::CallStatus;
+
+/// Largest file `edit_file` loads.
+const MAX_EDIT_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Deepest directory nesting `list_files` descends into.
+const MAX_LIST_DEPTH: usize = 32;
+
+/// The path a file tool works on.
+pub(super) struct Target<'a> {
+    pub dir: &'a Dir,
+    /// Normalised, workspace-relative (`.` for the root).
+    pub relative: &'a Path,
+    /// As the model wrote it, for messages.
+    pub raw: &'a str,
+}
+
+impl Target<'_> {
+    /// A result for an I/O error, saying clearly when the path led outside the workspace.
+    fn io_failure(&self, action: &str, error: &io::Error) -> ToolOutput {
+        let raw = self.raw;
+        // cap-std's escape error is PermissionDenied with this text (symlinks out, `..`).
+        if error.to_string().contains("a path led outside") {
+            return ToolOutput::failed(format!(
+                "Path `{raw}` leads outside the workspace (through a symlink or `..`); file tools are confined to the workspace."
+            ));
+        }
+        match error.kind() {
+            io::ErrorKind::NotFound => ToolOutput::failed(format!(
+                "Cannot {action} `{raw}`: no such file or directory."
+            )),
+            _ => ToolOutput::failed(format!("Cannot {action} `{raw}`: {error}.")),
+        }
+    }
+
+    fn is_root(&self) -> bool {
+        self.relative == Path::new(".")
+    }
+}
+
+pub(super) fn read_file(target: &Target<'_>, cap: usize) -> ToolOutput {
+    let file = match target.dir.open(target.relative) {
+        Ok(file) => file,
+        Err(e) => return target.io_failure("read", &e),
+    };
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return ToolOutput::failed(format!(
+            "Cannot read `{}`: it is a directory; use list_files.",
+            target.raw
+        ));
+    }
+    let mut bytes = Vec::new();
+    // One byte past the cap tells "exactly at the cap" from "over it" without reading more.
+    if let Err(e) = file.take(cap as u64 + 1).read_to_end(&mut bytes) {
+        return target.io_failure("read", &e);
+    }
+    let over = bytes.len() > cap;
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if over {
+        truncate(&mut text, cap);
+        return ToolOutput::new(
+            CallStatus::OutputLimit,
+            with_note(
+                text,
+                &format!("output truncated: the file exceeds the {cap}-byte limit"),
+            ),
+        );
+    }
+    ToolOutput::completed(text)
+}
+
+pub(super) fn write_file(target: &Target<'_>, content: &str) -> ToolOutput {
+    if target.is_root() {
+        return ToolOutput::failed(format!(
+            "Cannot write `{}`: it is the workspace directory.",
+            target.raw
+        ));
+    }
+    if let Some(parent) = target
+        .relative
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+    {
+        // Look before creating: create_dir_all on a symlink leading outside reports only
+        // "File exists", while metadata names the escape.
+        match target.dir.metadata(parent) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return ToolOutput::failed(format!(
+                    "Cannot write `{}`: `{}` is not a directory.",
+                    target.raw,
+                    display(parent)
+                ));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if let Err(e) = target.dir.create_dir_all(parent) {
+                    return target.io_failure("create the parent directories of", &e);
+                }
+            }
+            Err(e) => return target.io_failure("write", &e),
+        }
+    }
+    match target.dir.write(target.relative, content) {
+        Ok(()) => ToolOutput::completed(format!(
+            "Wrote {} bytes to `{}`.",
+            content.len(),
+            target.raw
+        )),
+        Err(e) => target.io_failure("write", &e),
+    }
+}
+
+pub(super) fn edit_file(target: &Target<'_>, old_text: &str, new_text: &str) -> ToolOutput {
+    let raw = target.raw;
+    if old_text.is_empty() {
+        return ToolOutput::failed(format!(
+            "Cannot edit `{raw}`: old_text is empty; give the exact text to replace."
+        ));
+    }
+    match target.dir.metadata(target.relative) {
+        Ok(meta) if meta.is_dir() => {
+            return ToolOutput::failed(format!("Cannot edit `{raw}`: it is a directory."));
+        }
+        Ok(meta) if meta.len() > MAX_EDIT_BYTES => {
+            return ToolOutput::failed(format!(
+                "Cannot edit `{raw}`: the file is larger than {MAX_EDIT_BYTES} bytes."
+            ));
+        }
+        Ok(_) => {}
+        Err(e) => return target.io_failure("edit", &e),
+    }
+    let content = match target.dir.read_to_string(target.relative) {
+        Ok(content) => content,
+        Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+            return ToolOutput::failed(format!("Cannot edit `{raw}`: it is not UTF-8 text."));
+        }
+        Err(e) => return target.io_failure("edit", &e),
+    };
+    let Some(at) = content.find(old_text) else {
+        return ToolOutput::failed(format!("Cannot edit `{raw}`: old_text was not found."));
+    };
+    let occurrences = count_occurrences(&content, old_text);
+    if occurrences > 1 {
+        return ToolOutput::failed(format!(
+            "Cannot edit `{raw}`: old_text occurs {occurrences} times; it must occur exactly once. Include more surrounding text."
+        ));
+    }
+    let edited = format!(
+        "{}{new_text}{}",
+        &content[..at],
+        &content[at + old_text.len()..]
+    );
+    match target.dir.write(target.relative, edited) {
+        Ok(()) => ToolOutput::completed(format!("Edited `{raw}`: replaced 1 occurrence.")),
+        Err(e) => target.io_failure("write", &e),
+    }
+}
+
+/// Occurrences of `needle`, overlapping ones included ("aa" occurs twice in "aaa", and an
+/// edit there would be ambiguous).
+fn count_occurrences(haystack: &str, needle: &str) -> usize {
+    let mut count = 0;
+    let mut from = 0;
+    while let Some(i) = haystack[from..].find(needle) {
+        count += 1;
+        let start = from + i;
+        from = start + haystack[start..].chars().next().map_or(1, char::len_utf8);
+    }
+    count
+}
+
+pub(super) fn list_files(target: &Target<'_>, cap: usize) -> ToolOutput {
+    let meta = match target.dir.metadata(target.relative) {
+        Ok(meta) => meta,
+        Err(e) => return target.io_failure("list", &e),
+    };
+    if !meta.is_dir() {
+        return ToolOutput::completed(display(target.relative));
+    }
+    let mut listing = Listing {
+        dir: target.dir,
+        lines: String::new(),
+        cap,
+        over: false,
+    };
+    if let Err(e) = listing.walk(target.relative, 0) {
+        return target.io_failure("list", &e);
+    }
+    if listing.over {
+        let mut text = listing.lines;
+        truncate(&mut text, cap);
+        return ToolOutput::new(
+            CallStatus::OutputLimit,
+            with_note(
+                text,
+                &format!("output truncated: the listing exceeds the {cap}-byte limit"),
+            ),
+        );
+    }
+    if listing.lines.is_empty() {
+        return ToolOutput::completed("(empty directory)");
+    }
+    ToolOutput::completed(listing.lines)
+}
+
+struct Listing<'a> {
+    dir: &'a Dir,
+    lines: String,
+    cap: usize,
+    over: bool,
+}
+
+impl Listing<'_> {
+    /// Append the entries under `path`, sorted, depth first; stop once past the cap so a huge
+    /// tree costs no more than the cap. Symlinks are listed, never followed.
+    fn walk(&mut self, path: &Path, depth: usize) -> io::Result<()> {
+        let mut entries = Vec::new();
+        for entry in self.dir.read_dir(path)? {
+            let entry = entry?;
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            entries.push((entry.file_name(), is_dir));
+        }
+        entries.sort();
+        for (name, is_dir) in entries {
+            if self.over {
+                return Ok(());
+            }
+            let child = if path == Path::new(".") {
+                Path::new(&name).to_path_buf()
+            } else {
+                path.join(&name)
+            };
+            self.lines.push_str(&display(&child));
+            if is_dir {
+                self.lines.push('/');
+            }
+            self.lines.push('\n');
+            if self.lines.len() > self.cap {
+                self.over = true;
+                return Ok(());
+            }
+            // `.git` is protected: its name may show, its contents may not.
+            if is_dir && name != ".git" && depth < MAX_LIST_DEPTH {
+                self.walk(&child, depth + 1)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn display(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_overlapping_occurrences() {
+        assert_eq!(count_occurrences("aaa", "aa"), 2);
+        assert_eq!(count_occurrences("abc", "b"), 1);
+        assert_eq!(count_occurrences("éaé", "é"), 2);
+        assert_eq!(count_occurrences("abc", "x"), 0);
+    }
+}

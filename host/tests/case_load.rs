@@ -1,0 +1,150 @@
+//! Loading case files and directories: name order, limits, unique names, and errors that
+//! name the file that broke.
+
+use std::path::{Path, PathBuf};
+
+use evalhost::case::{CaseError, MAX_CASES_PER_DIR, load_cases};
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/cases")
+        .join(rel)
+}
+
+fn write_case(dir: &Path, file: &str, name: &str) -> PathBuf {
+    let path = dir.join(file);
+    std::fs::write(
+        &path,
+        format!("name: {name}\nprompt: Say hello.\ngraders:\n  - final_text_contains: hello\n"),
+    )
+    .unwrap();
+    path
+}
+
+fn load_error(paths: &[PathBuf]) -> CaseError {
+    match load_cases(paths) {
+        Ok(cases) => panic!("should not load, got {} cases", cases.len()),
+        Err(err) => err,
+    }
+}
+
+#[test]
+fn a_directory_loads_its_yaml_files_in_name_order() {
+    // `order/` also holds README.md, a hidden .hidden.yaml and nested/d.yaml, all broken:
+    // loading them would fail.
+    let cases = load_cases(&[data("order")]).unwrap();
+    let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "c"]);
+    assert!(cases[0].path.ends_with("order/a.yml"));
+}
+
+#[test]
+fn paths_load_in_the_order_given() {
+    let cases = load_cases(&[data("order/c.yaml"), data("valid"), data("order/a.yml")]).unwrap();
+    let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["c", "full", "a"]);
+}
+
+#[test]
+fn a_directory_holds_at_most_256_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..MAX_CASES_PER_DIR {
+        write_case(
+            dir.path(),
+            &format!("case-{i:03}.yaml"),
+            &format!("case-{i:03}"),
+        );
+    }
+    let cases = load_cases(&[dir.path().to_path_buf()]).unwrap();
+    assert_eq!(cases.len(), 256);
+    assert_eq!(cases[255].name, "case-255");
+
+    write_case(dir.path(), "case-256.yaml", "case-256");
+    let err = load_error(&[dir.path().to_path_buf()]);
+    assert!(matches!(
+        err,
+        CaseError::TooManyCases {
+            count: 257,
+            max: 256,
+            ..
+        }
+    ));
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}: too many cases: 257 (at most 256 a directory)",
+            dir.path().display()
+        )
+    );
+}
+
+#[test]
+fn the_error_names_the_file_that_broke() {
+    let dir = tempfile::tempdir().unwrap();
+    write_case(dir.path(), "a.yaml", "a");
+    let broken = write_case(dir.path(), "b.yaml", "not-b");
+    write_case(dir.path(), "c.yaml", "c");
+    let err = load_error(&[dir.path().to_path_buf()]);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}:1:7: name: \"not-b\" does not match the file stem \"b\"",
+            broken.display()
+        )
+    );
+}
+
+#[test]
+fn case_names_are_unique_across_paths() {
+    let one = tempfile::tempdir().unwrap();
+    let two = tempfile::tempdir().unwrap();
+    let first = write_case(one.path(), "same.yaml", "same");
+    let second = write_case(two.path(), "same.yaml", "same");
+    let err = load_error(&[one.path().to_path_buf(), two.path().to_path_buf()]);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}:1:7: name: case \"same\" is already defined in {}; case names must be unique",
+            second.display(),
+            first.display()
+        )
+    );
+}
+
+#[test]
+fn yaml_and_yml_of_one_stem_clash() {
+    let dir = tempfile::tempdir().unwrap();
+    write_case(dir.path(), "x.yaml", "x");
+    write_case(dir.path(), "x.yml", "x");
+    let err = load_error(&[dir.path().to_path_buf()]);
+    assert!(
+        err.to_string()
+            .contains("name: case \"x\" is already defined in"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_directory_without_cases_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not a case").unwrap();
+    let err = load_error(&[dir.path().to_path_buf()]);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}: no case files (*.yaml, *.yml) found",
+            dir.path().display()
+        )
+    );
+}
+
+#[test]
+fn a_missing_path_is_a_read_error() {
+    let path = data("no-such-directory");
+    let err = load_error(std::slice::from_ref(&path));
+    assert!(matches!(err, CaseError::Read { .. }));
+    assert!(
+        err.to_string()
+            .starts_with(&format!("{}: ", path.display()))
+    );
+}
