@@ -173,7 +173,7 @@ fn garbage_never_panics_and_stays_bounded() {
         let bytes: Vec<u8> = (0..len)
             .map(|_| {
                 let r = noise.next();
-                if r % 3 == 0 {
+                if r.is_multiple_of(3) {
                     (r >> 8) as u8
                 } else {
                     alphabet[(r >> 8) as usize % alphabet.len()]
