@@ -216,7 +216,7 @@ fn sse_response(events: Vec<StreamEvent>) -> Response {
 }
 
 /// One stream event as SSE: the `event:` line names the type, `data:` is the JSON.
-pub(crate) fn encode_event(sequence_number: u64, event: &StreamEvent) -> String {
+fn encode_event(sequence_number: u64, event: &StreamEvent) -> String {
     let data = serde_json::to_string(&SequencedEvent {
         event,
         sequence_number,

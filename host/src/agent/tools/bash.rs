@@ -126,7 +126,6 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
         // SIGKILL cannot be caught; reaping only waits for the kernel to tear bash down.
         let _ = tokio::time::timeout(REAP_TIMEOUT, child.wait()).await;
     }
-    let over = output.len() > cap;
     let mut text = String::from_utf8_lossy(&output).into_owned();
     match end {
         End::Exited(status) => exited_output(text, status),
@@ -141,9 +140,7 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
             ),
         ),
         End::OutputLimit => {
-            if over {
-                truncate(&mut text, cap);
-            }
+            truncate(&mut text, cap);
             ToolOutput::new(
                 CallStatus::OutputLimit,
                 with_note(
