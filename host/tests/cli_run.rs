@@ -97,3 +97,32 @@ fn an_unknown_grader_is_a_located_error_with_exit_2() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_exhausted_script_is_an_errored_run_shown_with_its_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("short-script.yaml"),
+        "name: short-script\nprompt: List the files.\nmodel:\n  - call: {tool: list_files, arguments: {}}\ngraders:\n  - tool_called: list_files\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("wrong-input.yaml"),
+        "name: wrong-input\nprompt: List the files.\nmodel:\n  - call: {tool: list_files, arguments: {}}\n  - text: Nothing here.\n    expect_input_contains: no-such-text\ngraders:\n  - tool_called: list_files\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = evalhost(&["run", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("\n  short-script run 1: Model script exhausted: request 2 has no scripted response\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\n  wrong-input run 1: Request 2 did not contain \"no-such-text\"\n"),
+        "{stdout}"
+    );
+    assert_eq!(
+        stderr.trim_end(),
+        "Error: Eval failed: 2 of 2 cases did not pass every run"
+    );
+}
