@@ -21,7 +21,10 @@ fn main() {
         ("file_contains", r#"{"path":"greeting.txt","text":"hello"}"#),
         ("final_text_matches", r#""(?i)created|wrote""#),
     ];
-    println!("{:<22} {:>9} {:>9} {:>9}", "grader", "p50 µs", "p99 µs", "fuel");
+    println!(
+        "{:<22} {:>9} {:>9} {:>9}",
+        "grader", "p50 µs", "p99 µs", "fuel"
+    );
     for (name, config) in cases {
         let component = host.find(name).expect("grader exists");
         let mut times = Vec::with_capacity(CALLS);

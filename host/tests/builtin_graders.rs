@@ -20,7 +20,9 @@ fn host() -> &'static GraderHost {
 
 /// A run: the model called `calls` (name, status) one per request, then said `final_text`.
 fn run(calls: &[(&str, CallStatus)], final_text: &str) -> Evidence {
-    let mut events = vec![Event::UserMessage { text: "do it".into() }];
+    let mut events = vec![Event::UserMessage {
+        text: "do it".into(),
+    }];
     for (i, (name, status)) in calls.iter().enumerate() {
         let call_id = format!("call_{}", i + 1);
         events.push(Event::ModelRequest {
@@ -66,7 +68,10 @@ fn run(calls: &[(&str, CallStatus)], final_text: &str) -> Evidence {
     events.push(Event::TurnEnd {
         final_text: final_text.into(),
     });
-    let records: Vec<Record> = events.into_iter().map(|event| Record { at_ms: 0, event }).collect();
+    let records: Vec<Record> = events
+        .into_iter()
+        .map(|event| Record { at_ms: 0, event })
+        .collect();
     Evidence::from_session(&records, RunFacts::default())
 }
 
@@ -75,7 +80,12 @@ fn grade(grader: &str, config: &str, evidence: &Evidence, workspace: &std::path:
     component
         .check_config(grader, config)
         .unwrap_or_else(|e| panic!("{grader} {config}: {e}"));
-    let (verdict, _) = component.grade(grader, config, &PreparedEvidence::new(evidence), Some(workspace));
+    let (verdict, _) = component.grade(
+        grader,
+        config,
+        &PreparedEvidence::new(evidence),
+        Some(workspace),
+    );
     verdict.unwrap_or_else(|e| panic!("{grader}: {e}"))
 }
 
@@ -126,7 +136,12 @@ fn final_text_graders() {
 fn long_final_text_is_cut_at_120_bytes() {
     let long = "I didn't run anything — that inspection command was declined, and I won't retry it without your go-ahead.\n\nBecause I could not inspect it, I cannot say more.";
     let ws = tempfile::tempdir().unwrap();
-    let verdict = grade("final_text_contains", r#""not approved""#, &run(&[], long), ws.path());
+    let verdict = grade(
+        "final_text_contains",
+        r#""not approved""#,
+        &run(&[], long),
+        ws.path(),
+    );
     assert_eq!(
         verdict.message,
         r#"final_text_contains "not approved": final text "I didn't run anything — that inspection command was declined, and I won't retry it without your go-ahead.\n\nBecause I c...""#
@@ -151,7 +166,14 @@ fn call_graders() {
         &read_bash,
         "tool_not_called bash: calls: [read_file bash]",
     );
-    let bash_write = run(&[("bash", Completed), ("read_file", Completed), ("write_file", Completed)], "done");
+    let bash_write = run(
+        &[
+            ("bash", Completed),
+            ("read_file", Completed),
+            ("write_file", Completed),
+        ],
+        "done",
+    );
     let write_bash = run(&[("write_file", Completed), ("bash", Completed)], "done");
     check(
         "tool_order",
@@ -176,8 +198,20 @@ fn call_graders() {
         &write_bash,
         "result_status call 3 = completed: only 2 tool calls recorded",
     );
-    check("max_tool_calls", "0", &run(&[], "hi"), &completed, "max_tool_calls 0: 1 tool call");
-    check("max_requests", "2", &completed, &write_bash, "max_requests 2: 3 requests");
+    check(
+        "max_tool_calls",
+        "0",
+        &run(&[], "hi"),
+        &completed,
+        "max_tool_calls 0: 1 tool call",
+    );
+    check(
+        "max_requests",
+        "2",
+        &completed,
+        &write_bash,
+        "max_requests 2: 3 requests",
+    );
 }
 
 #[test]
@@ -193,22 +227,55 @@ fn file_graders_read_the_workspace() {
     let dir = grade("file_exists", r#""out""#, &any, ws.path());
     assert_eq!(dir.message, "file_exists out: is a directory");
 
-    let contains = grade("file_contains", r#"{"path":"greeting.txt","text":"hello"}"#, &any, ws.path());
+    let contains = grade(
+        "file_contains",
+        r#"{"path":"greeting.txt","text":"hello"}"#,
+        &any,
+        ws.path(),
+    );
     assert!(contains.pass, "{contains:?}");
-    let other = grade("file_contains", r#"{"path":"greeting.txt","text":"bye"}"#, &any, ws.path());
-    assert_eq!(other.message, r#"file_contains greeting.txt "bye": content "hello\n""#);
+    let other = grade(
+        "file_contains",
+        r#"{"path":"greeting.txt","text":"bye"}"#,
+        &any,
+        ws.path(),
+    );
+    assert_eq!(
+        other.message,
+        r#"file_contains greeting.txt "bye": content "hello\n""#
+    );
 }
 
 #[test]
 fn bad_configs_are_refused_at_check_time() {
     let builtin = host().find("final_text_matches").unwrap();
-    assert!(builtin.check_config("final_text_matches", r#""(unclosed""#).is_err());
+    assert!(
+        builtin
+            .check_config("final_text_matches", r#""(unclosed""#)
+            .is_err()
+    );
     let long = format!("\"{}\"", "a".repeat(1025));
     assert!(builtin.check_config("final_text_matches", &long).is_err());
-    assert!(builtin.check_config("result_status", r#"{"call":0,"status":"denied"}"#).is_err());
-    assert!(builtin.check_config("result_status", r#"{"call":1,"status":"bogus"}"#).is_err());
-    assert!(builtin.check_config("file_exists", r#""../etc/passwd""#).is_err());
-    assert!(builtin.check_config("file_exists", r#""/etc/passwd""#).is_err());
+    assert!(
+        builtin
+            .check_config("result_status", r#"{"call":0,"status":"denied"}"#)
+            .is_err()
+    );
+    assert!(
+        builtin
+            .check_config("result_status", r#"{"call":1,"status":"bogus"}"#)
+            .is_err()
+    );
+    assert!(
+        builtin
+            .check_config("file_exists", r#""../etc/passwd""#)
+            .is_err()
+    );
+    assert!(
+        builtin
+            .check_config("file_exists", r#""/etc/passwd""#)
+            .is_err()
+    );
     assert!(builtin.check_config("max_requests", r#""two""#).is_err());
     assert!(builtin.check_config("no_such_grader", "1").is_err());
 }

@@ -4,7 +4,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
 }
 
 fn evalhost(args: &[&str]) -> (i32, String, String) {
@@ -43,22 +46,40 @@ fn a_failing_case_prints_the_seed_failure_line_and_exits_1() {
 fn filter_and_runs_select_and_repeat() {
     let (code, stdout, _) = evalhost(&["run", "--runs", "2", "--filter", "bash-de", "cases/mino"]);
     assert_eq!(code, 0, "{stdout}");
-    assert!(stdout.starts_with("Eval replay mode: 1 cases, 2 runs each"), "{stdout}");
-    assert!(stdout.contains("\nbash-denied  2     2     1.00    1.00"), "{stdout}");
+    assert!(
+        stdout.starts_with("Eval replay mode: 1 cases, 2 runs each"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\nbash-denied  2     2     1.00    1.00"),
+        "{stdout}"
+    );
 }
 
 #[test]
 fn out_keeps_session_logs_evidence_and_report() {
     let out = tempfile::tempdir().unwrap();
     let out_arg = out.path().to_str().unwrap();
-    let (code, stdout, stderr) = evalhost(&["run", "--out", out_arg, "--filter", "write-then-read", "cases/mino"]);
+    let (code, stdout, stderr) = evalhost(&[
+        "run",
+        "--out",
+        out_arg,
+        "--filter",
+        "write-then-read",
+        "cases/mino",
+    ]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     let log = std::fs::read_to_string(out.path().join("write-then-read/run-1.jsonl")).unwrap();
-    assert!(log.lines().any(|l| l.contains("\"type\":\"tool_result\"")), "{log}");
-    let evidence = std::fs::read_to_string(out.path().join("write-then-read/run-1.evidence.json")).unwrap();
+    assert!(
+        log.lines().any(|l| l.contains("\"type\":\"tool_result\"")),
+        "{log}"
+    );
+    let evidence =
+        std::fs::read_to_string(out.path().join("write-then-read/run-1.evidence.json")).unwrap();
     assert!(evidence.contains("\"write_file\""), "{evidence}");
     let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap())
+            .unwrap();
     assert_eq!(report["cases"][0]["name"], "write-then-read");
     assert_eq!(report["cases"][0]["summary"]["pass"], true);
 }
@@ -93,7 +114,9 @@ fn an_unknown_grader_is_a_located_error_with_exit_2() {
     let (code, _, stderr) = evalhost(&["run", case.to_str().unwrap()]);
     assert_eq!(code, 2, "{stderr}");
     assert!(
-        stderr.contains("typo.yaml:6:5: graders[0].final_text_contain: unknown grader `final_text_contain`"),
+        stderr.contains(
+            "typo.yaml:6:5: graders[0].final_text_contain: unknown grader `final_text_contain`"
+        ),
         "{stderr}"
     );
 }
@@ -114,7 +137,9 @@ fn an_exhausted_script_is_an_errored_run_shown_with_its_error() {
     let (code, stdout, stderr) = evalhost(&["run", dir.path().to_str().unwrap()]);
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(
-        stdout.contains("\n  short-script run 1: Model script exhausted: request 2 has no scripted response\n"),
+        stdout.contains(
+            "\n  short-script run 1: Model script exhausted: request 2 has no scripted response\n"
+        ),
         "{stdout}"
     );
     assert!(

@@ -5,7 +5,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use evalhost::evidence::{Evidence, RunFacts};
-use evalhost::grader::{GraderComponent, GraderError, GraderHost, Limits, PreparedEvidence, Verdict};
+use evalhost::grader::{
+    GraderComponent, GraderError, GraderHost, Limits, PreparedEvidence, Verdict,
+};
 
 const HOSTILE: &str = env!("EVALHOST_TEST_HOSTILE_WASM");
 
@@ -14,7 +16,8 @@ fn host(limits: Limits) -> GraderHost {
 }
 
 fn hostile(host: &GraderHost) -> GraderComponent {
-    host.load_component_file(Path::new(HOSTILE)).expect("hostile component loads")
+    host.load_component_file(Path::new(HOSTILE))
+        .expect("hostile component loads")
 }
 
 fn evidence() -> PreparedEvidence {
@@ -64,7 +67,10 @@ fn filesystem_escapes_are_refused() {
             matches!(error, GraderError::Failed(_)),
             "{probe}: expected the guest's own I/O error, got {error:?}"
         );
-        assert!(!error.to_string().contains("TOP-SECRET"), "{probe}: {error}");
+        assert!(
+            !error.to_string().contains("TOP-SECRET"),
+            "{probe}: {error}"
+        );
     }
 }
 
@@ -75,7 +81,10 @@ fn the_workspace_is_read_only() {
     let (_root, ws) = workspace();
     let error = assert_contained(&c, "write-file", &ws);
     assert!(matches!(error, GraderError::Failed(_)), "{error:?}");
-    assert!(!ws.join("pwned.txt").exists(), "the guest created a file in the workspace");
+    assert!(
+        !ws.join("pwned.txt").exists(),
+        "the guest created a file in the workspace"
+    );
 }
 
 #[test]
@@ -88,7 +97,10 @@ fn an_infinite_loop_exhausts_fuel() {
     let (_root, ws) = workspace();
     let error = assert_contained(&c, "infinite-loop", &ws);
     assert_eq!(error, GraderError::FuelExhausted { budget: 20_000_000 });
-    assert_eq!(error.to_string(), "fuel exhausted after 20000000 instructions");
+    assert_eq!(
+        error.to_string(),
+        "fuel exhausted after 20000000 instructions"
+    );
 }
 
 #[test]
@@ -101,7 +113,10 @@ fn an_infinite_loop_hits_the_wall_clock_deadline() {
     let c = hostile(&host);
     let (_root, ws) = workspace();
     let error = assert_contained(&c, "infinite-loop", &ws);
-    assert!(matches!(error, GraderError::DeadlineExceeded { .. }), "{error:?}");
+    assert!(
+        matches!(error, GraderError::DeadlineExceeded { .. }),
+        "{error:?}"
+    );
 }
 
 #[test]
@@ -110,7 +125,10 @@ fn a_one_gib_allocation_hits_the_memory_cap() {
     let c = hostile(&host);
     let (_root, ws) = workspace();
     let error = assert_contained(&c, "alloc-1gib", &ws);
-    assert!(matches!(error, GraderError::MemoryLimit { .. }), "{error:?}");
+    assert!(
+        matches!(error, GraderError::MemoryLimit { .. }),
+        "{error:?}"
+    );
     assert!(error.to_string().starts_with("memory limit"), "{error}");
 }
 
@@ -132,7 +150,10 @@ fn ten_mib_of_stdout_hits_the_output_limit() {
     assert!(matches!(error, GraderError::OutputLimit(_)), "{error:?}");
     assert_eq!(
         error.to_string(),
-        format!("output limit: wrote more than {} bytes to stdout", Limits::default().output_bytes)
+        format!(
+            "output limit: wrote more than {} bytes to stdout",
+            Limits::default().output_bytes
+        )
     );
 }
 
@@ -152,7 +173,10 @@ fn clock_and_random_are_virtual_and_deterministic() {
     let first = grade(&c, "clock", &ws).expect("clock probe");
     let second = grade(&c, "clock", &ws).expect("clock probe");
     assert_eq!(first, second, "clock/random must not vary between calls");
-    assert!(first.message.contains("1767225600"), "virtual wall clock: {first:?}");
+    assert!(
+        first.message.contains("1767225600"),
+        "virtual wall clock: {first:?}"
+    );
 }
 
 #[test]

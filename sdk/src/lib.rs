@@ -249,6 +249,9 @@ pub mod __private {
 ///
 /// Outside `wasm32` the macro exports nothing, so the same crate builds and
 /// unit-tests natively.
+///
+/// The expansion names this crate as `evalhost_sdk`: depend on it under that
+/// name (no `package = ` rename).
 #[macro_export]
 macro_rules! register_graders {
     ($($grader:ty),+ $(,)?) => {

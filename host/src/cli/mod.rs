@@ -48,7 +48,11 @@ pub fn main() -> ExitCode {
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => {
-            let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
+            let code = if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
             let _ = e.print();
             return ExitCode::from(code);
         }

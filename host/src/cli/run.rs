@@ -61,7 +61,13 @@ pub fn list_graders() -> Result<u8, Failure> {
         .context("failed to load the built-in graders")
         .map_err(Failure::internal)?;
     for (info, component) in host.graders() {
-        println!("{:<24} {:<8} {:<10} {}", info.name, info.version, component.origin(), info.summary);
+        println!(
+            "{:<24} {:<8} {:<10} {}",
+            info.name,
+            info.version,
+            component.origin(),
+            info.summary
+        );
     }
     Ok(exit::OK)
 }

@@ -48,7 +48,11 @@ pub struct CallStats {
 }
 
 impl GraderComponent {
-    pub(crate) fn load(shared: Arc<Shared>, bytes: &[u8], origin: &str) -> Result<Self, GraderHostError> {
+    pub(crate) fn load(
+        shared: Arc<Shared>,
+        bytes: &[u8],
+        origin: &str,
+    ) -> Result<Self, GraderHostError> {
         let (component, digest) = shared.compile(bytes, origin)?;
         let pre = instantiate_pre(&shared, &component, origin)?;
         let mut loaded = Self {
@@ -127,16 +131,17 @@ impl GraderComponent {
     ) -> (Result<R, GraderError>, CallStats) {
         let started = Instant::now();
         let limits = self.shared.limits;
-        let (mut store, captured) = match sandbox::new_store(&self.shared.engine, &limits, workspace, 0) {
-            Ok(pair) => pair,
-            Err(e) => {
-                let stats = CallStats {
-                    duration: started.elapsed(),
-                    ..CallStats::default()
-                };
-                return (Err(GraderError::Sandbox(e.to_string())), stats);
-            }
-        };
+        let (mut store, captured) =
+            match sandbox::new_store(&self.shared.engine, &limits, workspace, 0) {
+                Ok(pair) => pair,
+                Err(e) => {
+                    let stats = CallStats {
+                        duration: started.elapsed(),
+                        ..CallStats::default()
+                    };
+                    return (Err(GraderError::Sandbox(e.to_string())), stats);
+                }
+            };
         let result = self
             .pre
             .instantiate(&mut store)
@@ -196,7 +201,9 @@ fn classify(
         }
     }
     match error.downcast_ref::<Trap>() {
-        Some(Trap::OutOfFuel) => GraderError::FuelExhausted { budget: limits.fuel },
+        Some(Trap::OutOfFuel) => GraderError::FuelExhausted {
+            budget: limits.fuel,
+        },
         Some(Trap::Interrupt) => GraderError::DeadlineExceeded {
             deadline: limits.deadline,
         },

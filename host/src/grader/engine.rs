@@ -24,7 +24,10 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(limits: Limits, cache_dir: Option<PathBuf>) -> Result<Arc<Self>, GraderHostError> {
+    pub(crate) fn new(
+        limits: Limits,
+        cache_dir: Option<PathBuf>,
+    ) -> Result<Arc<Self>, GraderHostError> {
         let mut config = Config::new();
         config
             .consume_fuel(true)
@@ -48,7 +51,11 @@ impl Shared {
     /// Compile `bytes`, or load the precompiled form from the cache.
     ///
     /// Returns the component and its sha256 digest (lowercase hex).
-    pub(crate) fn compile(&self, bytes: &[u8], origin: &str) -> Result<(Component, String), GraderHostError> {
+    pub(crate) fn compile(
+        &self,
+        bytes: &[u8],
+        origin: &str,
+    ) -> Result<(Component, String), GraderHostError> {
         let digest = hex::encode(Sha256::digest(bytes));
         let cached = self
             .cache_dir
@@ -60,10 +67,11 @@ impl Shared {
         {
             return Ok((component, digest));
         }
-        let component = Component::new(&self.engine, bytes).map_err(|e| GraderHostError::Compile {
-            origin: origin.to_owned(),
-            message: format!("{e:#}"),
-        })?;
+        let component =
+            Component::new(&self.engine, bytes).map_err(|e| GraderHostError::Compile {
+                origin: origin.to_owned(),
+                message: format!("{e:#}"),
+            })?;
         if let Some(path) = &cached {
             // A cache we cannot write only costs time on the next run.
             let _ = store_precompiled(&component, path);
@@ -83,7 +91,9 @@ fn load_precompiled(engine: &Engine, path: &Path) -> wasmtime::Result<Component>
 }
 
 fn store_precompiled(component: &Component, path: &Path) -> std::io::Result<()> {
-    let bytes = component.serialize().map_err(|e| std::io::Error::other(format!("{e:#}")))?;
+    let bytes = component
+        .serialize()
+        .map_err(|e| std::io::Error::other(format!("{e:#}")))?;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let tmp = tempfile::NamedTempFile::new_in(dir)?;

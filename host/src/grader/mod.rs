@@ -144,12 +144,19 @@ impl GraderHost {
     }
 
     /// Load a component without registering its graders by name.
-    pub fn load_component(&self, bytes: &[u8], origin: &str) -> Result<GraderComponent, GraderHostError> {
+    pub fn load_component(
+        &self,
+        bytes: &[u8],
+        origin: &str,
+    ) -> Result<GraderComponent, GraderHostError> {
         GraderComponent::load(self.shared.clone(), bytes, origin)
     }
 
     /// Load a component from a file without registering it.
-    pub fn load_component_file(&self, path: &std::path::Path) -> Result<GraderComponent, GraderHostError> {
+    pub fn load_component_file(
+        &self,
+        path: &std::path::Path,
+    ) -> Result<GraderComponent, GraderHostError> {
         let bytes = std::fs::read(path).map_err(|source| GraderHostError::Read {
             path: path.to_owned(),
             source,
@@ -158,7 +165,11 @@ impl GraderHost {
     }
 
     /// Load a component and make its graders available by name.
-    pub fn add_component(&mut self, bytes: &[u8], origin: &str) -> Result<&GraderComponent, GraderHostError> {
+    pub fn add_component(
+        &mut self,
+        bytes: &[u8],
+        origin: &str,
+    ) -> Result<&GraderComponent, GraderHostError> {
         let component = self.load_component(bytes, origin)?;
         for info in component.graders() {
             if let Some(existing) = self.find(&info.name) {

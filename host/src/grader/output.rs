@@ -65,10 +65,12 @@ impl OutputStream for CapturedOutput {
     fn write(&mut self, bytes: Bytes) -> Result<(), StreamError> {
         let mut buffer = self.buffer.lock().unwrap_or_else(|p| p.into_inner());
         if buffer.len() + bytes.len() > self.cap {
-            return Err(StreamError::Trap(wasmtime::Error::new(OutputLimitExceeded {
-                stream: self.name,
-                cap: self.cap,
-            })));
+            return Err(StreamError::Trap(wasmtime::Error::new(
+                OutputLimitExceeded {
+                    stream: self.name,
+                    cap: self.cap,
+                },
+            )));
         }
         buffer.extend_from_slice(&bytes);
         Ok(())

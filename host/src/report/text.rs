@@ -18,9 +18,12 @@ pub fn render_text(report: &SuiteReport) -> String {
         ));
     }
     let mut rows = vec![
-        ["CASE", "RUNS", "PASS", "pass@k", "pass^k", "REQ", "TOOLS", "IN_TOK", "OUT_TOK", "STATUS"]
-            .map(String::from)
-            .to_vec(),
+        [
+            "CASE", "RUNS", "PASS", "pass@k", "pass^k", "REQ", "TOOLS", "IN_TOK", "OUT_TOK",
+            "STATUS",
+        ]
+        .map(String::from)
+        .to_vec(),
     ];
     for case in &report.cases {
         let s = &case.summary;

@@ -72,7 +72,10 @@ pub enum RunError {
 ///
 /// A run that cannot even be set up (temp directory, seeding) is reported as an errored
 /// run with the reason; the suite goes on.
-pub async fn run_suite(cases: Vec<PreparedCase>, options: &RunOptions) -> Result<SuiteReport, RunError> {
+pub async fn run_suite(
+    cases: Vec<PreparedCase>,
+    options: &RunOptions,
+) -> Result<SuiteReport, RunError> {
     let server = ModelServer::start()
         .await
         .map_err(|source| RunError::ModelServer { source })?;

@@ -21,7 +21,10 @@ pub struct BoundGrader {
 
 /// Resolve and validate the graders of every case; the first error stops everything.
 pub fn prepare_cases(cases: Vec<Case>, host: &GraderHost) -> Result<Vec<PreparedCase>, CaseError> {
-    cases.into_iter().map(|case| prepare_case(case, host)).collect()
+    cases
+        .into_iter()
+        .map(|case| prepare_case(case, host))
+        .collect()
 }
 
 fn prepare_case(case: Case, host: &GraderHost) -> Result<PreparedCase, CaseError> {
@@ -35,7 +38,11 @@ fn prepare_case(case: Case, host: &GraderHost) -> Result<PreparedCase, CaseError
         };
         let component = host.find(&spec.name).ok_or_else(|| {
             let known: Vec<&str> = host.graders().map(|(g, _)| g.name.as_str()).collect();
-            invalid(format!("unknown grader `{}` (known graders: {})", spec.name, known.join(", ")))
+            invalid(format!(
+                "unknown grader `{}` (known graders: {})",
+                spec.name,
+                known.join(", ")
+            ))
         })?;
         let config_json = spec.config_json();
         component

@@ -160,9 +160,10 @@ async fn grade_run(
 
 fn grade_one(bound: &BoundGrader, evidence: &PreparedEvidence, workspace: &Path) -> GraderVerdict {
     let name = &bound.spec.name;
-    let (result, stats) = bound
-        .component
-        .grade(name, &bound.config_json, evidence, Some(workspace));
+    let (result, stats) =
+        bound
+            .component
+            .grade(name, &bound.config_json, evidence, Some(workspace));
     let (outcome, score, message) = match result {
         Ok(v) if v.pass => (Outcome::Pass, v.score, String::new()),
         Ok(v) => (Outcome::Fail, v.score, v.message),

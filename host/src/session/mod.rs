@@ -46,10 +46,7 @@ pub enum Event {
         output_tokens: u64,
     },
     /// A tool call passed validation, policy and confirmation and started executing.
-    ToolStart {
-        call_id: String,
-        name: String,
-    },
+    ToolStart { call_id: String, name: String },
     /// The result the agent paired with a tool call (every call gets one).
     ToolResult {
         call_id: String,
