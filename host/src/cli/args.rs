@@ -51,7 +51,7 @@ pub struct RunArgs {
     /// Keep session logs, evidence and report.json in this directory.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Runs made concurrently (default: number of cores).
-    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    /// Runs made concurrently (default: number of cores; at most 128).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=128))]
     pub jobs: Option<u32>,
 }

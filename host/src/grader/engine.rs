@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Config, Engine, OptLevel};
+use wasmtime::{
+    Config, Enabled, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig,
+};
 
 use super::GraderHostError;
 use super::limits::{EPOCH_TICK, Limits};
@@ -34,7 +36,18 @@ impl Shared {
             .epoch_interruption(true)
             .cranelift_opt_level(OptLevel::Speed)
             .wasm_component_model(true);
-        let engine = Engine::new(&config).map_err(GraderHostError::engine)?;
+        // The pooling allocator keeps instance slots (and the first pages of each linear
+        // memory) mapped between calls: a fresh instance per call then costs no mmap/munmap,
+        // no TLB shootdown and few page faults. Fall back to on-demand allocation where the
+        // address-space reservation is refused.
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling(&limits)));
+        let engine = match Engine::new(&config) {
+            Ok(engine) => engine,
+            Err(_) => {
+                config.allocation_strategy(InstanceAllocationStrategy::OnDemand);
+                Engine::new(&config).map_err(GraderHostError::engine)?
+            }
+        };
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(GraderHostError::engine)?;
         let engine_key = engine_key(&engine);
@@ -78,6 +91,23 @@ impl Shared {
         }
         Ok((component, digest))
     }
+}
+
+/// Grading calls in flight at once, across all components (the runner grades at most
+/// `--jobs` runs concurrently, one call at a time each).
+pub(crate) const MAX_CONCURRENT_CALLS: u32 = 128;
+
+fn pooling(limits: &Limits) -> PoolingAllocationConfig {
+    let mut pool = PoolingAllocationConfig::new();
+    pool.total_component_instances(MAX_CONCURRENT_CALLS)
+        .total_core_instances(MAX_CONCURRENT_CALLS * 8)
+        .total_memories(MAX_CONCURRENT_CALLS * 2)
+        .total_tables(MAX_CONCURRENT_CALLS * 8)
+        .max_memory_size(limits.memory_bytes)
+        .linear_memory_keep_resident(1 << 20)
+        .table_keep_resident(64 << 10)
+        .pagemap_scan(Enabled::Auto);
+    pool
 }
 
 /// Load a precompiled component this host wrote itself.
