@@ -67,9 +67,10 @@ impl GradeError {
     /// The error's text, without its kind.
     pub fn message(&self) -> &str {
         match self {
-            GradeError::UnknownGrader(m) | GradeError::InvalidConfig(m) | GradeError::Failed(m) => {
-                m
-            }
+            GradeError::UnknownGrader(m)
+            | GradeError::InvalidConfig(m)
+            | GradeError::Failed(m)
+            | GradeError::NotEvaluable(m) => m,
         }
     }
 }

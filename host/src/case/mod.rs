@@ -70,6 +70,29 @@ pub struct Case {
     pub live: bool,
     /// Free-form labels for filtering and listing.
     pub tags: Vec<String>,
+    /// How runs of this case are made.
+    pub execution: Execution,
+}
+
+/// How the runs of a case are made.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Execution {
+    /// evalhost's agent loop against the scripted model, with real tools (YAML cases).
+    Agent,
+    /// The agent loop against the scripted model, but tool calls are answered from a
+    /// recording instead of executing (AgentCompany fixtures). Exhaustion is a run error.
+    ReplayTools(Vec<RecordedToolResult>),
+    /// No agent run: the evidence is a recorded session (a Nexus journal).
+    Recorded(std::sync::Arc<crate::evidence::Evidence>),
+}
+
+/// A recorded tool result, returned by replay tools for the call with the same position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedToolResult {
+    /// Tool name the recording expects at this position.
+    pub name: String,
+    pub status: crate::agent::CallStatus,
+    pub output: String,
 }
 
 /// The answer the harness gives to every confirmation question.

@@ -4,8 +4,8 @@ use std::path::Path;
 
 use super::yaml::{self, Node, Value};
 use super::{
-    Approve, Case, CaseError, GraderUse, Location, MAX_GRADERS, MAX_RUNS, MAX_SEED_FILES,
-    ScriptReply, ScriptStep, SeedFile, workspace,
+    Approve, Case, CaseError, Execution, GraderUse, Location, MAX_GRADERS, MAX_RUNS,
+    MAX_SEED_FILES, ScriptReply, ScriptStep, SeedFile, workspace,
 };
 
 /// The fields of a case document, in the order the docs list them.
@@ -210,6 +210,7 @@ impl Doc<'_> {
                 runs,
                 live,
                 tags,
+                execution: Execution::Agent,
             },
         })
     }

@@ -309,6 +309,7 @@ impl From<wit::evalhost::grader::types::GradeError> for GraderError {
             G::UnknownGrader(m) => GraderError::UnknownGrader(m),
             G::InvalidConfig(m) => GraderError::InvalidConfig(m),
             G::Failed(m) => GraderError::Failed(m),
+            G::NotEvaluable(m) => GraderError::NotEvaluable(m),
         }
     }
 }

@@ -56,6 +56,9 @@ pub enum GraderError {
     InvalidConfig(String),
     #[error("grader failed: {0}")]
     Failed(String),
+    /// The evidence cannot answer the grader; neither pass nor fail.
+    #[error("not evaluable: {0}")]
+    NotEvaluable(String),
     #[error("fuel exhausted after {budget} instructions")]
     FuelExhausted { budget: u64 },
     #[error("deadline exceeded: still running after {deadline:?}")]

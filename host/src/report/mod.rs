@@ -101,6 +101,9 @@ pub enum Outcome {
     Pass,
     Fail,
     Error,
+    /// The evidence cannot answer the grader (e.g. a journal lacks the event type asked
+    /// about). Does not fail the run, but is always reported with its reason.
+    NotEvaluable,
 }
 
 impl RunReport {
@@ -112,10 +115,21 @@ impl RunReport {
         self.verdicts
             .iter()
             .filter_map(|v| match v.outcome {
-                Outcome::Pass => None,
+                Outcome::Pass | Outcome::NotEvaluable => None,
                 Outcome::Fail => Some(v.message.clone()),
                 Outcome::Error => Some(format!("grader {}: {}", v.grader, v.message)),
             })
+            .collect()
+    }
+}
+
+impl RunReport {
+    /// Lines naming graders that could not be evaluated from this run's evidence.
+    pub fn not_evaluable_lines(&self) -> Vec<String> {
+        self.verdicts
+            .iter()
+            .filter(|v| v.outcome == Outcome::NotEvaluable)
+            .map(|v| format!("{} not evaluable: {}", v.grader, v.message))
             .collect()
     }
 }

@@ -48,6 +48,13 @@ pub fn render_text(report: &SuiteReport) -> String {
             }
         }
     }
+    for case in &report.cases {
+        for run in &case.runs {
+            for line in run.not_evaluable_lines() {
+                out.push_str(&format!("  {} run {}: {line}\n", case.name, run.run));
+            }
+        }
+    }
     let failed = report.failed_cases();
     if failed == 0 {
         out.push_str("All cases passed.\n");

@@ -10,8 +10,9 @@ use sha2::{Digest, Sha256};
 use super::prepare::{BoundGrader, PreparedCase};
 use super::{RunError, RunOptions};
 use crate::agent::{self, AgentConfig};
+use crate::case::Execution;
 use crate::evidence::{Evidence, RunFacts, SeededFile};
-use crate::grader::PreparedEvidence;
+use crate::grader::{GraderError, PreparedEvidence};
 use crate::model::ModelServer;
 use crate::report::{GraderVerdict, Outcome, RunReport};
 use crate::session::{Event, SessionLog};
@@ -57,40 +58,50 @@ pub(crate) async fn run_once(
         mode: "replay".into(),
         model: "scripted".into(),
     })?;
-    let script = server.script(case.model.clone());
-    let config = AgentConfig {
-        instructions: case
-            .instructions
-            .clone()
-            .unwrap_or_else(|| agent::DEFAULT_INSTRUCTIONS.to_owned()),
-        approve: case.approve,
-        workspace: workspace.clone(),
-        home,
-        base_url: script.base_url().to_owned(),
-        model: "scripted".into(),
-        api_key: None,
-        limits: options.agent_limits,
-    };
-    let turn = agent::run_turn(&config, &case.prompt, &mut log).await;
-    log.flush()?;
-    let evidence = Evidence::from_session(
-        log.records(),
-        RunFacts {
-            seeded_files,
-            duration_ms: started.elapsed().as_millis() as u64,
-            synthetic_usage: true,
-        },
-    );
-    let error = match turn {
-        Ok(_) => None,
-        Err(e) => Some(e.to_string()),
+    let (evidence, error) = match &case.execution {
+        Execution::Recorded(recorded) => {
+            // Nothing runs: the recorded session is the evidence, graded as it stands.
+            let mut evidence = Evidence::clone(recorded);
+            evidence.run = run;
+            (evidence, None)
+        }
+        Execution::Agent | Execution::ReplayTools(_) => {
+            let script = server.script(case.model.clone());
+            let config = AgentConfig {
+                instructions: case
+                    .instructions
+                    .clone()
+                    .unwrap_or_else(|| agent::DEFAULT_INSTRUCTIONS.to_owned()),
+                approve: case.approve,
+                workspace: workspace.clone(),
+                home,
+                base_url: script.base_url().to_owned(),
+                model: "scripted".into(),
+                api_key: None,
+                limits: options.agent_limits,
+            };
+            let turn = agent::run_turn(&config, &case.prompt, &mut log).await;
+            log.flush()?;
+            let evidence = Evidence::from_session(
+                log.records(),
+                RunFacts {
+                    seeded_files,
+                    duration_ms: started.elapsed().as_millis() as u64,
+                    synthetic_usage: true,
+                },
+            );
+            (evidence, turn.err().map(|e| e.to_string()))
+        }
     };
     let verdicts = if error.is_none() {
         grade_run(prepared.clone(), &evidence, &workspace).await
     } else {
         Vec::new()
     };
-    let pass = error.is_none() && verdicts.iter().all(|v| v.outcome == Outcome::Pass);
+    let pass = error.is_none()
+        && verdicts
+            .iter()
+            .all(|v| matches!(v.outcome, Outcome::Pass | Outcome::NotEvaluable));
     let report = RunReport {
         run,
         pass,
@@ -167,6 +178,7 @@ fn grade_one(bound: &BoundGrader, evidence: &PreparedEvidence, workspace: &Path)
     let (outcome, score, message) = match result {
         Ok(v) if v.pass => (Outcome::Pass, v.score, String::new()),
         Ok(v) => (Outcome::Fail, v.score, v.message),
+        Err(GraderError::NotEvaluable(reason)) => (Outcome::NotEvaluable, 0.0, reason),
         Err(e) => (Outcome::Error, 0.0, e.to_string()),
     };
     GraderVerdict {
