@@ -151,3 +151,42 @@ fn an_exhausted_script_is_an_errored_run_shown_with_its_error() {
         "Error: Eval failed: 2 of 2 cases did not pass every run"
     );
 }
+
+#[test]
+fn runs_leave_nothing_behind_in_the_temp_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
+        .args(["run", "cases/mino"])
+        .current_dir(repo())
+        .env("TMPDIR", tmp.path())
+        .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "temp roots left behind: {left:?}");
+}
+
+#[test]
+fn graders_lists_the_eleven_mino_graders() {
+    let (code, stdout, _) = evalhost(&["graders"]);
+    assert_eq!(code, 0);
+    for name in [
+        "final_text_contains",
+        "final_text_not_contains",
+        "final_text_matches",
+        "tool_called",
+        "tool_not_called",
+        "tool_order",
+        "result_status",
+        "file_exists",
+        "file_contains",
+        "max_requests",
+        "max_tool_calls",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(&format!("{name} "))),
+            "{name} missing from:\n{stdout}"
+        );
+    }
+}
