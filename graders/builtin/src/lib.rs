@@ -22,16 +22,30 @@
 //! natively; built for `wasm32-wasip2` the crate is the component the host
 //! embeds.
 
+mod agentcompany;
+mod beyond;
 mod calls;
 mod config;
 mod files;
 mod limits;
+mod nexus;
+mod rubric;
 mod text;
 
+pub use agentcompany::{
+    ArgMatchesConfig, MaxTurnsConfig, MessageContainsSubstring, MessageSubstringConfig,
+    NoToolCalled, SemanticRubric, SemanticRubricConfig, ToolCallArgMatches, ToolCallCount,
+    ToolCallCountConfig, ToolName, TraceMaxTurns,
+};
+pub use beyond::{JsonSchema, NoSecretLeak, WorkspaceDiff};
 pub use calls::{ResultStatus, ResultStatusConfig, Status, ToolCalled, ToolNotCalled, ToolOrder};
 pub use config::Text;
 pub use files::{FileContains, FileContainsConfig, FileExists};
 pub use limits::{MaxRequests, MaxToolCalls};
+pub use nexus::{
+    EventCountBounds, EventEmitted, EventSequenceDistance, EventSequenceStrict, Latency, Semantic,
+    TokenBudget, ToolInvocationParity,
+};
 pub use text::{
     FinalTextContains, FinalTextMatches, FinalTextNotContains, MAX_PATTERN_BYTES, Pattern,
 };
@@ -48,6 +62,23 @@ evalhost_sdk::register_graders!(
     FileContains,
     MaxRequests,
     MaxToolCalls,
+    ToolCallCount,
+    NoToolCalled,
+    MessageContainsSubstring,
+    ToolCallArgMatches,
+    TraceMaxTurns,
+    SemanticRubric,
+    EventEmitted,
+    EventCountBounds,
+    EventSequenceStrict,
+    EventSequenceDistance,
+    ToolInvocationParity,
+    TokenBudget,
+    Latency,
+    Semantic,
+    JsonSchema,
+    WorkspaceDiff,
+    NoSecretLeak,
 );
 
 #[cfg(test)]
@@ -80,8 +111,9 @@ mod tests {
             .into_iter()
             .map(|g| g.name)
             .collect();
+        // Mino's eleven come first; other suites' graders follow.
         assert_eq!(
-            names,
+            names[..11],
             [
                 "final_text_contains",
                 "final_text_not_contains",

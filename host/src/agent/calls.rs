@@ -4,9 +4,9 @@
 
 use std::time::Instant;
 
-use super::CallStatus;
 use super::policy::{DECLINED, approves, protected_path};
 use super::tools::{Tool, ToolCall, ToolContext, ToolOutput};
+use super::{AgentError, CallStatus};
 use crate::case::Approve;
 use crate::session::{Event, SessionLog, SessionLogError};
 
@@ -14,6 +14,8 @@ use crate::session::{Event, SessionLog, SessionLogError};
 pub(crate) struct CallContext {
     pub tools: ToolContext,
     pub approve: Approve,
+    /// Recorded results that answer calls instead of the tools (replay).
+    pub replay: Option<super::replay::ReplayTools>,
 }
 
 /// Decide, run and record one call; returns the result the model sees.
@@ -23,7 +25,10 @@ pub(crate) async fn handle_call(
     name: &str,
     arguments: &str,
     log: &mut SessionLog,
-) -> Result<ToolOutput, SessionLogError> {
+) -> Result<ToolOutput, AgentError> {
+    if let Some(replay) = &ctx.replay {
+        return replay.answer(call_id, name, log);
+    }
     let started = Instant::now();
     let result = match admit(ctx, name, arguments) {
         Err(refusal) => refusal,

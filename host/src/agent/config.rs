@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::case::Approve;
+use crate::case::{Approve, RecordedToolResult};
 
 /// The default agent instructions, used when a case declares none.
 pub const DEFAULT_INSTRUCTIONS: &str = include_str!("instructions.md");
@@ -30,6 +30,9 @@ pub struct AgentConfig {
     pub api_key: Option<String>,
     /// Request, call, time and size limits.
     pub limits: Limits,
+    /// When set, tool calls are answered from this recording, by call position, instead of
+    /// running tools; a call past its end or of another tool is a run error.
+    pub replay_tools: Option<Vec<RecordedToolResult>>,
 }
 
 impl AgentConfig {
@@ -45,6 +48,7 @@ impl AgentConfig {
             model: SCRIPTED_MODEL.to_owned(),
             api_key: None,
             limits: Limits::default(),
+            replay_tools: None,
         }
     }
 }

@@ -71,6 +71,16 @@ pub enum AgentError {
         /// The limit.
         max: u32,
     },
+    /// A replayed run asked for a tool call the recording does not have at that position.
+    #[error("Replay tools: call {position} ({name}): {message}")]
+    Replay {
+        /// 1-based position of the call among the run's calls.
+        position: usize,
+        /// The tool the model called.
+        name: String,
+        /// What the recording has instead.
+        message: String,
+    },
     /// The workspace directory could not be opened.
     #[error("failed to open workspace `{path}`: {message}")]
     Workspace {

@@ -25,6 +25,7 @@ mod config;
 mod error;
 mod paths;
 mod policy;
+mod replay;
 mod reply;
 mod tools;
 mod turn;

@@ -76,6 +76,10 @@ async fn drive(
             limits: config.limits,
         },
         approve: config.approve,
+        replay: config
+            .replay_tools
+            .clone()
+            .map(super::replay::ReplayTools::new),
     };
     let client = ModelClient::new(config)?;
     let limits = config.limits;

@@ -4,6 +4,8 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use super::agentcompany::{self, FixtureOptions};
+use super::nexus;
 use super::parse::{Parsed, parse};
 use super::{Case, CaseError, Location, MAX_CASE_FILE_BYTES};
 
@@ -22,6 +24,19 @@ pub fn load_case(path: &Path) -> Result<Case, CaseError> {
 /// whatever its extension. Case names must be unique across everything loaded. The first
 /// error stops loading and names the file that broke.
 pub fn load_cases(paths: &[PathBuf]) -> Result<Vec<Case>, CaseError> {
+    load_cases_with(paths, &LoadOptions::default())
+}
+
+/// Options of [`load_cases_with`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Checks of AgentCompany fixtures (`*.jsonl`).
+    pub fixtures: FixtureOptions,
+}
+
+/// [`load_cases`] with options; directories also contribute AgentCompany fixtures
+/// (`*.jsonl`), and a `.jsonl` file is loaded as one.
+pub fn load_cases_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Vec<Case>, CaseError> {
     let mut cases: Vec<Case> = Vec::new();
     // Case name -> the file that defined it.
     let mut names: HashMap<String, PathBuf> = HashMap::new();
@@ -30,7 +45,9 @@ pub fn load_cases(paths: &[PathBuf]) -> Result<Vec<Case>, CaseError> {
             path: path.clone(),
             source,
         })?;
-        let files = if metadata.is_dir() {
+        let files = if metadata.is_dir() && nexus::is_case_dir(path) {
+            vec![path.clone()]
+        } else if metadata.is_dir() {
             case_files_in(path)?
         } else {
             vec![path.clone()]
@@ -39,7 +56,30 @@ pub fn load_cases(paths: &[PathBuf]) -> Result<Vec<Case>, CaseError> {
             let Parsed {
                 case,
                 name_location,
-            } = read_case(&file)?;
+            } = if file.is_dir() {
+                let name_location = Location {
+                    path: file.join("case.yaml"),
+                    line: 0,
+                    column: 0,
+                };
+                Parsed {
+                    case: nexus::load_nexus_case(&file)?,
+                    name_location,
+                }
+            } else if agentcompany::is_fixture(&file) {
+                let case = agentcompany::load_fixture(&file, &options.fixtures)?;
+                let name_location = Location {
+                    path: file.clone(),
+                    line: 1,
+                    column: 0,
+                };
+                Parsed {
+                    case,
+                    name_location,
+                }
+            } else {
+                read_case(&file)?
+            };
             if let Some(first) = names.get(&case.name) {
                 return Err(CaseError::Invalid {
                     location: name_location,
@@ -69,9 +109,13 @@ fn case_files_in(dir: &Path) -> Result<Vec<PathBuf>, CaseError> {
         let entry = entry.map_err(read_error)?;
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        let is_case = !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"));
+        let is_case = !name.starts_with('.')
+            && (name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".jsonl"));
         // Follow symlinks: a linked case file is a case file.
         if is_case && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file()) {
+            files.push(entry.path());
+        } else if !nexus::is_ignored(&name) && nexus::is_case_dir(&entry.path()) {
+            // A Nexus case directory (it holds `case.yaml`).
             files.push(entry.path());
         }
     }

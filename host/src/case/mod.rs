@@ -18,14 +18,16 @@
 //! );
 //! ```
 
+pub mod agentcompany;
 mod error;
 mod load;
+pub mod nexus;
 mod parse;
 mod workspace;
 mod yaml;
 
 pub use error::{CaseError, Location};
-pub use load::{MAX_CASES_PER_DIR, load_case, load_cases};
+pub use load::{LoadOptions, MAX_CASES_PER_DIR, load_case, load_cases, load_cases_with};
 pub use parse::parse_case;
 
 use std::path::PathBuf;
@@ -91,7 +93,9 @@ pub enum Execution {
 pub struct RecordedToolResult {
     /// Tool name the recording expects at this position.
     pub name: String,
+    /// The status the call gets (`failed` for a result recorded as an error).
     pub status: crate::agent::CallStatus,
+    /// What the model is told the tool returned.
     pub output: String,
 }
 
@@ -139,6 +143,9 @@ pub enum ScriptReply {
         /// The arguments, always a JSON object.
         arguments: serde_json::Value,
     },
+    /// One response with several output items, in order: text and calls (an AgentCompany
+    /// assistant turn). Nested lists are flattened.
+    Items(Vec<ScriptReply>),
 }
 
 /// A grader a case declares: a one-key map from grader name to its config.
@@ -156,7 +163,9 @@ impl Case {
     /// Check that the case can run in replay mode: replay answers every model request from
     /// the case's script, so a case without one cannot run.
     pub fn check_replayable(&self) -> Result<(), CaseError> {
-        if self.model.is_empty() {
+        // A recorded case (a Nexus journal) runs no agent, so it needs no script.
+        let recorded = matches!(self.execution, Execution::Recorded(_));
+        if self.model.is_empty() && !recorded {
             return Err(CaseError::Invalid {
                 location: Location {
                     path: self.path.clone(),

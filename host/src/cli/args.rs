@@ -35,6 +35,13 @@ pub enum Command {
     Run(RunArgs),
     /// List the graders evalhost provides, with a one-line summary each.
     Graders,
+    /// Record an AgentCompany fixture against a live provider (needs the provider's API key).
+    Record(crate::cli::record::RecordArgs),
+    /// Turn a recorded session (evalhost session log or Nexus journal) into a Nexus case directory.
+    #[command(after_help = "Examples:
+  evalhost promote --session out/greet/run-1.jsonl --case greet
+  evalhost promote --session ~/.nexus/sessions/20260501-1200/journal --case build-fix --force")]
+    Promote(crate::cli::promote::PromoteArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -48,6 +55,13 @@ pub struct RunArgs {
     /// Only run cases whose name contains this substring.
     #[arg(long, value_name = "SUBSTR")]
     pub filter: Option<String>,
+    /// Only run cases whose tags include every one of these (comma-separated).
+    #[arg(long, value_name = "TAG,...", value_delimiter = ',')]
+    pub tags: Vec<String>,
+    /// AgentCompany fixtures must have been recorded with this agent core version
+    /// (`meta.piAgentCoreVersion`); unchecked when not given.
+    #[arg(long, value_name = "VERSION")]
+    pub expect_agent_core_version: Option<String>,
     /// Keep session logs, evidence and report.json in this directory.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

@@ -2,6 +2,8 @@
 //! 0 every case passed, 1 some case failed a run, 2 usage or case-file error, 3 internal error.
 
 mod args;
+mod promote;
+mod record;
 mod run;
 
 use std::process::ExitCode;
@@ -60,6 +62,8 @@ pub fn main() -> ExitCode {
     let result = match args.command {
         Command::Run(run) => run::run(run),
         Command::Graders => run::list_graders(),
+        Command::Record(record) => record::record(record),
+        Command::Promote(promote) => promote::promote(promote),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -5,18 +5,33 @@ use anyhow::Context;
 use super::args::RunArgs;
 use super::{Failure, exit};
 use crate::cli::exit::EVAL_FAILED;
-use evalhost::case::load_cases;
+use evalhost::case::agentcompany::FixtureOptions;
+use evalhost::case::{LoadOptions, load_cases_with};
 use evalhost::grader::GraderHost;
 use evalhost::report::render_text;
 use evalhost::runner::{RunOptions, prepare_cases, run_suite};
 
 pub fn run(args: RunArgs) -> Result<u8, Failure> {
-    let mut cases = load_cases(&args.paths).map_err(Failure::usage)?;
+    let options = LoadOptions {
+        fixtures: FixtureOptions {
+            expected_agent_core_version: args.expect_agent_core_version.clone(),
+        },
+    };
+    let mut cases = load_cases_with(&args.paths, &options).map_err(Failure::usage)?;
     if let Some(filter) = &args.filter {
         cases.retain(|c| c.name.contains(filter.as_str()));
         if cases.is_empty() {
             return Err(Failure::usage(anyhow::anyhow!(
                 "no case name contains `{filter}` (--filter)"
+            )));
+        }
+    }
+    if !args.tags.is_empty() {
+        cases.retain(|c| args.tags.iter().all(|t| c.tags.contains(t)));
+        if cases.is_empty() {
+            return Err(Failure::usage(anyhow::anyhow!(
+                "no case has all the tags {} (--tags)",
+                args.tags.join(",")
             )));
         }
     }

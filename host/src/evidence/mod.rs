@@ -3,6 +3,10 @@
 //! Built from the run's session log alone ([`Evidence::from_session`]), so a saved log can be
 //! re-graded without re-running anything. Mirrors the WIT `evidence` record.
 
+mod nexus;
+
+pub use nexus::{event_type as nexus_event_type, nexus_events};
+
 use serde::{Deserialize, Serialize};
 
 use crate::session::{Event, OutputItem, Record};
@@ -59,7 +63,8 @@ pub struct Usage {
     pub synthetic: bool,
 }
 
-/// One session-log record as an event.
+/// One event of the run: a Nexus journal event, or a session-log record mapped to
+/// Nexus's vocabulary (`io.input`, `llm.response`, `tool.invoke`, ...).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EventRecord {
     pub seq: u32,
@@ -106,20 +111,15 @@ impl Evidence {
                 synthetic: facts.synthetic_usage,
                 ..Usage::default()
             },
-            events: Vec::with_capacity(records.len()),
+            // In Nexus's vocabulary (see `nexus.rs`), so Nexus event assertions apply.
+            events: nexus::evidence_events(records),
             duration_ms: facts.duration_ms,
             run_error: None,
             workspace: WORKSPACE_GUEST_PATH.to_owned(),
             seeded_files: facts.seeded_files,
         };
         let mut last_response_text = String::new();
-        for (seq, record) in records.iter().enumerate() {
-            evidence.events.push(EventRecord {
-                seq: seq as u32,
-                kind: record.event.kind().to_owned(),
-                at_ms: record.at_ms,
-                data: serde_json::to_string(&record.event).unwrap_or_default(),
-            });
+        for record in records {
             match &record.event {
                 Event::SessionStart {
                     case,

@@ -34,8 +34,8 @@ pub(crate) enum Plan {
 #[derive(Debug)]
 pub(crate) struct Script {
     steps: Vec<ScriptStep>,
-    /// `call_K` for the K-th call step of the script, by step index.
-    call_ids: Vec<Option<String>>,
+    /// `call_K` for the K-th call of the script, per step, in item order.
+    call_ids: Vec<Vec<String>>,
     state: Mutex<ScriptState>,
 }
 
@@ -52,12 +52,15 @@ impl Script {
         let mut calls = 0;
         let call_ids = steps
             .iter()
-            .map(|step| match step.reply {
-                ScriptReply::Call { .. } => {
-                    calls += 1;
-                    Some(format!("call_{calls}"))
-                }
-                ScriptReply::Text(_) => None,
+            .map(|step| {
+                items(&step.reply)
+                    .into_iter()
+                    .filter(|item| matches!(item, ScriptReply::Call { .. }))
+                    .map(|_| {
+                        calls += 1;
+                        format!("call_{calls}")
+                    })
+                    .collect()
             })
             .collect();
         Self {
@@ -119,8 +122,8 @@ impl Script {
             );
         }
         let input_tokens = body.len() as u64 / BYTES_PER_TOKEN;
-        let call_id = self.call_ids.get(index).cloned().flatten();
-        Plan::Stream(step_events(n, model, &step.reply, call_id, input_tokens))
+        let call_ids = self.call_ids.get(index).cloned().unwrap_or_default();
+        Plan::Stream(step_events(n, model, &step.reply, call_ids, input_tokens))
     }
 
     /// Record a failure the agent caused; only the first one is kept.
@@ -177,13 +180,21 @@ fn json_strings_contain(value: &Value, expected: &str) -> bool {
     }
 }
 
+/// The output items of a reply in order: a [`ScriptReply::Items`] flattened.
+fn items(reply: &ScriptReply) -> Vec<&ScriptReply> {
+    match reply {
+        ScriptReply::Items(list) => list.iter().flat_map(items).collect(),
+        other => vec![other],
+    }
+}
+
 /// The event stream answering request `n` with `reply`. Ids and timestamps are derived from
 /// `n`, so a scripted stream is the same bytes on every run.
 fn step_events(
     n: u32,
     model: &str,
     reply: &ScriptReply,
-    call_id: Option<String>,
+    call_ids: Vec<String>,
     input_tokens: u64,
 ) -> Vec<StreamEvent> {
     let mut events = vec![StreamEvent::Created {
@@ -192,31 +203,48 @@ fn step_events(
             ..response(n, model)
         },
     }];
-    let item = match reply {
-        ScriptReply::Text(text) => {
-            let item_id = format!("msg_{n}");
-            for delta in split_deltas(text) {
-                events.push(StreamEvent::OutputTextDelta {
-                    item_id: item_id.clone(),
-                    output_index: 0,
-                    content_index: 0,
-                    delta: delta.to_owned(),
-                });
+    let mut call_ids = call_ids.into_iter();
+    let mut output = Vec::new();
+    for (output_index, reply) in items(reply).into_iter().enumerate() {
+        // The first item keeps the ids a one-item reply always had.
+        let suffix = if output_index == 0 {
+            String::new()
+        } else {
+            format!("_{output_index}")
+        };
+        let item = match reply {
+            ScriptReply::Call { tool, arguments } => ResponseItem::function_call(
+                format!("fc_{n}{suffix}"),
+                call_ids
+                    .next()
+                    .unwrap_or_else(|| format!("call_{n}{suffix}")),
+                tool.clone(),
+                arguments.to_string(),
+            ),
+            // `items` never yields a list; an empty message stands in for one.
+            ScriptReply::Text(_) | ScriptReply::Items(_) => {
+                let text = match reply {
+                    ScriptReply::Text(text) => text.as_str(),
+                    _ => "",
+                };
+                let item_id = format!("msg_{n}{suffix}");
+                for delta in split_deltas(text) {
+                    events.push(StreamEvent::OutputTextDelta {
+                        item_id: item_id.clone(),
+                        output_index: output_index as u32,
+                        content_index: 0,
+                        delta: delta.to_owned(),
+                    });
+                }
+                ResponseItem::message(item_id, text.to_owned())
             }
-            ResponseItem::message(item_id, text.clone())
-        }
-        ScriptReply::Call { tool, arguments } => ResponseItem::function_call(
-            format!("fc_{n}"),
-            call_id.unwrap_or_else(|| format!("call_{n}")),
-            tool.clone(),
-            arguments.to_string(),
-        ),
-    };
-    events.push(StreamEvent::OutputItemDone {
-        output_index: 0,
-        item: item.clone(),
-    });
-    let output = vec![item];
+        };
+        events.push(StreamEvent::OutputItemDone {
+            output_index: output_index as u32,
+            item: item.clone(),
+        });
+        output.push(item);
+    }
     let output_bytes = serde_json::to_string(&output).map_or(0, |s| s.len()) as u64;
     events.push(StreamEvent::Completed {
         response: ResponseObject {

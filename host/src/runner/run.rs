@@ -79,7 +79,9 @@ pub(crate) async fn run_once(
                 model: "scripted".into(),
                 api_key: None,
                 limits: options.agent_limits,
+                replay_tools: None,
             };
+            let config = with_replay_tools(config, &case.execution, case.model.len());
             let turn = agent::run_turn(&config, &case.prompt, &mut log).await;
             log.flush()?;
             let evidence = Evidence::from_session(
@@ -117,6 +119,18 @@ pub(crate) async fn run_once(
         evidence,
         _root: root,
     })
+}
+
+/// For a replayed recording: answer calls from it, and let the turn make as many requests
+/// and calls as the recording has (the recording, not the default limits, bounds it).
+fn with_replay_tools(mut config: AgentConfig, execution: &Execution, steps: usize) -> AgentConfig {
+    if let Execution::ReplayTools(recorded) = execution {
+        let limits = &mut config.limits;
+        limits.max_requests = limits.max_requests.max(steps as u32);
+        limits.max_tool_calls = limits.max_tool_calls.max(recorded.len() as u32);
+        config.replay_tools = Some(recorded.clone());
+    }
+    config
 }
 
 /// Write the case's seed files; return their digests for the evidence.

@@ -1,0 +1,136 @@
+//! Drift checks: the scenario files a fixture was recorded from must still produce it.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::lines::Meta;
+use super::{FixtureOptions, invalid};
+use crate::case::{CaseError, Location};
+
+/// The scenario directory of a fixture: `scenarios/<fixtureId>/` next to the fixture, or
+/// next to the fixture's directory (the seed's `fixtures/` + `scenarios/` layout).
+pub(super) fn scenario_dir(path: &Path, fixture_id: &str) -> Result<PathBuf, CaseError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let candidates = [Some(dir), dir.parent()]
+        .into_iter()
+        .flatten()
+        .map(|d| d.join("scenarios").join(fixture_id))
+        .collect::<Vec<_>>();
+    candidates
+        .iter()
+        .find(|c| c.is_dir())
+        .cloned()
+        .ok_or_else(|| {
+            let looked: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
+            invalid(
+                path,
+                1,
+                "meta.fixtureId",
+                format!("no scenario directory (looked in {})", looked.join(" and ")),
+            )
+        })
+}
+
+/// Check the meta header and scenario files; returns the system prompt.
+pub(super) fn check(
+    path: &Path,
+    meta: &Meta,
+    prompt: &str,
+    options: &FixtureOptions,
+) -> Result<String, CaseError> {
+    let id = &meta.fixture_id;
+    let kebab = !id.is_empty()
+        && !id.starts_with('-')
+        && !id.ends_with('-')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !kebab {
+        return Err(invalid(
+            path,
+            1,
+            "meta.fixtureId",
+            format!("{id:?} is not kebab-case (a-z, 0-9, -)"),
+        ));
+    }
+    let hash = &meta.system_prompt_hash;
+    let well_formed = hash.strip_prefix("sha256:").is_some_and(|h| {
+        h.len() == 64
+            && h.chars()
+                .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
+    });
+    if !well_formed {
+        return Err(invalid(
+            path,
+            1,
+            "meta.systemPromptHash",
+            format!("{hash:?} is not \"sha256:\" and 64 lowercase hex digits"),
+        ));
+    }
+    if let Some(expected) = &options.expected_agent_core_version
+        && &meta.pi_agent_core_version != expected
+    {
+        return Err(invalid(
+            path,
+            1,
+            "meta.piAgentCoreVersion",
+            format!(
+                "recorded with {:?}, but {expected:?} is expected; re-record the fixture",
+                meta.pi_agent_core_version
+            ),
+        ));
+    }
+    let dir = scenario_dir(path, id)?;
+    let system = read_scenario_file(&dir.join("system.txt"))?;
+    let actual = format!("sha256:{}", hex::encode(Sha256::digest(system.as_bytes())));
+    if &actual != hash {
+        return Err(invalid(
+            path,
+            1,
+            "meta.systemPromptHash",
+            format!(
+                "scenario drift: {} hashes to {actual}; the fixture was recorded with {hash}; re-record it",
+                dir.join("system.txt").display()
+            ),
+        ));
+    }
+    let user_path = dir.join("user.txt");
+    let user = read_scenario_file(&user_path)?;
+    if user != prompt {
+        return Err(invalid(
+            path,
+            2,
+            "turn.content",
+            format!(
+                "scenario drift: the first user turn differs from {}",
+                user_path.display()
+            ),
+        ));
+    }
+    Ok(system)
+}
+
+/// A scenario file's text; missing, unreadable, not UTF-8 or empty files are errors.
+fn read_scenario_file(path: &Path) -> Result<String, CaseError> {
+    let at = Location {
+        path: path.to_path_buf(),
+        line: 0,
+        column: 0,
+    };
+    let bytes = std::fs::read(path).map_err(|source| CaseError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| CaseError::Malformed {
+        location: at.clone(),
+        message: "the scenario file is not valid UTF-8".into(),
+    })?;
+    if text.trim().is_empty() {
+        return Err(CaseError::Malformed {
+            location: at,
+            message: "the scenario file is empty; a fixture with no real prompt captures no real behaviour".into(),
+        });
+    }
+    Ok(text)
+}

@@ -1,0 +1,209 @@
+//! The JSONL lines of a fixture: `meta` first, `turn` lines, `assertions` last.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use super::{invalid, malformed};
+use crate::case::CaseError;
+
+/// The `meta` header.
+#[expect(dead_code, reason = "recordedAt, provider and model are informational")]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct Meta {
+    #[serde(rename = "type")]
+    _type: String,
+    pub fixture_id: String,
+    pub pi_agent_core_version: String,
+    pub recorded_at: String,
+    pub scenario: String,
+    pub system_prompt_hash: String,
+    /// Written by the recorder; informational.
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// Written by the recorder; informational.
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+/// One `turn` line.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct Turn {
+    #[serde(rename = "type")]
+    _type: String,
+    pub turn_index: u64,
+    pub role: Role,
+    pub content: Vec<Block>,
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+    #[serde(default)]
+    pub token_ledger: Option<TokenLedger>,
+    /// On a `toolResult` turn: the tool failed.
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+/// Who a turn is from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) enum Role {
+    User,
+    Assistant,
+    ToolResult,
+}
+
+/// One content block of a turn.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", deny_unknown_fields)]
+pub(super) enum Block {
+    #[serde(rename = "text")]
+    Text { text: String },
+    #[serde(rename = "toolCall")]
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: Map<String, Value>,
+    },
+}
+
+/// Token usage of an assistant turn, snake_case on disk (required, not yet replayed as usage).
+#[expect(dead_code, reason = "the replay reports synthetic usage")]
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TokenLedger {
+    pub input: u64,
+    pub cache_read: u64,
+    pub cache_creation: u64,
+    pub output: u64,
+}
+
+/// The `assertions` line, its entries kept as JSON for the grader mapping.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct Assertions {
+    #[serde(rename = "type")]
+    _type: String,
+    pub assertions: Vec<Map<String, Value>>,
+    #[serde(default)]
+    pub semantic_rubric: Vec<Map<String, Value>>,
+}
+
+/// A fixture split into its records, each with its 1-based line number.
+pub(super) struct Lines {
+    pub meta: Meta,
+    pub turns: Vec<(usize, Turn)>,
+    pub assertions: (usize, Assertions),
+}
+
+/// Split `text` into meta, turns and assertions, in that order, each line checked for shape.
+pub(super) fn split(path: &Path, text: &str) -> Result<Lines, CaseError> {
+    let mut meta = None;
+    let mut turns = Vec::new();
+    let mut assertions: Option<(usize, Assertions)> = None;
+    let mut last_line = 0;
+    for (index, line) in text.lines().enumerate() {
+        let n = index + 1;
+        last_line = n;
+        if line.trim().is_empty() {
+            return Err(malformed(
+                path,
+                n,
+                "blank line; every line of a fixture is one JSON record",
+            ));
+        }
+        let value: Value = serde_json::from_str(line)
+            .map_err(|e| malformed(path, n, format!("invalid JSON: {}", strip_position(&e))))?;
+        let kind = value
+            .get("type")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                invalid(
+                    path,
+                    n,
+                    "type",
+                    "missing: each line needs \"type\": \"meta\", \"turn\" or \"assertions\"",
+                )
+            })?
+            .to_owned();
+        if let Some((at, _)) = &assertions {
+            return Err(invalid(
+                path,
+                n,
+                "type",
+                format!(
+                    "a {kind:?} line after the assertions line (line {at}); the assertions line must be last"
+                ),
+            ));
+        }
+        match (kind.as_str(), &meta) {
+            ("meta", None) if n == 1 => meta = Some(typed::<Meta>(path, n, "meta", value)?),
+            ("meta", _) => {
+                return Err(invalid(
+                    path,
+                    n,
+                    "type",
+                    "a second meta line; the meta header comes once, on line 1",
+                ));
+            }
+            (other, None) => {
+                return Err(invalid(
+                    path,
+                    n,
+                    "type",
+                    format!("the first line must be the meta header, found {other:?}"),
+                ));
+            }
+            ("turn", Some(_)) => turns.push((n, typed::<Turn>(path, n, "turn", value)?)),
+            ("assertions", Some(_)) => assertions = Some((n, typed(path, n, "assertions", value)?)),
+            (other, Some(_)) => {
+                return Err(invalid(
+                    path,
+                    n,
+                    "type",
+                    format!("unknown line type {other:?} (expected \"turn\" or \"assertions\")"),
+                ));
+            }
+        }
+    }
+    let Some(meta) = meta else {
+        return Err(malformed(
+            path,
+            1,
+            "the fixture is empty; it needs a meta line, turns and an assertions line",
+        ));
+    };
+    let Some(assertions) = assertions else {
+        return Err(malformed(
+            path,
+            last_line,
+            "no assertions line; a fixture must end with one",
+        ));
+    };
+    Ok(Lines {
+        meta,
+        turns,
+        assertions,
+    })
+}
+
+fn typed<T: DeserializeOwned>(
+    path: &Path,
+    line: usize,
+    what: &str,
+    value: Value,
+) -> Result<T, CaseError> {
+    serde_json::from_value(value).map_err(|e| invalid(path, line, what, strip_position(&e)))
+}
+
+/// serde_json's message without its ` at line L column C` suffix (the line is ours).
+fn strip_position(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    match text.rfind(" at line ") {
+        Some(at) if error.line() > 0 => format!("{} (column {})", &text[..at], error.column()),
+        _ => text,
+    }
+}

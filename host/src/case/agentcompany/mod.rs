@@ -1,0 +1,112 @@
+//! AgentCompany fixtures: JSONL files of a recorded trace (`meta`, `turn` lines, `assertions`),
+//! replayed through evalhost's agent loop (see `docs/agentcompany.md`).
+//!
+//! A fixture becomes a [`Case`]: the prompt is the user turn, the instructions are the
+//! scenario's `system.txt`, each assistant turn is a model script step, the recorded tool
+//! results answer the calls ([`Execution::ReplayTools`]), and every assertion and rubric
+//! dimension is a grader located at the assertions line.
+
+mod drift;
+mod lines;
+mod map;
+mod record;
+mod turns;
+
+pub use map::{KINDS, RUBRIC_GRADER};
+pub use record::{FixtureHeader, fixture_text};
+
+use std::io::Read;
+use std::path::Path;
+
+use super::{Approve, Case, CaseError, Execution, Location, MAX_CASE_FILE_BYTES};
+
+/// Checks that depend on the environment the fixtures run in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FixtureOptions {
+    /// When set, `meta.piAgentCoreVersion` must equal it.
+    pub expected_agent_core_version: Option<String>,
+}
+
+/// Whether `path` names a fixture file (`*.jsonl`).
+pub fn is_fixture(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "jsonl")
+}
+
+/// Read, validate and drift-check one fixture file.
+pub fn load_fixture(path: &Path, options: &FixtureOptions) -> Result<Case, CaseError> {
+    let read_error = |source| CaseError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(read_error)?
+        .take(MAX_CASE_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_error)?;
+    if bytes.len() > MAX_CASE_FILE_BYTES {
+        return Err(malformed(
+            path,
+            0,
+            "the file is larger than 8 MiB, the most a fixture may be",
+        ));
+    }
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1;
+        malformed(path, line, "the file is not valid UTF-8")
+    })?;
+    parse_fixture(path, text, options)
+}
+
+/// Validate fixture `text` as the file `path` (scenario files are looked up next to it).
+pub fn parse_fixture(path: &Path, text: &str, options: &FixtureOptions) -> Result<Case, CaseError> {
+    let lines = lines::split(path, text)?;
+    let (assertions_line, assertions) = &lines.assertions;
+    let replay = turns::replay(path, &lines.turns, *assertions_line)?;
+    let graders = map::graders(path, *assertions_line, assertions)?;
+    let system = drift::check(path, &lines.meta, &replay.prompt, options)?;
+    Ok(Case {
+        name: lines.meta.fixture_id.clone(),
+        path: path.to_path_buf(),
+        description: lines.meta.scenario.clone(),
+        prompt: replay.prompt,
+        instructions: Some(system),
+        approve: Approve::None,
+        workspace_files: Vec::new(),
+        model: replay.steps,
+        graders,
+        runs: None,
+        live: false,
+        tags: vec!["agentcompany".to_owned()],
+        execution: Execution::ReplayTools(replay.results),
+    })
+}
+
+/// An error about the whole of line `line` (0: the whole file).
+fn malformed(path: &Path, line: usize, message: impl Into<String>) -> CaseError {
+    CaseError::Malformed {
+        location: at(path, line),
+        message: message.into(),
+    }
+}
+
+/// An error about `field` on line `line`.
+fn invalid(path: &Path, line: usize, field: &str, message: impl Into<String>) -> CaseError {
+    CaseError::Invalid {
+        location: at(path, line),
+        field: field.to_owned(),
+        message: message.into(),
+    }
+}
+
+fn at(path: &Path, line: usize) -> Location {
+    Location {
+        path: path.to_path_buf(),
+        line,
+        column: 0,
+    }
+}

@@ -1,0 +1,270 @@
+//! The turn sequence: indexes strictly increasing from 0, one user turn first, a token
+//! ledger on every assistant turn, every tool call answered before the next assistant or
+//! user turn, and a final assistant answer. What the replay serves comes out of it.
+
+use std::path::Path;
+
+use super::invalid;
+use super::lines::{Block, Role, Turn};
+use crate::agent::CallStatus;
+use crate::case::{CaseError, Location, RecordedToolResult, ScriptReply, ScriptStep};
+
+/// What a replay of the fixture serves.
+pub(super) struct Replay {
+    /// The first (only) user turn's text.
+    pub prompt: String,
+    /// One script step per assistant turn.
+    pub steps: Vec<ScriptStep>,
+    /// Tool results in the order the calls were made.
+    pub results: Vec<RecordedToolResult>,
+}
+
+/// A call waiting for its `toolResult`.
+struct Open {
+    id: String,
+    name: String,
+    line: usize,
+}
+
+/// Check the turns of a fixture; `end` is the assertions line, for errors about the end.
+pub(super) fn replay(
+    path: &Path,
+    turns: &[(usize, Turn)],
+    end: usize,
+) -> Result<Replay, CaseError> {
+    let mut prompt = None;
+    let mut steps = Vec::new();
+    // Results by call, in call order; filled as toolResult turns arrive.
+    let mut results: Vec<Option<RecordedToolResult>> = Vec::new();
+    let mut open: Vec<(usize, Open)> = Vec::new();
+    let mut last_final = false;
+    for (expected, (line, turn)) in turns.iter().enumerate() {
+        let line = *line;
+        check_index(path, line, expected as u64, turn.turn_index)?;
+        if turn.role != Role::ToolResult
+            && let Some((_, call)) = open.first()
+        {
+            return Err(invalid(
+                path,
+                line,
+                "turn.role",
+                format!(
+                    "tool call {} ({}) of line {} has no toolResult before this {} turn",
+                    call.id,
+                    call.name,
+                    call.line,
+                    role_name(turn.role)
+                ),
+            ));
+        }
+        if turn.role != Role::Assistant && turn.token_ledger.is_some() {
+            return Err(invalid(
+                path,
+                line,
+                "turn.tokenLedger",
+                "only assistant turns carry a token ledger",
+            ));
+        }
+        if turn.role != Role::ToolResult && (turn.tool_use_id.is_some() || turn.is_error) {
+            return Err(invalid(
+                path,
+                line,
+                "turn.toolUseId",
+                "only toolResult turns carry toolUseId and isError",
+            ));
+        }
+        last_final = false;
+        match turn.role {
+            Role::User => {
+                if expected != 0 {
+                    return Err(invalid(
+                        path,
+                        line,
+                        "turn.role",
+                        "a second user turn; evalhost replays fixtures with one user turn (turn 0)",
+                    ));
+                }
+                prompt = Some(text_only(path, line, turn)?);
+            }
+            Role::Assistant => {
+                if expected == 0 {
+                    return Err(invalid(
+                        path,
+                        line,
+                        "turn.role",
+                        "turn 0 must be the user's",
+                    ));
+                }
+                if turn.token_ledger.is_none() {
+                    return Err(invalid(
+                        path,
+                        line,
+                        "turn.tokenLedger",
+                        "missing: assistant turns need {input, cache_read, cache_creation, output}",
+                    ));
+                }
+                let mut items = Vec::new();
+                for block in &turn.content {
+                    match block {
+                        Block::Text { text } => items.push(ScriptReply::Text(text.clone())),
+                        Block::ToolCall {
+                            id,
+                            name,
+                            arguments,
+                        } => {
+                            if open.iter().any(|(_, c)| &c.id == id) {
+                                return Err(invalid(
+                                    path,
+                                    line,
+                                    "turn.content",
+                                    format!("tool call id {id} is used twice in this turn"),
+                                ));
+                            }
+                            open.push((
+                                results.len(),
+                                Open {
+                                    id: id.clone(),
+                                    name: name.clone(),
+                                    line,
+                                },
+                            ));
+                            results.push(None);
+                            items.push(ScriptReply::Call {
+                                tool: name.clone(),
+                                arguments: arguments.clone().into(),
+                            });
+                        }
+                    }
+                }
+                if items.is_empty() {
+                    return Err(invalid(
+                        path,
+                        line,
+                        "turn.content",
+                        "an assistant turn with no content",
+                    ));
+                }
+                last_final = open.is_empty();
+                let reply = match items.len() {
+                    1 => items.remove(0),
+                    _ => ScriptReply::Items(items),
+                };
+                steps.push(ScriptStep {
+                    reply,
+                    expect_input_contains: None,
+                    location: Location {
+                        path: path.to_path_buf(),
+                        line,
+                        column: 0,
+                    },
+                });
+            }
+            Role::ToolResult => {
+                let Some(id) = &turn.tool_use_id else {
+                    return Err(invalid(
+                        path,
+                        line,
+                        "turn.toolUseId",
+                        "missing: a toolResult turn names the call it answers",
+                    ));
+                };
+                let Some(at) = open.iter().position(|(_, c)| &c.id == id) else {
+                    return Err(invalid(
+                        path,
+                        line,
+                        "turn.toolUseId",
+                        format!("{id} answers no open tool call of the previous assistant turn"),
+                    ));
+                };
+                let (slot, call) = open.remove(at);
+                let status = if turn.is_error {
+                    CallStatus::Failed
+                } else {
+                    CallStatus::Completed
+                };
+                results[slot] = Some(RecordedToolResult {
+                    name: call.name,
+                    status,
+                    output: text_only(path, line, turn)?,
+                });
+            }
+        }
+    }
+    if let Some((_, call)) = open.first() {
+        return Err(invalid(
+            path,
+            end,
+            "turn",
+            format!(
+                "tool call {} ({}) of line {} has no toolResult",
+                call.id, call.name, call.line
+            ),
+        ));
+    }
+    let Some(prompt) = prompt else {
+        return Err(invalid(
+            path,
+            end,
+            "turn",
+            "no turns; a fixture needs a user turn and the assistant's answer",
+        ));
+    };
+    if !last_final {
+        return Err(invalid(
+            path,
+            end,
+            "turn",
+            "the last turn must be an assistant answer without tool calls; the replay would ask for a response the recording does not have",
+        ));
+    }
+    Ok(Replay {
+        prompt,
+        steps,
+        results: results.into_iter().flatten().collect(),
+    })
+}
+
+fn check_index(path: &Path, line: usize, expected: u64, found: u64) -> Result<(), CaseError> {
+    let problem = match found {
+        f if f == expected => return Ok(()),
+        f if expected > 0 && f == expected - 1 => "a duplicate of the previous turn's index",
+        f if f < expected => "out of order",
+        _ => "a gap",
+    };
+    Err(invalid(
+        path,
+        line,
+        "turn.turnIndex",
+        format!("{found} is {problem}; expected {expected} (strictly increasing from 0)"),
+    ))
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::ToolResult => "toolResult",
+    }
+}
+
+/// The text of a turn that may hold only text blocks.
+fn text_only(path: &Path, line: usize, turn: &Turn) -> Result<String, CaseError> {
+    let mut text = String::new();
+    for block in &turn.content {
+        match block {
+            Block::Text { text: t } => text.push_str(t),
+            Block::ToolCall { .. } => {
+                return Err(invalid(
+                    path,
+                    line,
+                    "turn.content",
+                    format!(
+                        "a toolCall block in a {} turn; only assistant turns call tools",
+                        role_name(turn.role)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(text)
+}

@@ -1,0 +1,260 @@
+//! A Nexus session journal: `header.json` plus `events.jsonl` and rotated
+//! `events-NNN.jsonl.zst` segments, read in order.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::super::{CaseError, Location};
+use super::time::parse_rfc3339_ms;
+
+/// Journal schema versions this reader understands.
+pub const SUPPORTED_SCHEMA_VERSIONS: &[&str] = &["1"];
+/// Most bytes one journal file may hold once decompressed.
+pub const MAX_SEGMENT_BYTES: u64 = 64 * 1024 * 1024;
+/// Most events a journal may hold.
+pub const MAX_EVENTS: usize = 1_000_000;
+
+/// A journal, read and checked.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    /// The header's `schema_version`.
+    pub schema_version: String,
+    /// The header's `session_id` (empty when absent).
+    pub session_id: String,
+    /// The header as written.
+    pub header: serde_json::Value,
+    /// Every envelope, segments first (by number), then `events.jsonl`.
+    pub events: Vec<Envelope>,
+}
+
+/// One journal line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    /// The envelope's sequence number.
+    pub seq: u64,
+    /// Milliseconds since the Unix epoch, from `ts`.
+    pub ts_ms: i64,
+    /// The event type, e.g. `tool.invoke`.
+    pub event_type: String,
+    /// The payload (`null` when absent).
+    pub payload: serde_json::Value,
+    /// The line as written, for verbatim copies.
+    pub raw: String,
+}
+
+#[derive(Deserialize)]
+struct RawEnvelope {
+    seq: u64,
+    ts: String,
+    #[serde(rename = "type")]
+    event_type: String,
+    #[serde(default)]
+    payload: serde_json::Value,
+}
+
+fn at(path: &Path, line: usize) -> Location {
+    Location {
+        path: path.to_path_buf(),
+        line,
+        column: 0,
+    }
+}
+
+fn malformed(path: &Path, line: usize, message: impl Into<String>) -> CaseError {
+    CaseError::Malformed {
+        location: at(path, line),
+        message: message.into(),
+    }
+}
+
+/// Read the journal in directory `dir`.
+pub fn read_journal(dir: &Path) -> Result<Journal, CaseError> {
+    let header_path = dir.join("header.json");
+    if !header_path.is_file() {
+        return Err(malformed(
+            &header_path,
+            0,
+            "the journal has no header.json (it is required)",
+        ));
+    }
+    let text = read_capped(&header_path, std::fs::File::open(&header_path))?;
+    let header: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
+        malformed(
+            &header_path,
+            e.line(),
+            format!("invalid JSON: {}", without_position(&e)),
+        )
+    })?;
+    let version = match header.get("schema_version") {
+        Some(serde_json::Value::String(v)) => v.clone(),
+        Some(serde_json::Value::Number(n)) => n.to_string(),
+        Some(other) => {
+            return Err(malformed(
+                &header_path,
+                0,
+                format!("schema_version must be a string, found {other}"),
+            ));
+        }
+        None => return Err(malformed(&header_path, 0, "missing field `schema_version`")),
+    };
+    if !SUPPORTED_SCHEMA_VERSIONS.contains(&version.as_str()) {
+        return Err(malformed(
+            &header_path,
+            0,
+            format!(
+                "schema_version {version:?} is not supported (supported: {})",
+                SUPPORTED_SCHEMA_VERSIONS.join(", ")
+            ),
+        ));
+    }
+    let session_id = header
+        .get("session_id")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let mut events = Vec::new();
+    let files = segment_files(dir)?;
+    if files.is_empty() {
+        return Err(malformed(
+            &dir.join("events.jsonl"),
+            0,
+            "the journal has no events.jsonl and no events-NNN.jsonl.zst segment",
+        ));
+    }
+    for file in files {
+        let bytes = read_segment(&file)?;
+        parse_lines(&file, &bytes, &mut events)?;
+    }
+    Ok(Journal {
+        schema_version: version,
+        session_id,
+        header,
+        events,
+    })
+}
+
+/// The event files of a journal, in reading order.
+pub fn segment_files(dir: &Path) -> Result<Vec<PathBuf>, CaseError> {
+    let read_error = |source| CaseError::Read {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut segments: Vec<(u64, PathBuf)> = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(read_error)? {
+        let entry = entry.map_err(read_error)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let number = name
+            .strip_prefix("events-")
+            .and_then(|rest| rest.strip_suffix(".jsonl.zst"))
+            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if let Some(number) = number {
+            let n = number
+                .parse()
+                .map_err(|_| malformed(&entry.path(), 0, "segment number is too large"))?;
+            segments.push((n, entry.path()));
+        }
+    }
+    segments.sort();
+    let mut files: Vec<PathBuf> = segments.into_iter().map(|(_, p)| p).collect();
+    let active = dir.join("events.jsonl");
+    if active.is_file() {
+        files.push(active);
+    }
+    Ok(files)
+}
+
+fn read_capped(path: &Path, file: std::io::Result<std::fs::File>) -> Result<Vec<u8>, CaseError> {
+    let read_error = |source| CaseError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut bytes = Vec::new();
+    file.map_err(read_error)?
+        .take(MAX_SEGMENT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_error)?;
+    check_size(path, bytes.len())?;
+    Ok(bytes)
+}
+
+fn check_size(path: &Path, len: usize) -> Result<(), CaseError> {
+    if len as u64 > MAX_SEGMENT_BYTES {
+        return Err(malformed(
+            path,
+            0,
+            format!("larger than {} MiB", MAX_SEGMENT_BYTES / (1024 * 1024)),
+        ));
+    }
+    Ok(())
+}
+
+/// A segment's bytes, decompressed when it is `.zst`.
+fn read_segment(path: &Path) -> Result<Vec<u8>, CaseError> {
+    let compressed = read_capped(path, std::fs::File::open(path))?;
+    if path.extension().is_none_or(|e| e != "zst") {
+        return Ok(compressed);
+    }
+    let decoder = ruzstd::decoding::StreamingDecoder::new(compressed.as_slice())
+        .map_err(|e| malformed(path, 0, format!("not a zstd stream: {e}")))?;
+    let mut bytes = Vec::new();
+    decoder
+        .take(MAX_SEGMENT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| malformed(path, 0, format!("corrupt zstd stream: {e}")))?;
+    check_size(path, bytes.len())?;
+    Ok(bytes)
+}
+
+fn parse_lines(path: &Path, bytes: &[u8], events: &mut Vec<Envelope>) -> Result<(), CaseError> {
+    for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        let number = index + 1;
+        let line = std::str::from_utf8(line)
+            .map_err(|_| malformed(path, number, "the line is not valid UTF-8"))?;
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            continue;
+        }
+        let raw: RawEnvelope = serde_json::from_str(line).map_err(|e| {
+            malformed(
+                path,
+                number,
+                format!("invalid journal envelope: {}", without_position(&e)),
+            )
+        })?;
+        if raw.event_type.is_empty() {
+            return Err(malformed(path, number, "the envelope's type is empty"));
+        }
+        let ts_ms = parse_rfc3339_ms(&raw.ts).ok_or_else(|| {
+            malformed(
+                path,
+                number,
+                format!("ts {:?} is not an RFC 3339 timestamp", raw.ts),
+            )
+        })?;
+        if events.len() == MAX_EVENTS {
+            return Err(malformed(
+                path,
+                number,
+                format!("more than {MAX_EVENTS} events"),
+            ));
+        }
+        events.push(Envelope {
+            seq: raw.seq,
+            ts_ms,
+            event_type: raw.event_type,
+            payload: raw.payload,
+            raw: line.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// A JSON error's text without serde_json's ` at line L column C` (the location says it).
+fn without_position(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    text.rsplit_once(" at line ")
+        .map_or(text.as_str(), |(problem, _)| problem)
+        .to_owned()
+}

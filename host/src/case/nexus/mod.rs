@@ -1,0 +1,128 @@
+//! Nexus case directories (`nexus eval`): `case.yaml`, `input/`, `journal/`,
+//! `assertions.yaml`. No agent runs: the journal is the evidence
+//! ([`crate::case::Execution::Recorded`]), graded by the Nexus assertion kinds.
+//!
+//! ```text
+//! <id>/case.yaml          name, description, tags, owner, freshness_days, model_baseline, recorded_at
+//! <id>/input/config.yaml  the Nexus engine config (not read)
+//! <id>/input/inputs.yaml  inputs: [...] (the user side, for people and promotion)
+//! <id>/journal/header.json, events.jsonl, events-NNN.jsonl.zst
+//! <id>/assertions.yaml    deterministic: [...], semantic: [...]
+//! ```
+
+mod assertions;
+mod evidence;
+mod journal;
+pub mod promote;
+mod time;
+mod yaml;
+
+pub use assertions::{GOLDEN_KINDS, KINDS, golden_events};
+pub use evidence::{RECORDED_MODE, journal_evidence};
+pub use journal::{Envelope, Journal, SUPPORTED_SCHEMA_VERSIONS, read_journal};
+pub use time::{format_rfc3339_ms, parse_rfc3339_ms};
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{Approve, Case, CaseError, Execution, Location};
+use yaml::{entries, invalid, read_map, string, strings};
+
+/// The fields of `case.yaml`.
+pub const CASE_FIELDS: &[&str] = &[
+    "name",
+    "description",
+    "tags",
+    "owner",
+    "freshness_days",
+    "model_baseline",
+    "recorded_at",
+];
+
+/// Whether `dir` is a Nexus case directory (it holds a `case.yaml`).
+pub fn is_case_dir(dir: &Path) -> bool {
+    dir.join("case.yaml").is_file()
+}
+
+/// Whether a directory entry named `name` is skipped by discovery (hidden or `_`-prefixed).
+pub fn is_ignored(name: &str) -> bool {
+    name.starts_with('.') || name.starts_with('_')
+}
+
+/// Load the Nexus case in directory `dir`; its basename is the case id.
+pub fn load_nexus_case(dir: &Path) -> Result<Case, CaseError> {
+    let id = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let case_path = dir.join("case.yaml");
+    if id.is_empty() {
+        return Err(CaseError::Malformed {
+            location: Location {
+                path: dir.to_path_buf(),
+                ..Location::default()
+            },
+            message: "a case directory needs a name".into(),
+        });
+    }
+    let root = read_map(&case_path)?;
+    let mut description = String::new();
+    let mut tags = Vec::new();
+    for (key, node) in entries(&case_path, &root, "", Some(CASE_FIELDS))? {
+        match key.as_str() {
+            "name" => {
+                let name = string(&case_path, node, "name")?;
+                if name != id {
+                    return Err(invalid(
+                        &case_path,
+                        node,
+                        "name",
+                        format!("{name:?} does not match the directory name {id:?}"),
+                    ));
+                }
+            }
+            "description" => description = string(&case_path, node, "description")?,
+            "tags" => tags = strings(&case_path, node, "tags")?,
+            _ => {
+                // Metadata for people; checked to be a scalar.
+                string(&case_path, node, &key)?;
+            }
+        }
+    }
+    let inputs = read_inputs(&dir.join("input").join("inputs.yaml"))?;
+    let journal = read_journal(&dir.join("journal"))?;
+    let graders = assertions::read_assertions(&dir.join("assertions.yaml"), &journal)?;
+    let evidence = journal_evidence(&id, &journal);
+    let prompt = inputs
+        .first()
+        .cloned()
+        .unwrap_or_else(|| evidence.prompt.clone());
+    Ok(Case {
+        name: id,
+        path: dir.to_path_buf(),
+        description: description.trim_end().to_owned(),
+        prompt,
+        instructions: None,
+        approve: Approve::None,
+        workspace_files: Vec::new(),
+        model: Vec::new(),
+        graders,
+        runs: None,
+        live: false,
+        tags,
+        execution: Execution::Recorded(Arc::new(evidence)),
+    })
+}
+
+/// `inputs:` of `input/inputs.yaml` (empty when the file is absent).
+pub fn read_inputs(path: &Path) -> Result<Vec<String>, CaseError> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let root = read_map(path)?;
+    let mut inputs = Vec::new();
+    for (_, node) in entries(path, &root, "", Some(&["inputs"]))? {
+        inputs = strings(path, node, "inputs")?;
+    }
+    Ok(inputs)
+}
