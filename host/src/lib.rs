@@ -9,9 +9,11 @@
 
 pub mod agent;
 pub mod case;
+pub mod config;
 pub mod evidence;
 pub mod grader;
 pub mod model;
+pub mod provider;
 pub mod report;
 pub mod runner;
 pub mod session;

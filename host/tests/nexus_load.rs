@@ -108,7 +108,7 @@ fn a_case_directory_path_loads_as_one_case_and_ignored_children_are_skipped() {
     copy_dir(&dir, &tmp.path().join(".hidden"));
     let cases = load_cases(&[tmp.path().to_path_buf()]).unwrap();
     assert_eq!(cases.len(), 1);
-    let cases = load_cases(&[dir.clone()]).unwrap();
+    let cases = load_cases(std::slice::from_ref(&dir)).unwrap();
     assert_eq!(cases[0].name, "build-error-fix");
     assert_eq!(cases[0].path, dir);
 }

@@ -26,7 +26,7 @@ mod error;
 mod paths;
 mod policy;
 mod replay;
-mod reply;
+pub(crate) mod reply;
 mod tools;
 mod turn;
 

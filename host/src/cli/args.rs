@@ -42,6 +42,8 @@ pub enum Command {
   evalhost promote --session out/greet/run-1.jsonl --case greet
   evalhost promote --session ~/.nexus/sessions/20260501-1200/journal --case build-fix --force")]
     Promote(crate::cli::promote::PromoteArgs),
+    /// Grader authors' tools: check a component, grade saved evidence, scaffold a grader.
+    Grader(crate::cli::grader::GraderArgs),
 }
 
 #[derive(Debug, clap::Args)]

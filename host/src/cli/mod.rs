@@ -2,6 +2,7 @@
 //! 0 every case passed, 1 some case failed a run, 2 usage or case-file error, 3 internal error.
 
 mod args;
+mod grader;
 mod promote;
 mod record;
 mod run;
@@ -64,6 +65,7 @@ pub fn main() -> ExitCode {
         Command::Graders => run::list_graders(),
         Command::Record(record) => record::record(record),
         Command::Promote(promote) => promote::promote(promote),
+        Command::Grader(grader) => grader::grader(grader),
     };
     match result {
         Ok(code) => ExitCode::from(code),

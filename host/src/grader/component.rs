@@ -54,7 +54,17 @@ impl GraderComponent {
         origin: &str,
     ) -> Result<Self, GraderHostError> {
         let (component, digest) = shared.compile(bytes, origin)?;
-        let pre = instantiate_pre(&shared, &component, origin)?;
+        Self::from_compiled(shared, &component, digest, origin)
+    }
+
+    /// Pre-instantiate an already compiled component and ask it for its graders.
+    pub(crate) fn from_compiled(
+        shared: Arc<Shared>,
+        component: &Component,
+        digest: String,
+        origin: &str,
+    ) -> Result<Self, GraderHostError> {
+        let pre = instantiate_pre(&shared, component, origin)?;
         let mut loaded = Self {
             shared,
             pre,
@@ -87,6 +97,11 @@ impl GraderComponent {
     /// Where the component came from (a path, or `builtin`).
     pub fn origin(&self) -> &str {
         &self.origin
+    }
+
+    /// The version of the grader world the component targets, e.g. `0.1.0`.
+    pub fn world_version(&self) -> &'static str {
+        "0.1.0"
     }
 
     /// The graders this component provides.

@@ -5,12 +5,14 @@
 //! [`GraderError`] naming what happened — never a pass, never a crash of the run.
 
 mod bindings;
+mod check;
 mod component;
 mod engine;
 mod limits;
 mod output;
 mod sandbox;
 
+pub use check::{CheckError, ComponentReport, GRANTED_IMPORTS, refusal};
 pub use component::{CallStats, GraderComponent, PreparedEvidence};
 pub use engine::default_cache_dir;
 pub use limits::Limits;

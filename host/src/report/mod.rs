@@ -4,7 +4,7 @@ mod stats;
 mod table;
 mod text;
 
-pub use stats::{pass_at_k, pass_hat_k};
+pub use stats::{pass_at_k, pass_hat_k, wilson_interval};
 pub use text::render_text;
 
 use serde::Serialize;
@@ -25,7 +25,68 @@ pub struct SuiteReport {
     pub model: String,
     /// The `--runs` value in effect (cases may override it).
     pub runs_per_case: u32,
+    /// The `--k` value, when given; otherwise k = n for every case.
+    pub k: Option<u32>,
+    /// Ctrl-C stopped the suite: only the runs that finished are reported.
+    pub interrupted: bool,
     pub cases: Vec<CaseReport>,
+    /// Over every run of every case.
+    pub summary: SuiteSummary,
+}
+
+/// A 95% confidence interval (Wilson score) on a pass rate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Interval {
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Interval {
+    /// The Wilson 95% interval for `passed` of `runs`.
+    pub fn wilson(runs: u32, passed: u32) -> Self {
+        let (low, high) = wilson_interval(runs, passed);
+        Self { low, high }
+    }
+
+    /// `0.23-0.88`: the compact form used in the table.
+    pub fn compact(&self) -> String {
+        format!("{:.2}-{:.2}", self.low, self.high)
+    }
+}
+
+/// Suite-level numbers: every run of every case counted once.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SuiteSummary {
+    /// Runs made.
+    pub runs: u32,
+    /// Runs that passed.
+    pub passed: u32,
+    /// `passed / runs` (0 without runs).
+    pub pass_rate: f64,
+    /// Wilson 95% interval on `pass_rate`.
+    pub pass_rate_ci95: Interval,
+}
+
+impl SuiteSummary {
+    /// Count the runs of every case.
+    pub fn of(cases: &[CaseReport]) -> Self {
+        let runs = cases.iter().map(|c| c.summary.runs).sum();
+        let passed = cases.iter().map(|c| c.summary.passed).sum();
+        Self {
+            runs,
+            passed,
+            pass_rate: rate(runs, passed),
+            pass_rate_ci95: Interval::wilson(runs, passed),
+        }
+    }
+}
+
+fn rate(runs: u32, passed: u32) -> f64 {
+    if runs == 0 {
+        0.0
+    } else {
+        f64::from(passed) / f64::from(runs)
+    }
 }
 
 /// All runs of one case.
@@ -44,10 +105,16 @@ pub struct CaseSummary {
     pub runs: u32,
     /// Runs that passed (c).
     pub passed: u32,
-    /// pass@k with k = n.
+    /// The k of pass@k and pass^k: `--k` capped at n, or n.
+    pub k: u32,
+    /// pass@k: probability that at least one of k runs passes (unbiased estimator).
     pub pass_at_k: f64,
-    /// pass^k with k = n.
+    /// pass^k: probability that all of k runs pass (unbiased estimator).
     pub pass_hat_k: f64,
+    /// `passed / runs`.
+    pub pass_rate: f64,
+    /// Wilson 95% interval on `pass_rate`.
+    pub pass_rate_ci95: Interval,
     /// Mean model requests per run.
     pub mean_requests: f64,
     /// Mean tool calls per run.
@@ -56,7 +123,7 @@ pub struct CaseSummary {
     pub input_tokens: u64,
     /// Summed output tokens.
     pub output_tokens: u64,
-    /// Every run passed.
+    /// pass^k is 1: every run passed.
     pub pass: bool,
 }
 
@@ -137,6 +204,12 @@ impl RunReport {
 impl CaseSummary {
     /// Summarise the runs of one case (k = n).
     pub fn of(runs: &[RunReport]) -> Self {
+        Self::with_k(runs, None)
+    }
+
+    /// Summarise the runs of one case with pass@k and pass^k at `k` (capped at n), or at
+    /// k = n when `k` is `None`. The case passes only when pass^k is 1.
+    pub fn with_k(runs: &[RunReport], k: Option<u32>) -> Self {
         let n = runs.len() as u32;
         let c = runs.iter().filter(|r| r.pass).count() as u32;
         let mean = |f: &dyn Fn(&RunReport) -> f64| {
@@ -149,12 +222,16 @@ impl CaseSummary {
         Self {
             runs: n,
             passed: c,
-            pass_at_k: pass_at_k(n, c, n),
-            pass_hat_k: pass_hat_k(n, c, n),
+            k: k.map_or(n, |k| k.min(n)),
+            pass_at_k: pass_at_k(n, c, k.map_or(n, |k| k.min(n))),
+            pass_hat_k: pass_hat_k(n, c, k.map_or(n, |k| k.min(n))),
+            pass_rate: rate(n, c),
+            pass_rate_ci95: Interval::wilson(n, c),
             mean_requests: mean(&|r| f64::from(r.usage.requests)),
             mean_tool_calls: mean(&|r| f64::from(r.tool_calls)),
             input_tokens: runs.iter().map(|r| r.usage.input_tokens).sum(),
             output_tokens: runs.iter().map(|r| r.usage.output_tokens).sum(),
+            // pass^k is 1 exactly when every run passed (for any 1 <= k <= n).
             pass: n > 0 && c == n,
         }
     }

@@ -17,30 +17,53 @@ pub fn render_text(report: &SuiteReport) -> String {
             report.mode, report.model
         ));
     }
-    let mut rows = vec![
-        [
-            "CASE", "RUNS", "PASS", "pass@k", "pass^k", "REQ", "TOOLS", "IN_TOK", "OUT_TOK",
-            "STATUS",
-        ]
-        .map(String::from)
-        .to_vec(),
+    // With one run per case an interval says little; it appears once some case repeats.
+    let repeated = report.cases.iter().any(|c| c.summary.runs > 1);
+    let k = report.k.map_or_else(|| "k".to_owned(), |k| k.to_string());
+    let mut header = vec![
+        "CASE".to_owned(),
+        "RUNS".to_owned(),
+        "PASS".to_owned(),
+        format!("pass@{k}"),
+        format!("pass^{k}"),
     ];
+    if repeated {
+        header.push("RATE_CI95".to_owned());
+    }
+    header.extend(["REQ", "TOOLS", "IN_TOK", "OUT_TOK", "STATUS"].map(String::from));
+    let mut rows = vec![header];
     for case in &report.cases {
         let s = &case.summary;
-        rows.push(vec![
+        let mut row = vec![
             case.name.clone(),
             s.runs.to_string(),
             s.passed.to_string(),
             format!("{:.2}", s.pass_at_k),
             format!("{:.2}", s.pass_hat_k),
+        ];
+        if repeated {
+            row.push(s.pass_rate_ci95.compact());
+        }
+        row.extend([
             format!("{:.1}", s.mean_requests),
             format!("{:.1}", s.mean_tool_calls),
             s.input_tokens.to_string(),
             s.output_tokens.to_string(),
             if s.pass { "pass" } else { "FAIL" }.to_owned(),
         ]);
+        rows.push(row);
     }
     out.push_str(&table::render(&rows));
+    if repeated {
+        let s = &report.summary;
+        out.push_str(&format!(
+            "Suite: {} of {} runs passed, pass rate {:.2} (95% CI {}).\n",
+            s.passed,
+            s.runs,
+            s.pass_rate,
+            s.pass_rate_ci95.compact()
+        ));
+    }
     for case in &report.cases {
         for run in case.runs.iter().filter(|r| !r.pass) {
             for line in run.failure_lines() {

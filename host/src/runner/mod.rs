@@ -13,7 +13,9 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 
 use crate::model::ModelServer;
-use crate::report::{CaseReport, CaseSummary, REPORT_SCHEMA_VERSION, RunReport, SuiteReport};
+use crate::report::{
+    CaseReport, CaseSummary, REPORT_SCHEMA_VERSION, RunReport, SuiteReport, SuiteSummary,
+};
 
 /// How a suite is run.
 #[derive(Debug, Clone)]
@@ -26,6 +28,8 @@ pub struct RunOptions {
     pub out: Option<PathBuf>,
     /// Limits of the agent's turn.
     pub agent_limits: crate::agent::Limits,
+    /// k of pass@k and pass^k (`--k`); `None` means k = n for every case.
+    pub k: Option<u32>,
 }
 
 impl Default for RunOptions {
@@ -35,6 +39,7 @@ impl Default for RunOptions {
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             out: None,
             agent_limits: crate::agent::Limits::default(),
+            k: None,
         }
     }
 }
@@ -110,22 +115,26 @@ pub async fn run_suite(
     for (i, report) in results {
         per_case[i].push(report);
     }
+    let case_reports: Vec<CaseReport> = cases
+        .iter()
+        .zip(per_case)
+        .map(|(c, runs)| CaseReport {
+            name: c.case.name.clone(),
+            path: c.case.path.display().to_string(),
+            summary: CaseSummary::with_k(&runs, options.k),
+            runs,
+        })
+        .collect();
     let report = SuiteReport {
         schema_version: REPORT_SCHEMA_VERSION,
         evalhost_version: env!("CARGO_PKG_VERSION").to_owned(),
         mode: "replay".into(),
         model: "scripted".into(),
         runs_per_case: options.runs,
-        cases: cases
-            .iter()
-            .zip(per_case)
-            .map(|(c, runs)| CaseReport {
-                name: c.case.name.clone(),
-                path: c.case.path.display().to_string(),
-                summary: CaseSummary::of(&runs),
-                runs,
-            })
-            .collect(),
+        k: options.k,
+        interrupted: false,
+        summary: SuiteSummary::of(&case_reports),
+        cases: case_reports,
     };
     if let Some(dir) = &options.out {
         out::write_report(dir, &report)?;

@@ -108,13 +108,14 @@ impl Grader for EventEmitted {
             .filter(|e| e.kind == config.event_type)
             .filter(|e| matches_where(&payload(e), &config.where_))
             .count() as u64;
-        if !bounds.contains(matching) && bounds.min > 0 {
-            if let Some(reason) = boot_live_absent(&config.event_type, evidence) {
-                return Err(GradeError::NotEvaluable(format!(
-                    "{}: {reason}",
-                    Self::NAME
-                )));
-            }
+        if !bounds.contains(matching)
+            && bounds.min > 0
+            && let Some(reason) = boot_live_absent(&config.event_type, evidence)
+        {
+            return Err(GradeError::NotEvaluable(format!(
+                "{}: {reason}",
+                Self::NAME
+            )));
         }
         Ok(Verdict::pass_if(bounds.contains(matching), || {
             format!(

@@ -1,0 +1,214 @@
+//! The `[provider]` table of a configuration file, and merging sources field by field.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::{ConfigError, ProviderConfig, ProviderKind, RetryPolicy};
+
+/// Environment variables that override file fields: `(variable, field)`.
+pub(super) const ENV_OVERRIDES: &[(&str, &str)] = &[
+    ("EVALHOST_PROVIDER", "kind"),
+    ("EVALHOST_BASE_URL", "base_url"),
+    ("EVALHOST_MODEL", "model"),
+    ("EVALHOST_API_KEY_ENV", "api_key_env"),
+];
+
+/// A whole configuration file. Unknown tables and fields are errors, so a typo is found.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    provider: Option<ProviderTable>,
+}
+
+/// `[provider]` as written in a file; every field optional, the merge checks completeness.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderTable {
+    /// `openai-responses`, `openai-chat` or `anthropic`.
+    pub kind: Option<String>,
+    /// The API's base URL.
+    pub base_url: Option<String>,
+    /// The model name.
+    pub model: Option<String>,
+    /// Name of the environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    /// Limit of one attempt, in seconds (default 120).
+    pub timeout_secs: Option<f64>,
+    /// Retries after the first attempt (default 4).
+    pub max_retries: Option<u32>,
+    /// First backoff in milliseconds (default 500).
+    pub retry_base_ms: Option<u64>,
+    /// Longest wait between attempts in milliseconds (default 30000).
+    pub retry_max_ms: Option<u64>,
+    /// Most concurrent requests to this provider (default 4).
+    pub max_concurrency: Option<u32>,
+    /// `max_tokens` per response (default 4096).
+    pub max_tokens: Option<u32>,
+}
+
+/// Read a file's `[provider]`; a file that does not exist is `None`.
+pub(super) fn read(path: &Path) -> Result<Option<ProviderTable>, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_owned(),
+                source,
+            });
+        }
+    };
+    let file: ConfigFile = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        path: path.to_owned(),
+        message: e.to_string().trim_end().to_owned(),
+    })?;
+    Ok(file.provider)
+}
+
+/// Fields merged so far, each with where it came from.
+#[derive(Debug, Default)]
+pub(super) struct Layered {
+    table: ProviderTable,
+    origins: std::collections::HashMap<&'static str, String>,
+}
+
+impl Layered {
+    /// Overlay a file's fields.
+    pub(super) fn apply(&mut self, table: ProviderTable, origin: &str) {
+        macro_rules! take {
+            ($($field:ident),*) => {$(
+                if table.$field.is_some() {
+                    self.table.$field = table.$field.clone();
+                    self.origins.insert(stringify!($field), origin.to_owned());
+                }
+            )*};
+        }
+        take!(
+            kind,
+            base_url,
+            model,
+            api_key_env,
+            timeout_secs,
+            max_retries,
+            retry_base_ms,
+            retry_max_ms,
+            max_concurrency,
+            max_tokens
+        );
+    }
+
+    /// Overlay one environment variable.
+    pub(super) fn set_env(&mut self, field: &str, value: &str, variable: &str) {
+        let (slot, name) = match field {
+            "kind" => (&mut self.table.kind, "kind"),
+            "base_url" => (&mut self.table.base_url, "base_url"),
+            "model" => (&mut self.table.model, "model"),
+            _ => (&mut self.table.api_key_env, "api_key_env"),
+        };
+        *slot = Some(value.to_owned());
+        self.origins.insert(name, variable.to_owned());
+    }
+
+    fn origin(&self, field: &str) -> String {
+        self.origins
+            .get(field)
+            .cloned()
+            .unwrap_or_else(|| "default".to_owned())
+    }
+
+    /// Check completeness and values.
+    pub(super) fn finish(self, places: &str) -> Result<ProviderConfig, ConfigError> {
+        let missing = |field: &'static str, env: &'static str| ConfigError::Missing {
+            field,
+            places: places.to_owned(),
+            env,
+        };
+        let invalid = |field: &'static str, message: String| ConfigError::Invalid {
+            field,
+            origin: self.origin(field),
+            message,
+        };
+        let t = &self.table;
+        let kind_text = nonempty(&t.kind).ok_or_else(|| missing("kind", "EVALHOST_PROVIDER"))?;
+        let kind = ProviderKind::parse(kind_text).ok_or_else(|| {
+            invalid(
+                "kind",
+                format!(
+                    "unknown provider kind `{kind_text}` (known: openai-responses, openai-chat, anthropic)"
+                ),
+            )
+        })?;
+        let base_url =
+            nonempty(&t.base_url).ok_or_else(|| missing("base_url", "EVALHOST_BASE_URL"))?;
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return Err(invalid(
+                "base_url",
+                format!("`{base_url}` is not an http:// or https:// URL"),
+            ));
+        }
+        let model = nonempty(&t.model).ok_or_else(|| missing("model", "EVALHOST_MODEL"))?;
+        let api_key_env = nonempty(&t.api_key_env).map(str::to_owned);
+        if let Some(name) = &api_key_env
+            && !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(invalid(
+                "api_key_env",
+                "must be the NAME of an environment variable (letters, digits, `_`), not the key"
+                    .to_owned(),
+            ));
+        }
+        let timeout_secs = t.timeout_secs.unwrap_or(120.0);
+        if !(timeout_secs.is_finite() && timeout_secs > 0.0 && timeout_secs <= 3600.0) {
+            return Err(invalid(
+                "timeout_secs",
+                format!("{timeout_secs} is not between 0 and 3600 seconds"),
+            ));
+        }
+        let defaults = RetryPolicy::default();
+        let retry = RetryPolicy {
+            max_retries: t.max_retries.unwrap_or(defaults.max_retries),
+            base_delay: t
+                .retry_base_ms
+                .map_or(defaults.base_delay, Duration::from_millis),
+            max_delay: t
+                .retry_max_ms
+                .map_or(defaults.max_delay, Duration::from_millis),
+        };
+        if retry.max_retries > 10 {
+            return Err(invalid(
+                "max_retries",
+                format!("{} is more than 10", retry.max_retries),
+            ));
+        }
+        let max_concurrency = t.max_concurrency.unwrap_or(4);
+        if !(1..=128).contains(&max_concurrency) {
+            return Err(invalid(
+                "max_concurrency",
+                format!("{max_concurrency} is not between 1 and 128"),
+            ));
+        }
+        let max_tokens = t.max_tokens.unwrap_or(4096);
+        if max_tokens == 0 {
+            return Err(invalid("max_tokens", "must be at least 1".to_owned()));
+        }
+        Ok(ProviderConfig {
+            kind,
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            model: model.to_owned(),
+            origin: self.origin("api_key_env"),
+            api_key_env,
+            timeout: Duration::from_secs_f64(timeout_secs),
+            retry,
+            max_concurrency: max_concurrency as usize,
+            max_tokens,
+        })
+    }
+}
+
+fn nonempty(value: &Option<String>) -> Option<&str> {
+    value.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}

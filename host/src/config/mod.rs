@@ -1,0 +1,275 @@
+//! evalhost's configuration: the `[provider]` a live run talks to.
+//!
+//! Sources, later ones overriding earlier ones field by field:
+//! 1. the user's file, `$XDG_CONFIG_HOME/evalhost/config.toml` (default `~/.config/evalhost/config.toml`);
+//! 2. the project's `evalhost.toml` in the current directory;
+//! 3. the environment: `EVALHOST_PROVIDER`, `EVALHOST_BASE_URL`, `EVALHOST_MODEL`,
+//!    `EVALHOST_API_KEY_ENV`.
+//!
+//! The API key itself is never in a file: `api_key_env` names the environment variable that
+//! holds it, and [`ProviderConfig::api_key`] reads it from there only.
+//!
+//! ```
+//! use evalhost::config::{ConfigSources, ProviderKind};
+//!
+//! let mut sources = ConfigSources::default();
+//! sources.env.insert("EVALHOST_PROVIDER".into(), "openai-chat".into());
+//! sources.env.insert("EVALHOST_BASE_URL".into(), "http://127.0.0.1:11434/v1".into());
+//! sources.env.insert("EVALHOST_MODEL".into(), "qwen3".into());
+//! let config = sources.provider().unwrap();
+//! assert_eq!(config.kind, ProviderKind::OpenAiChat);
+//!
+//! sources.env.remove("EVALHOST_MODEL");
+//! let error = sources.provider().unwrap_err().to_string();
+//! assert!(error.contains("`model`") && error.contains("EVALHOST_MODEL"), "{error}");
+//! ```
+
+mod file;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use file::ProviderTable;
+
+/// Name of the project configuration file, looked up in the current directory.
+pub const PROJECT_FILE: &str = "evalhost.toml";
+
+/// Which API dialect a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// OpenAI Responses API (`POST {base_url}/responses`).
+    OpenAiResponses,
+    /// OpenAI Chat Completions (`POST {base_url}/chat/completions`): vLLM, llama.cpp server,
+    /// Ollama and most gateways.
+    OpenAiChat,
+    /// Anthropic Messages (`POST {base_url}/v1/messages`, or `{base_url}/messages` when the
+    /// base URL already ends in `/v1`).
+    Anthropic,
+}
+
+impl ProviderKind {
+    /// The spelling used in files and `EVALHOST_PROVIDER`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAiResponses => "openai-responses",
+            ProviderKind::OpenAiChat => "openai-chat",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        match text.trim() {
+            "openai-responses" => Some(ProviderKind::OpenAiResponses),
+            "openai-chat" => Some(ProviderKind::OpenAiChat),
+            "anthropic" => Some(ProviderKind::Anthropic),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How failed provider requests are retried: 429, 5xx, connection errors, streams cut
+/// mid-way and timeouts, up to `max_retries` times, waiting `retry-after` when the provider
+/// says so, otherwise an exponential backoff with jitter; every wait capped at `max_delay`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (0 disables retrying).
+    pub max_retries: u32,
+    /// The first backoff; doubled on every retry.
+    pub base_delay: Duration,
+    /// The longest wait, `retry-after` included.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 4,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A complete provider configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderConfig {
+    /// The API dialect.
+    pub kind: ProviderKind,
+    /// e.g. `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`, `https://api.anthropic.com`.
+    pub base_url: String,
+    /// Model name sent with every request.
+    pub model: String,
+    /// Name of the environment variable holding the API key; `None` sends no key (local servers).
+    pub api_key_env: Option<String>,
+    /// Limit of one attempt, from sending the request to the end of its stream.
+    pub timeout: Duration,
+    /// Retries.
+    pub retry: RetryPolicy,
+    /// Most requests in flight to this provider at once, whatever `--jobs` says.
+    pub max_concurrency: usize,
+    /// `max_tokens` for Anthropic (required by its API) and, when set in a file, for chat.
+    pub max_tokens: u32,
+    /// Where `api_key_env` was set (a file or an environment variable), for messages.
+    pub origin: String,
+}
+
+/// An API key read from the environment. Its `Debug` and `Display` never show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// The key, for the one place that sends it (an HTTP header).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+/// Why no usable provider configuration could be assembled.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A configuration file could not be read.
+    #[error("failed to read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A configuration file is not valid TOML or has unknown or mistyped fields.
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// A required field is set nowhere.
+    #[error(
+        "live mode needs provider field `{field}`: set `{field}` under [provider] in {places}, or set {env}"
+    )]
+    Missing {
+        /// The field.
+        field: &'static str,
+        /// The files it may be set in.
+        places: String,
+        /// The environment variable that sets it.
+        env: &'static str,
+    },
+    /// A field has a value evalhost does not accept.
+    #[error("provider field `{field}` ({origin}): {message}")]
+    Invalid {
+        /// The field.
+        field: &'static str,
+        /// Where the value came from.
+        origin: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The variable named by `api_key_env` is unset or empty.
+    #[error(
+        "the API key variable {variable} (provider field `api_key_env`, {origin}) is not set or empty"
+    )]
+    MissingKey {
+        /// The variable's name.
+        variable: String,
+        /// Where `api_key_env` was set.
+        origin: String,
+    },
+}
+
+/// Where configuration comes from. [`ConfigSources::from_environment`] fills it from the
+/// process; tests fill it by hand.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigSources {
+    /// The user's file (need not exist).
+    pub user_file: Option<PathBuf>,
+    /// The project's file (need not exist).
+    pub project_file: Option<PathBuf>,
+    /// Environment variables (only `EVALHOST_*` and the key variable are ever read).
+    pub env: HashMap<String, String>,
+}
+
+impl ConfigSources {
+    /// The process's sources: XDG config file, `./evalhost.toml`, and the environment.
+    pub fn from_environment() -> Self {
+        let env: HashMap<String, String> = std::env::vars().collect();
+        let config_home = env
+            .get("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                env.get("HOME")
+                    .filter(|v| !v.is_empty())
+                    .map(|home| PathBuf::from(home).join(".config"))
+            });
+        Self {
+            user_file: config_home.map(|dir| dir.join("evalhost").join("config.toml")),
+            project_file: std::env::current_dir()
+                .ok()
+                .map(|dir| dir.join(PROJECT_FILE)),
+            env,
+        }
+    }
+
+    /// Assemble the provider configuration, checking every field.
+    pub fn provider(&self) -> Result<ProviderConfig, ConfigError> {
+        let mut merged = file::Layered::default();
+        for path in [&self.user_file, &self.project_file].into_iter().flatten() {
+            if let Some(table) = file::read(path)? {
+                merged.apply(table, &path.display().to_string());
+            }
+        }
+        for (var, field) in file::ENV_OVERRIDES {
+            if let Some(value) = self.env.get(*var).filter(|v| !v.trim().is_empty()) {
+                merged.set_env(field, value.trim(), var);
+            }
+        }
+        merged.finish(&self.places())
+    }
+
+    /// The files a field may be set in, for messages.
+    fn places(&self) -> String {
+        let files: Vec<String> = [&self.project_file, &self.user_file]
+            .into_iter()
+            .flatten()
+            .map(|p| p.display().to_string())
+            .collect();
+        if files.is_empty() {
+            PROJECT_FILE.to_owned()
+        } else {
+            files.join(" or ")
+        }
+    }
+}
+
+impl ProviderConfig {
+    /// The API key from the variable `api_key_env` names, looked up in `env`; `None` when no
+    /// variable is configured.
+    pub fn api_key(&self, env: &HashMap<String, String>) -> Result<Option<ApiKey>, ConfigError> {
+        let Some(variable) = &self.api_key_env else {
+            return Ok(None);
+        };
+        match env.get(variable).map(|v| v.trim()).filter(|v| !v.is_empty()) {
+            Some(key) => Ok(Some(ApiKey(key.to_owned()))),
+            None => Err(ConfigError::MissingKey {
+                variable: variable.clone(),
+                origin: self.origin.clone(),
+            }),
+        }
+    }
+}
