@@ -3,8 +3,8 @@
 
 use evalhost::evidence::Usage;
 use evalhost::report::{
-    CaseReport, CaseSummary, Interval, REPORT_SCHEMA_VERSION, RunReport, SuiteReport,
-    SuiteSummary, render_text,
+    CaseReport, CaseSummary, Interval, REPORT_SCHEMA_VERSION, RunReport, SuiteReport, SuiteSummary,
+    render_text,
 };
 
 fn runs(outcomes: &[bool]) -> Vec<RunReport> {
@@ -93,7 +93,10 @@ fn suite_interval_counts_every_run() {
     assert!(close(report.summary.pass_rate, 0.8));
     let expected = Interval::wilson(10, 8);
     assert_eq!(report.summary.pass_rate_ci95, expected);
-    assert!(close(expected.low, 0.4902) && close(expected.high, 0.9433), "{expected:?}");
+    assert!(
+        close(expected.low, 0.4902) && close(expected.high, 0.9433),
+        "{expected:?}"
+    );
 
     let json: serde_json::Value = serde_json::from_str(&report.to_json()).expect("json");
     assert_eq!(json["k"], 2);
@@ -103,25 +106,48 @@ fn suite_interval_counts_every_run() {
     assert_eq!(b["k"], 2);
     assert!(close(b["pass_at_k"].as_f64().unwrap_or(0.0), 0.9));
     assert!(close(b["pass_hat_k"].as_f64().unwrap_or(0.0), 0.3));
-    assert!(close(b["pass_rate_ci95"]["high"].as_f64().unwrap_or(0.0), 0.8824));
+    assert!(close(
+        b["pass_rate_ci95"]["high"].as_f64().unwrap_or(0.0),
+        0.8824
+    ));
 }
 
 #[test]
 fn table_shows_k_and_the_interval_when_runs_repeat() {
-    let report = suite(vec![("b", runs(&[true, false, true, false, true]))], Some(2));
+    let report = suite(
+        vec![("b", runs(&[true, false, true, false, true]))],
+        Some(2),
+    );
     let text = render_text(&report);
     let header = text.lines().nth(1).unwrap_or_default();
-    assert!(header.contains("pass@2") && header.contains("pass^2"), "{text}");
+    assert!(
+        header.contains("pass@2") && header.contains("pass^2"),
+        "{text}"
+    );
     assert!(header.contains("RATE_CI95"), "{text}");
     let row = text.lines().nth(2).unwrap_or_default();
-    assert!(row.contains("0.90") && row.contains("0.30") && row.contains("0.23-0.88"), "{text}");
-    assert!(text.contains("Suite: 3 of 5 runs passed, pass rate 0.60 (95% CI 0.23-0.88)."), "{text}");
+    assert!(
+        row.contains("0.90") && row.contains("0.30") && row.contains("0.23-0.88"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Suite: 3 of 5 runs passed, pass rate 0.60 (95% CI 0.23-0.88)."),
+        "{text}"
+    );
 }
 
 #[test]
 fn single_runs_keep_the_mino_table() {
     let report = suite(vec![("a", runs(&[true]))], None);
     let text = render_text(&report);
-    assert!(!text.contains("RATE_CI95") && !text.contains("Suite:"), "{text}");
-    assert!(text.lines().nth(1).unwrap_or_default().contains("pass@k  pass^k"));
+    assert!(
+        !text.contains("RATE_CI95") && !text.contains("Suite:"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap_or_default()
+            .contains("pass@k  pass^k")
+    );
 }

@@ -8,8 +8,7 @@ use clap::Subcommand;
 use super::{Failure, exit};
 use evalhost::evidence::Evidence;
 use evalhost::grader::{
-    ComponentReport, GraderComponent, GraderHost, Limits, PreparedEvidence,
-    default_cache_dir,
+    ComponentReport, GraderComponent, GraderHost, Limits, PreparedEvidence, default_cache_dir,
 };
 
 /// `evalhost grader ...`.
@@ -208,11 +207,7 @@ fn test(args: TestArgs) -> Result<u8, Failure> {
             exit::EVAL_FAILED
         }
     };
-    println!(
-        "fuel used: {} of {}",
-        stats.fuel_used,
-        host.limits().fuel
-    );
+    println!("fuel used: {} of {}", stats.fuel_used, host.limits().fuel);
     println!("time:      {:.3} ms", stats.duration.as_secs_f64() * 1e3);
     for (name, text) in [("stdout", &stats.stdout), ("stderr", &stats.stderr)] {
         if !text.is_empty() {

@@ -151,9 +151,7 @@ impl Layered {
         let model = nonempty(&t.model).ok_or_else(|| missing("model", "EVALHOST_MODEL"))?;
         let api_key_env = nonempty(&t.api_key_env).map(str::to_owned);
         if let Some(name) = &api_key_env
-            && !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         {
             return Err(invalid(
                 "api_key_env",

@@ -264,7 +264,11 @@ impl ProviderConfig {
         let Some(variable) = &self.api_key_env else {
             return Ok(None);
         };
-        match env.get(variable).map(|v| v.trim()).filter(|v| !v.is_empty()) {
+        match env
+            .get(variable)
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
+        {
             Some(key) => Ok(Some(ApiKey(key.to_owned()))),
             None => Err(ConfigError::MissingKey {
                 variable: variable.clone(),

@@ -28,13 +28,19 @@ pub const GRANTED_IMPORTS: &[(&str, &str)] = &[
     ("wasi:io/error", "I/O errors"),
     ("wasi:io/poll", "polling"),
     ("wasi:io/streams", "byte streams"),
-    ("wasi:clocks/wall-clock", "a clock frozen at 2026-01-01T00:00:00Z"),
+    (
+        "wasi:clocks/wall-clock",
+        "a clock frozen at 2026-01-01T00:00:00Z",
+    ),
     ("wasi:clocks/monotonic-clock", "a clock frozen at 0"),
     ("wasi:random/random", "seeded randomness"),
     ("wasi:random/insecure", "seeded randomness"),
     ("wasi:random/insecure-seed", "a fixed seed"),
     ("wasi:filesystem/types", "the read-only /workspace preopen"),
-    ("wasi:filesystem/preopens", "one preopen: /workspace, read-only"),
+    (
+        "wasi:filesystem/preopens",
+        "one preopen: /workspace, read-only",
+    ),
     ("wasi:cli/environment", "no variables, no arguments"),
     ("wasi:cli/exit", "exit ends the call with an error"),
     ("wasi:cli/stdin", "an empty stdin"),
@@ -248,7 +254,10 @@ fn check_imports(
 /// Why the sandbox does not grant the import `name`, or `None` when it does.
 pub fn refusal(name: &str) -> Option<&'static str> {
     let interface = name.split('@').next().unwrap_or(name);
-    if GRANTED_IMPORTS.iter().any(|(granted, _)| *granted == interface) {
+    if GRANTED_IMPORTS
+        .iter()
+        .any(|(granted, _)| *granted == interface)
+    {
         return None;
     }
     Some(if interface.starts_with("wasi:sockets/") {

@@ -196,7 +196,7 @@ impl RunReport {
         self.verdicts
             .iter()
             .filter(|v| v.outcome == Outcome::NotEvaluable)
-            .map(|v| format!("{} not evaluable: {}", v.grader, v.message))
+            .map(|v| format!("not evaluable: {}", v.message))
             .collect()
     }
 }

@@ -89,15 +89,35 @@ mod tests {
     #[test]
     fn wilson_by_hand() {
         // n=10, c=5: center 0.5, half = 1.96*sqrt(0.025 + 0.0096)/1.3841 = 0.2366.
-        assert!(near(wilson_interval(10, 5), (0.2366, 0.7634)), "{:?}", wilson_interval(10, 5));
+        assert!(
+            near(wilson_interval(10, 5), (0.2366, 0.7634)),
+            "{:?}",
+            wilson_interval(10, 5)
+        );
         // n=5, c=3: (0.2307, 0.8824).
-        assert!(near(wilson_interval(5, 3), (0.2307, 0.8824)), "{:?}", wilson_interval(5, 3));
+        assert!(
+            near(wilson_interval(5, 3), (0.2307, 0.8824)),
+            "{:?}",
+            wilson_interval(5, 3)
+        );
         // All passed: the upper bound is 1, the lower n/(n+z^2): 3/(3+3.8415) = 0.4385.
-        assert!(near(wilson_interval(3, 3), (0.4385, 1.0)), "{:?}", wilson_interval(3, 3));
+        assert!(
+            near(wilson_interval(3, 3), (0.4385, 1.0)),
+            "{:?}",
+            wilson_interval(3, 3)
+        );
         // None passed: mirrored.
-        assert!(near(wilson_interval(3, 0), (0.0, 0.5615)), "{:?}", wilson_interval(3, 0));
+        assert!(
+            near(wilson_interval(3, 0), (0.0, 0.5615)),
+            "{:?}",
+            wilson_interval(3, 0)
+        );
         // One run that passed: 1/(1+3.8415) = 0.2065.
-        assert!(near(wilson_interval(1, 1), (0.2065, 1.0)), "{:?}", wilson_interval(1, 1));
+        assert!(
+            near(wilson_interval(1, 1), (0.2065, 1.0)),
+            "{:?}",
+            wilson_interval(1, 1)
+        );
     }
 
     #[test]

@@ -79,10 +79,21 @@ pub fn render_text(report: &SuiteReport) -> String {
         }
     }
     let failed = report.failed_cases();
+    let not_evaluable: usize = report
+        .cases
+        .iter()
+        .flat_map(|c| &c.runs)
+        .map(|r| r.not_evaluable_lines().len())
+        .sum();
+    let note = match not_evaluable {
+        0 => String::new(),
+        1 => " (1 assertion not evaluable)".to_owned(),
+        n => format!(" ({n} assertions not evaluable)"),
+    };
     if failed == 0 {
-        out.push_str("All cases passed.\n");
+        out.push_str(&format!("All cases passed{note}.\n"));
     } else {
-        out.push_str(&format!("{failed} of {n} cases failed.\n"));
+        out.push_str(&format!("{failed} of {n} cases failed{note}.\n"));
     }
     out
 }

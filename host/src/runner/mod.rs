@@ -1,6 +1,7 @@
 //! The runner: for every case and run, a fresh temp root, the agent's turn against the
 //! scripted model, evidence, and verdicts; then the suite report.
 
+mod live;
 mod out;
 mod prepare;
 mod run;
@@ -30,6 +31,9 @@ pub struct RunOptions {
     pub agent_limits: crate::agent::Limits,
     /// k of pass@k and pass^k (`--k`); `None` means k = n for every case.
     pub k: Option<u32>,
+    /// Live mode: runs talk to this endpoint (a pass-through to the provider) instead of
+    /// their case's script; `None` is replay.
+    pub live: Option<Arc<crate::provider::LiveEndpoint>>,
 }
 
 impl Default for RunOptions {
@@ -40,6 +44,7 @@ impl Default for RunOptions {
             out: None,
             agent_limits: crate::agent::Limits::default(),
             k: None,
+            live: None,
         }
     }
 }
@@ -128,8 +133,11 @@ pub async fn run_suite(
     let report = SuiteReport {
         schema_version: REPORT_SCHEMA_VERSION,
         evalhost_version: env!("CARGO_PKG_VERSION").to_owned(),
-        mode: "replay".into(),
-        model: "scripted".into(),
+        mode: live::mode(options).into(),
+        model: options
+            .live
+            .as_ref()
+            .map_or_else(|| "scripted".to_owned(), |l| l.model().to_owned()),
         runs_per_case: options.runs,
         k: options.k,
         interrupted: false,

@@ -52,11 +52,15 @@ pub(crate) async fn run_once(
 
     let session_path = session_dir.join("session.jsonl");
     let mut log = SessionLog::create(&session_path)?;
+    let live = options.live.is_some();
     log.append(Event::SessionStart {
         case: case.name.clone(),
         run,
-        mode: "replay".into(),
-        model: "scripted".into(),
+        mode: super::live::mode(options).into(),
+        model: options
+            .live
+            .as_ref()
+            .map_or_else(|| "scripted".to_owned(), |l| l.model().to_owned()),
     })?;
     let (evidence, error) = match &case.execution {
         Execution::Recorded(recorded) => {
@@ -66,7 +70,7 @@ pub(crate) async fn run_once(
             (evidence, None)
         }
         Execution::Agent | Execution::ReplayTools(_) => {
-            let script = server.script(case.model.clone());
+            let endpoint = super::live::RunEndpoint::open(case, server, options);
             let config = AgentConfig {
                 instructions: case
                     .instructions
@@ -75,8 +79,8 @@ pub(crate) async fn run_once(
                 approve: case.approve,
                 workspace: workspace.clone(),
                 home,
-                base_url: script.base_url().to_owned(),
-                model: "scripted".into(),
+                base_url: endpoint.base_url().to_owned(),
+                model: endpoint.model().to_owned(),
                 api_key: None,
                 limits: options.agent_limits,
                 replay_tools: None,
@@ -89,7 +93,7 @@ pub(crate) async fn run_once(
                 RunFacts {
                     seeded_files,
                     duration_ms: started.elapsed().as_millis() as u64,
-                    synthetic_usage: true,
+                    synthetic_usage: !live,
                 },
             );
             (evidence, turn.err().map(|e| e.to_string()))

@@ -113,8 +113,10 @@ impl Grader for EventEmitted {
             && let Some(reason) = boot_live_absent(&config.event_type, evidence)
         {
             return Err(GradeError::NotEvaluable(format!(
-                "{}: {reason}",
-                Self::NAME
+                "{} {}{}: {reason}",
+                Self::NAME,
+                name(&config.event_type),
+                describe_where(&config.where_),
             )));
         }
         Ok(Verdict::pass_if(bounds.contains(matching), || {
@@ -284,7 +286,7 @@ mod tests {
         assert_eq!(
             evalhost_sdk::grade::<EventEmitted>(config, &recorded),
             Err(GradeError::NotEvaluable(
-                "event_emitted: tool.register is emitted live at engine boot and is not in the journal".to_owned()
+                "event_emitted tool.register where {Name=spawn_coder}: tool.register is emitted live at engine boot and is not in the journal".to_owned()
             ))
         );
         // The same assertion on a live run simply fails.

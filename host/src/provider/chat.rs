@@ -1,0 +1,197 @@
+//! OpenAI Chat Completions, the dialect of vLLM, llama.cpp server, Ollama and most gateways:
+//! the agent's Responses request as chat messages, and a chat stream back to output items.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::{ProviderError, ProviderReply};
+use crate::model::SseEvent;
+use crate::model::responses::{InputItem, ResponsesRequest};
+use crate::session::OutputItem;
+
+/// `{base_url}/chat/completions`.
+pub(crate) fn url(base_url: &str) -> String {
+    format!("{base_url}/chat/completions")
+}
+
+/// The chat request: instructions as the system message; an assistant message carries the
+/// calls that follow it; each call output is a `tool` message.
+pub(crate) fn body(request: &ResponsesRequest, model: &str) -> Value {
+    let mut messages: Vec<Value> = Vec::new();
+    if let Some(instructions) = &request.instructions {
+        messages.push(json!({"role": "system", "content": instructions}));
+    }
+    for item in &request.input {
+        match item {
+            InputItem::Message { role, content } => {
+                messages.push(json!({"role": role, "content": content}));
+            }
+            InputItem::FunctionCall {
+                call_id,
+                name,
+                arguments,
+            } => {
+                let call = json!({
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                });
+                let last_is_assistant = messages.last().is_some_and(|m| m["role"] == "assistant");
+                if !last_is_assistant {
+                    messages.push(json!({"role": "assistant", "content": Value::Null}));
+                }
+                if let Some(last) = messages.last_mut().and_then(Value::as_object_mut) {
+                    match last.get_mut("tool_calls").and_then(Value::as_array_mut) {
+                        Some(calls) => calls.push(call),
+                        None => {
+                            last.insert("tool_calls".into(), json!([call]));
+                        }
+                    }
+                }
+            }
+            InputItem::FunctionCallOutput { call_id, output } => {
+                messages.push(json!({"role": "tool", "tool_call_id": call_id, "content": output}));
+            }
+        }
+    }
+    let tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|t| {
+            json!({
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+            })
+        })
+        .collect();
+    let mut body = json!({
+        "model": model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if !tools.is_empty() {
+        body["tools"] = Value::Array(tools);
+    }
+    body
+}
+
+/// A call being assembled from deltas.
+#[derive(Debug, Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Reads one chat stream: content deltas, tool-call deltas by index, usage, `[DONE]`.
+#[derive(Debug, Default)]
+pub(crate) struct Decoder {
+    text: String,
+    calls: BTreeMap<u64, PartialCall>,
+    finished: bool,
+    input_tokens: u64,
+    output_tokens: u64,
+}
+
+impl Decoder {
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    pub(crate) fn event(
+        &mut self,
+        event: SseEvent,
+    ) -> Result<Option<ProviderReply>, ProviderError> {
+        let data = event.data.trim();
+        if data.is_empty() {
+            return Ok(None);
+        }
+        if data == "[DONE]" {
+            return self.reply().map(Some);
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| ProviderError::Malformed {
+            message: format!("chat chunk is not JSON: {e}"),
+        })?;
+        if let Some(error) = chunk.get("error") {
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| error.to_string(), str::to_owned);
+            return Err(ProviderError::Failed {
+                message,
+                transient: false,
+            });
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.input_tokens = usage["prompt_tokens"].as_u64().unwrap_or(self.input_tokens);
+            self.output_tokens = usage["completion_tokens"]
+                .as_u64()
+                .unwrap_or(self.output_tokens);
+        }
+        for choice in chunk["choices"].as_array().into_iter().flatten() {
+            if choice["finish_reason"].is_string() {
+                self.finished = true;
+            }
+            let delta = &choice["delta"];
+            if let Some(text) = delta["content"].as_str() {
+                self.text.push_str(text);
+            }
+            for call in delta["tool_calls"].as_array().into_iter().flatten() {
+                let index = call["index"].as_u64().unwrap_or(self.calls.len() as u64);
+                let partial = self.calls.entry(index).or_default();
+                if let Some(id) = call["id"].as_str() {
+                    partial.id.push_str(id);
+                }
+                if let Some(name) = call["function"]["name"].as_str() {
+                    partial.name.push_str(name);
+                }
+                if let Some(arguments) = call["function"]["arguments"].as_str() {
+                    partial.arguments.push_str(arguments);
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The stream ended without `[DONE]`: complete if a choice finished, else cut off.
+    pub(crate) fn end(mut self) -> Result<ProviderReply, ProviderError> {
+        self.reply()
+    }
+
+    fn reply(&mut self) -> Result<ProviderReply, ProviderError> {
+        if !self.finished {
+            return Err(ProviderError::Stream {
+                message: "the chat stream ended before any choice finished".to_owned(),
+            });
+        }
+        let mut output = Vec::new();
+        if !self.text.is_empty() {
+            output.push(OutputItem::Message {
+                text: std::mem::take(&mut self.text),
+            });
+        }
+        for (index, call) in std::mem::take(&mut self.calls) {
+            if call.name.is_empty() {
+                return Err(ProviderError::Malformed {
+                    message: format!("tool call {index} has no function name"),
+                });
+            }
+            output.push(OutputItem::FunctionCall {
+                call_id: call.id,
+                name: call.name,
+                arguments: if call.arguments.is_empty() {
+                    "{}".to_owned()
+                } else {
+                    call.arguments
+                },
+            });
+        }
+        Ok(ProviderReply {
+            output,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+        })
+    }
+}

@@ -1,0 +1,250 @@
+//! Live model providers: real HTTP clients, streaming, for the OpenAI Responses API, OpenAI
+//! Chat Completions and Anthropic Messages, behind one type.
+//!
+//! The agent always speaks the Responses API. In live mode it talks to [`LiveEndpoint`], a
+//! loopback server that translates each request into the configured provider's dialect, sends
+//! it (retrying transient failures with backoff and jitter, honouring `retry-after`), and
+//! answers the agent with the reply as a Responses stream. A request that still fails is
+//! answered with `response.failed` carrying the provider's error text, so the run is recorded
+//! as errored, never as a grader failure.
+
+mod anthropic;
+mod chat;
+mod endpoint;
+mod error;
+mod responses;
+pub mod retry;
+
+pub use endpoint::{Exchange, LiveEndpoint, LiveSession};
+pub use error::ProviderError;
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use serde_json::Value;
+
+use crate::config::{ApiKey, ProviderConfig, ProviderKind};
+use crate::model::responses::ResponsesRequest;
+use crate::model::{SseEvent, SseParser};
+use crate::session::OutputItem;
+use error::{error_chain, excerpt};
+
+/// Most bytes of an HTTP error body quoted in an error.
+const ERROR_BODY_EXCERPT: usize = 1024;
+
+/// One completed model answer, normalized across dialects.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProviderReply {
+    /// Text and calls, in order.
+    pub output: Vec<OutputItem>,
+    /// Input tokens from the provider's usage report.
+    pub input_tokens: u64,
+    /// Output tokens from the provider's usage report.
+    pub output_tokens: u64,
+}
+
+/// A configured provider with its HTTP client. Cheap to share behind an `Arc`.
+pub struct Provider {
+    config: ProviderConfig,
+    key: Option<ApiKey>,
+    http: reqwest::Client,
+}
+
+impl std::fmt::Debug for Provider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Provider")
+            .field("config", &self.config)
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
+impl Provider {
+    /// A client for `config`, sending `key` (read from `config.api_key_env`) when given.
+    /// HTTPS uses rustls with the ring provider and the platform's trust roots.
+    pub fn new(config: ProviderConfig, key: Option<ApiKey>) -> Result<Self, ProviderError> {
+        // Installing twice is harmless: the second call reports the first provider back.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.timeout.min(Duration::from_secs(30)))
+            .build()
+            .map_err(|e| ProviderError::Client {
+                message: error_chain(&e),
+            })?;
+        Ok(Self { config, key, http })
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &ProviderConfig {
+        &self.config
+    }
+
+    /// Answer one agent request, retrying transient failures as the retry policy allows.
+    pub async fn complete(
+        &self,
+        request: &ResponsesRequest,
+    ) -> Result<ProviderReply, ProviderError> {
+        let policy = self.config.retry;
+        let mut retry = 0;
+        loop {
+            let error = match self.attempt(request).await {
+                Ok(reply) => return Ok(reply),
+                Err(error) => self.redact(error),
+            };
+            if !error.is_retryable() || retry >= policy.max_retries {
+                return Err(if retry == 0 {
+                    error
+                } else {
+                    ProviderError::GaveUp {
+                        attempts: retry + 1,
+                        last: Box::new(error),
+                    }
+                });
+            }
+            tokio::time::sleep(retry::delay(&policy, retry, error.retry_after())).await;
+            retry += 1;
+        }
+    }
+
+    /// One attempt, bounded by the configured timeout.
+    async fn attempt(&self, request: &ResponsesRequest) -> Result<ProviderReply, ProviderError> {
+        let timeout = self.config.timeout;
+        match tokio::time::timeout(timeout, self.exchange(request)).await {
+            Ok(result) => result,
+            Err(_) => Err(ProviderError::Timeout {
+                seconds: timeout.as_secs_f64(),
+            }),
+        }
+    }
+
+    async fn exchange(&self, request: &ResponsesRequest) -> Result<ProviderReply, ProviderError> {
+        let config = &self.config;
+        let (url, body) = match config.kind {
+            ProviderKind::OpenAiResponses => (
+                responses::url(&config.base_url),
+                responses::body(request, &config.model),
+            ),
+            ProviderKind::OpenAiChat => (
+                chat::url(&config.base_url),
+                chat::body(request, &config.model),
+            ),
+            ProviderKind::Anthropic => (
+                anthropic::url(&config.base_url),
+                anthropic::body(request, &config.model, config.max_tokens),
+            ),
+        };
+        let mut builder = self
+            .http
+            .post(&url)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "text/event-stream")
+            .body(serde_json::to_vec(&body).unwrap_or_default());
+        match (config.kind, &self.key) {
+            (ProviderKind::Anthropic, Some(key)) => {
+                builder = builder.header("x-api-key", key.expose());
+            }
+            (_, Some(key)) => builder = builder.bearer_auth(key.expose()),
+            (_, None) => {}
+        }
+        if config.kind == ProviderKind::Anthropic {
+            builder = builder.header("anthropic-version", anthropic::API_VERSION);
+        }
+        let response = builder.send().await.map_err(|e| ProviderError::Transport {
+            message: error_chain(&e),
+        })?;
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = retry::retry_after(response.headers());
+            let text = response.text().await.unwrap_or_default();
+            return Err(ProviderError::Status {
+                status: status.as_u16(),
+                body: excerpt(&error_text(&text), ERROR_BODY_EXCERPT),
+                retry_after,
+            });
+        }
+        let mut decoder = Decoder::new(config.kind);
+        let mut stream = response.bytes_stream();
+        let mut parser = SseParser::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| ProviderError::Stream {
+                message: error_chain(&e),
+            })?;
+            let events = parser.push(&chunk).map_err(|e| ProviderError::Malformed {
+                message: e.to_string(),
+            })?;
+            for event in events {
+                if let Some(reply) = decoder.event(event)? {
+                    return Ok(reply);
+                }
+            }
+        }
+        if let Some(event) = parser.finish()
+            && let Some(reply) = decoder.event(event)?
+        {
+            return Ok(reply);
+        }
+        decoder.end()
+    }
+
+    /// Never let the key reach an error message, whatever the provider echoes.
+    fn redact(&self, error: ProviderError) -> ProviderError {
+        let Some(key) = &self.key else {
+            return error;
+        };
+        let text = error.to_string();
+        if !text.contains(key.expose()) {
+            return error;
+        }
+        ProviderError::Failed {
+            message: text.replace(key.expose(), "<redacted>"),
+            transient: error.is_retryable(),
+        }
+    }
+}
+
+/// The provider's message from an error body (`{"error": {"message": ...}}`), else the body.
+fn error_text(body: &str) -> String {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| {
+            v["error"]["message"]
+                .as_str()
+                .or_else(|| v["message"].as_str())
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| body.to_owned())
+}
+
+/// The stream reader of each dialect.
+enum Decoder {
+    Responses(responses::Decoder),
+    Chat(chat::Decoder),
+    Anthropic(anthropic::Decoder),
+}
+
+impl Decoder {
+    fn new(kind: ProviderKind) -> Self {
+        match kind {
+            ProviderKind::OpenAiResponses => Decoder::Responses(responses::Decoder::new()),
+            ProviderKind::OpenAiChat => Decoder::Chat(chat::Decoder::new()),
+            ProviderKind::Anthropic => Decoder::Anthropic(anthropic::Decoder::new()),
+        }
+    }
+
+    fn event(&mut self, event: SseEvent) -> Result<Option<ProviderReply>, ProviderError> {
+        match self {
+            Decoder::Responses(d) => d.event(event),
+            Decoder::Chat(d) => d.event(event),
+            Decoder::Anthropic(d) => d.event(event),
+        }
+    }
+
+    fn end(self) -> Result<ProviderReply, ProviderError> {
+        match self {
+            Decoder::Responses(d) => Err(d.end()),
+            Decoder::Chat(d) => d.end(),
+            Decoder::Anthropic(d) => Err(d.end()),
+        }
+    }
+}
