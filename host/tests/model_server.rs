@@ -46,6 +46,7 @@ impl Answer {
 }
 
 async fn post(url: &str, body: &str) -> Answer {
+    evalhost::provider::install_crypto_provider();
     let response = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")
@@ -324,6 +325,7 @@ async fn only_streaming_posts_to_responses_are_accepted() {
             .expect("failure")
             .starts_with("Request to unsupported endpoint POST "),
     );
+    evalhost::provider::install_crypto_provider();
     let get = reqwest::get(format!("{base}/responses"))
         .await
         .expect("get");

@@ -23,6 +23,7 @@ pub(crate) struct ModelClient {
 
 impl ModelClient {
     pub fn new(config: &AgentConfig) -> Result<Self, AgentError> {
+        crate::provider::install_crypto_provider();
         let http = reqwest::Client::builder()
             .connect_timeout(config.limits.request_timeout)
             .build()

@@ -26,6 +26,7 @@ pub enum Command {
   evalhost run cases/mino
   evalhost run --filter bash --out out/ cases/mino
   evalhost run --runs 3 cases/mino/bash-denied.yaml
+  evalhost run --live --runs 5 --k 2 cases/mino
 
 ", "Exit status:
   0  every case passed every run
@@ -51,9 +52,17 @@ pub struct RunArgs {
     /// Case files or directories of case files (`*.yaml`, loaded in name order).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Runs per case (1–32); a case's own `runs` field overrides it.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=32), default_value_t = 1)]
-    pub runs: u32,
+    /// Runs per case (1–32; default 1, 3 with --live); a case's own `runs` field overrides it.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=32))]
+    pub runs: Option<u32>,
+    /// Run against the configured provider (`[provider]` in evalhost.toml) instead of each
+    /// case's model script; cases with `live: false` are skipped.
+    #[arg(long)]
+    pub live: bool,
+    /// k of pass@k and pass^k (1–32; default: each case's number of runs); must not exceed
+    /// any case's runs.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=32))]
+    pub k: Option<u32>,
     /// Only run cases whose name contains this substring.
     #[arg(long, value_name = "SUBSTR")]
     pub filter: Option<String>,

@@ -2,6 +2,7 @@
 //! 0 every case passed, 1 some case failed a run, 2 usage or case-file error, 3 internal error.
 
 mod args;
+mod live;
 mod grader;
 mod promote;
 mod record;
@@ -48,6 +49,7 @@ impl Failure {
 }
 
 pub fn main() -> ExitCode {
+    evalhost::provider::install_crypto_provider();
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => {

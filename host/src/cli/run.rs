@@ -1,5 +1,7 @@
 //! `evalhost run` and `evalhost graders`.
 
+use std::sync::Arc;
+
 use anyhow::Context;
 
 use super::args::RunArgs;
@@ -8,6 +10,7 @@ use crate::cli::exit::EVAL_FAILED;
 use evalhost::case::agentcompany::FixtureOptions;
 use evalhost::case::{LoadOptions, load_cases_with};
 use evalhost::grader::GraderHost;
+use evalhost::provider::LiveEndpoint;
 use evalhost::report::render_text;
 use evalhost::runner::{RunOptions, prepare_cases, run_suite};
 
@@ -35,18 +38,49 @@ pub fn run(args: RunArgs) -> Result<u8, Failure> {
             )));
         }
     }
-    for case in &cases {
-        case.check_replayable().map_err(Failure::usage)?;
+    let runs = args.runs.unwrap_or(if args.live {
+        super::live::DEFAULT_LIVE_RUNS
+    } else {
+        1
+    });
+    if args.live {
+        let (live_cases, skipped) = super::live::select(cases)?;
+        cases = live_cases;
+        for line in skipped {
+            println!("{line}");
+        }
+    } else {
+        for case in &cases {
+            case.check_replayable().map_err(Failure::usage)?;
+        }
     }
+    if let Some(k) = args.k
+        && let Some(case) = cases.iter().find(|c| c.runs.unwrap_or(runs) < k)
+    {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "--k {k} is larger than the {} runs of case {} (k must not exceed n)",
+            case.runs.unwrap_or(runs),
+            case.name
+        )));
+    }
+    let provider = if args.live {
+        Some(super::live::provider()?)
+    } else {
+        None
+    };
     let host = GraderHost::with_builtins()
         .context("failed to load the built-in graders")
         .map_err(Failure::internal)?;
     let prepared = prepare_cases(cases, &host).map_err(Failure::usage)?;
     let mut options = RunOptions {
-        runs: args.runs,
+        runs,
         out: args.out,
+        k: args.k,
         ..RunOptions::default()
     };
+    if let Some(provider) = &provider {
+        options.agent_limits = super::live::agent_limits(provider.config());
+    }
     if let Some(jobs) = args.jobs {
         options.jobs = jobs as usize;
     }
@@ -55,9 +89,18 @@ pub fn run(args: RunArgs) -> Result<u8, Failure> {
         .build()
         .context("failed to start the async runtime")
         .map_err(Failure::internal)?;
-    let report = runtime
-        .block_on(run_suite(prepared, &options))
-        .map_err(Failure::internal)?;
+    let report = runtime.block_on(async {
+        if let Some(provider) = provider {
+            let endpoint = LiveEndpoint::start(provider)
+                .await
+                .context("failed to start the live model endpoint")
+                .map_err(Failure::internal)?;
+            options.live = Some(Arc::new(endpoint));
+        }
+        run_suite(prepared, &options)
+            .await
+            .map_err(Failure::internal)
+    })?;
     print!("{}", render_text(&report));
     let failed = report.failed_cases();
     if failed == 0 {

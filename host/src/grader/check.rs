@@ -65,10 +65,31 @@ pub struct ComponentReport {
     pub size: usize,
     /// The grader world version the component targets, e.g. `0.1.0`.
     pub world_version: String,
-    /// Every import, as named in the component (e.g. `wasi:io/streams@0.2.6`), sorted.
+    /// Every granted import, as named in the component (e.g. `wasi:io/streams@0.2.6`), sorted.
     pub imports: Vec<String>,
+    /// Imports the sandbox links but refuses every call of (`wasi:sockets/*`: no network),
+    /// sorted. Accepted unless checking strictly; see [`ComponentReport::strict`].
+    pub denied_imports: Vec<String>,
     /// The graders the component provides.
     pub graders: Vec<GraderInfo>,
+}
+
+impl ComponentReport {
+    /// The strict check: an error when the component imports anything the sandbox only
+    /// links to refuse (sockets), as `evalhost grader check --strict` reports it.
+    pub fn strict(&self) -> Result<(), CheckError> {
+        if self.denied_imports.is_empty() {
+            return Ok(());
+        }
+        Err(CheckError::ForbiddenImports {
+            origin: self.origin.clone(),
+            imports: self
+                .denied_imports
+                .iter()
+                .map(|name| format!("{name} ({SOCKETS_REFUSED})"))
+                .collect(),
+        })
+    }
 }
 
 /// Why a component is not a usable grader component.
@@ -169,7 +190,7 @@ impl GraderHost {
     ) -> Result<(GraderComponent, ComponentReport), CheckError> {
         check_header(bytes, origin)?;
         let (component, digest) = self.shared.compile(bytes, origin)?;
-        let imports = check_imports(&component, &self.shared.engine, origin)?;
+        let (imports, denied_imports) = check_imports(&component, &self.shared.engine, origin)?;
         check_exports(&component, &self.shared.engine, origin)?;
         let loaded =
             GraderComponent::from_compiled(self.shared.clone(), &component, digest, origin)?;
@@ -193,6 +214,7 @@ impl GraderHost {
             size: bytes.len(),
             world_version: loaded.world_version().to_owned(),
             imports,
+            denied_imports,
             graders: loaded.graders().to_vec(),
         };
         Ok((loaded, report))
@@ -228,21 +250,27 @@ fn check_header(bytes: &[u8], origin: &str) -> Result<(), CheckError> {
     }
 }
 
-/// Every import's name, sorted; an error naming each import the sandbox does not grant.
+/// What a socket import gets in the sandbox.
+const SOCKETS_REFUSED: &str = "network access: the sandbox grants no sockets";
+
+/// The granted imports and the denied (socket) imports, each sorted; an error naming each
+/// import the sandbox does not link at all.
 fn check_imports(
     component: &Component,
     engine: &wasmtime::Engine,
     origin: &str,
-) -> Result<Vec<String>, CheckError> {
+) -> Result<(Vec<String>, Vec<String>), CheckError> {
     let ty = component.component_type();
     let mut names: Vec<String> = ty.imports(engine).map(|(n, _)| n.to_owned()).collect();
     names.sort();
-    let refused: Vec<String> = names
+    let (denied, rest): (Vec<String>, Vec<String>) =
+        names.into_iter().partition(|name| is_socket(name));
+    let refused: Vec<String> = rest
         .iter()
         .filter_map(|name| refusal(name).map(|why| format!("{name} ({why})")))
         .collect();
     if refused.is_empty() {
-        Ok(names)
+        Ok((rest, denied))
     } else {
         Err(CheckError::ForbiddenImports {
             origin: origin.to_owned(),
@@ -251,17 +279,21 @@ fn check_imports(
     }
 }
 
+fn is_socket(name: &str) -> bool {
+    name.starts_with("wasi:sockets/")
+}
+
 /// Why the sandbox does not grant the import `name`, or `None` when it does.
+///
+/// `wasi:sockets/*` gets a reason too, but [`GraderHost::check_component`] accepts it (as a
+/// denied import) unless checking strictly.
 pub fn refusal(name: &str) -> Option<&'static str> {
     let interface = name.split('@').next().unwrap_or(name);
-    if GRANTED_IMPORTS
-        .iter()
-        .any(|(granted, _)| *granted == interface)
-    {
+    if GRANTED_IMPORTS.iter().any(|(granted, _)| *granted == interface) {
         return None;
     }
-    Some(if interface.starts_with("wasi:sockets/") {
-        "network access: the sandbox grants no sockets"
+    Some(if is_socket(interface) {
+        SOCKETS_REFUSED
     } else if interface.starts_with("wasi:http/") {
         "network access: the sandbox grants no HTTP"
     } else if interface.starts_with("wasi:") {

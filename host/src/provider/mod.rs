@@ -33,6 +33,17 @@ use error::{error_chain, excerpt};
 /// Most bytes of an HTTP error body quoted in an error.
 const ERROR_BODY_EXCERPT: usize = 1024;
 
+/// Install rustls's ring crypto provider as the process default, once; later calls do
+/// nothing. reqwest is built with `rustls-no-provider`, so **every** `reqwest::Client` in the
+/// process must be built after this has run (the agent's client and [`Provider::new`] call it).
+pub fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Fails only when a provider is already installed, which is just as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 /// One completed model answer, normalized across dialects.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ProviderReply {
@@ -64,8 +75,7 @@ impl Provider {
     /// A client for `config`, sending `key` (read from `config.api_key_env`) when given.
     /// HTTPS uses rustls with the ring provider and the platform's trust roots.
     pub fn new(config: ProviderConfig, key: Option<ApiKey>) -> Result<Self, ProviderError> {
-        // Installing twice is harmless: the second call reports the first provider back.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        install_crypto_provider();
         let http = reqwest::Client::builder()
             .connect_timeout(config.timeout.min(Duration::from_secs(30)))
             .build()

@@ -4,6 +4,7 @@
 mod live;
 mod out;
 mod prepare;
+pub mod reference;
 mod run;
 
 pub use prepare::{BoundGrader, PreparedCase, prepare_cases};

@@ -1,6 +1,7 @@
 //! Before anything runs: bind every grader a case declares to the component that provides
 //! it, and have that component validate the config. Errors point at the grader entry.
 
+use super::reference::{GraderRef, PathComponents, pick_grader};
 use crate::case::{Case, CaseError, GraderUse};
 use crate::grader::{GraderComponent, GraderHost};
 
@@ -17,17 +18,24 @@ pub struct BoundGrader {
     pub spec: GraderUse,
     pub config_json: String,
     pub component: GraderComponent,
+    /// The grader's name inside `component` (`spec.name` may be a path reference).
+    pub grader: String,
 }
 
 /// Resolve and validate the graders of every case; the first error stops everything.
 pub fn prepare_cases(cases: Vec<Case>, host: &GraderHost) -> Result<Vec<PreparedCase>, CaseError> {
+    let mut by_path = PathComponents::default();
     cases
         .into_iter()
-        .map(|case| prepare_case(case, host))
+        .map(|case| prepare_case(case, host, &mut by_path))
         .collect()
 }
 
-fn prepare_case(case: Case, host: &GraderHost) -> Result<PreparedCase, CaseError> {
+fn prepare_case(
+    case: Case,
+    host: &GraderHost,
+    by_path: &mut PathComponents,
+) -> Result<PreparedCase, CaseError> {
     let mut graders = Vec::with_capacity(case.graders.len());
     for (index, spec) in case.graders.iter().enumerate() {
         let field = format!("graders[{index}].{}", spec.name);
@@ -36,23 +44,41 @@ fn prepare_case(case: Case, host: &GraderHost) -> Result<PreparedCase, CaseError
             field: field.clone(),
             message,
         };
-        let component = host.find(&spec.name).ok_or_else(|| {
-            let known: Vec<&str> = host.graders().map(|(g, _)| g.name.as_str()).collect();
-            invalid(format!(
-                "unknown grader `{}` (known graders: {})",
-                spec.name,
-                known.join(", ")
-            ))
-        })?;
+        let (component, grader) = match GraderRef::parse(&spec.name) {
+            GraderRef::Path { path, grader } => {
+                let component = by_path.get(host, &case.path, path).map_err(&invalid)?;
+                let grader = pick_grader(&component, path, grader).map_err(&invalid)?;
+                (component, grader)
+            }
+            GraderRef::Bundle { bundle, .. } => {
+                return Err(invalid(format!(
+                    "`{}` names a grader of the bundle `{bundle}`, but grader bundles are not supported yet (a component file is named `path/to/grader.wasm#NAME`)",
+                    spec.name
+                )));
+            }
+            GraderRef::Named(name) => (find(host, name).map_err(&invalid)?, name.to_owned()),
+        };
         let config_json = spec.config_json();
         component
-            .check_config(&spec.name, &config_json)
+            .check_config(&grader, &config_json)
             .map_err(|e| invalid(e.to_string()))?;
         graders.push(BoundGrader {
             spec: spec.clone(),
             config_json,
-            component: component.clone(),
+            component,
+            grader,
         });
     }
     Ok(PreparedCase { case, graders })
+}
+
+/// The loaded component providing the grader `name`.
+fn find(host: &GraderHost, name: &str) -> Result<GraderComponent, String> {
+    host.find(name).cloned().ok_or_else(|| {
+        let known: Vec<&str> = host.graders().map(|(g, _)| g.name.as_str()).collect();
+        format!(
+            "unknown grader `{name}` (known graders: {})",
+            known.join(", ")
+        )
+    })
 }

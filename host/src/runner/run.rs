@@ -192,7 +192,7 @@ fn grade_one(bound: &BoundGrader, evidence: &PreparedEvidence, workspace: &Path)
     let (result, stats) =
         bound
             .component
-            .grade(name, &bound.config_json, evidence, Some(workspace));
+            .grade(&bound.grader, &bound.config_json, evidence, Some(workspace));
     let (outcome, score, message) = match result {
         Ok(v) if v.pass => (Outcome::Pass, v.score, String::new()),
         Ok(v) => (Outcome::Fail, v.score, v.message),
