@@ -5,12 +5,16 @@ use std::path::Path;
 use std::process::Command;
 
 const BUILTIN: &str = env!("EVALHOST_BUILTIN_GRADERS_WASM");
-const HOSTILE: &str = env!("EVALHOST_TEST_HOSTILE_WASM");
+/// Any file that is not WebAssembly.
+const CORRUPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
 
 fn evalhost(args: &[&str]) -> (i32, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
         .args(args)
-        .env("XDG_CACHE_HOME", std::env::temp_dir().join("evalhost-test-cache"))
+        .env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("evalhost-test-cache"),
+        )
         .output()
         .expect("run evalhost");
     (
@@ -28,7 +32,9 @@ fn suite(dir: &Path, from: &str, file: &str, name: &str, graders: &str) -> Strin
     let case = dir.join("cases").join(format!("{name}.yaml"));
     std::fs::write(
         &case,
-        format!("name: {name}\nprompt: Say hello.\nmodel:\n  - text: Hello there!\ngraders:\n{graders}"),
+        format!(
+            "name: {name}\nprompt: Say hello.\nmodel:\n  - text: Hello there!\ngraders:\n{graders}"
+        ),
     )
     .unwrap();
     case.to_str().unwrap().to_owned()
@@ -67,7 +73,7 @@ fn a_component_named_by_path_relative_to_the_case_grades_the_run() {
     let (code, stdout, stderr) = evalhost(&["run", &case]);
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(
-        stdout.contains("../graders/mine.wasm#final_text_contains"),
+        stdout.contains(r#"by-path-fails run 1: final_text_contains "Goodbye": final text "Hello there!""#),
         "{stdout}"
     );
 }
@@ -113,9 +119,9 @@ fn path_reference_errors_are_located_and_say_what_is_wrong() {
             "`../graders/mine.wasm` provides no grader `nope`",
         ),
         (
-            "hostile",
-            "  - ../graders/hostile.wasm#ok: null\n",
-            "wasi:sockets/tcp@",
+            "corrupt",
+            "  - ../graders/corrupt.wasm#ok: null\n",
+            "is not a WebAssembly file",
         ),
         (
             "bundle",
@@ -124,15 +130,18 @@ fn path_reference_errors_are_located_and_say_what_is_wrong() {
         ),
     ];
     for (name, graders, expected) in cases {
-        let (from, file) = if name == "hostile" {
-            (HOSTILE, "hostile.wasm")
+        let (from, file) = if name == "corrupt" {
+            (CORRUPT, "corrupt.wasm")
         } else {
             (BUILTIN, "mine.wasm")
         };
         let case = suite(dir.path(), from, file, name, graders);
         let (code, _, stderr) = evalhost(&["run", &case]);
         assert_eq!(code, 2, "{name}: {stderr}");
-        assert!(stderr.contains(&format!("{name}.yaml:6:5: graders[0]")), "{stderr}");
+        assert!(
+            stderr.contains(&format!("{name}.yaml:6:5: graders[0]")),
+            "{stderr}"
+        );
         assert!(stderr.contains(expected), "{name}: {stderr}");
     }
 }

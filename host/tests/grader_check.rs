@@ -70,10 +70,22 @@ fn the_builtin_component_passes_with_its_graders_and_schemas() {
 }
 
 #[test]
-fn a_component_importing_sockets_is_refused_by_name() {
-    let error = host()
+fn socket_imports_are_reported_as_denied_and_refused_when_strict() {
+    let (_, report) = host()
         .check_component_file(Path::new(HOSTILE))
-        .expect_err("hostile imports sockets");
+        .expect("sockets are linked (and refused at run time), so the component loads");
+    assert!(
+        report
+            .denied_imports
+            .iter()
+            .any(|i| i.starts_with("wasi:sockets/tcp@")),
+        "{report:?}"
+    );
+    assert!(
+        !report.imports.iter().any(|i| i.starts_with("wasi:sockets")),
+        "{report:?}"
+    );
+    let error = report.strict().expect_err("strict refuses sockets");
     let message = error.to_string();
     assert!(
         matches!(error, CheckError::ForbiddenImports { .. }),
@@ -91,11 +103,16 @@ fn a_component_importing_sockets_is_refused_by_name() {
 fn a_component_importing_a_non_wasi_interface_or_http_is_refused() {
     let wasm = wat::parse_str(
         r#"(component
+            (import "env" (instance))
             (import "acme:secrets/env" (instance))
             (import "wasi:http/outgoing-handler@0.2.6" (instance)))"#,
     )
     .unwrap();
     let message = check(&wasm).to_string();
+    assert!(
+        message.contains("; env (not provided by the grader sandbox)"),
+        "{message}"
+    );
     assert!(
         message.contains("acme:secrets/env (not provided by the grader sandbox)"),
         "{message}"
@@ -173,7 +190,10 @@ fn cli_check_lists_graders_and_fails_with_exit_2() {
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(json["world_version"], "0.1.0");
 
-    let (code, _, stderr) = evalhost(&["grader", "check", HOSTILE]);
+    let (code, stdout, _) = evalhost(&["grader", "check", HOSTILE]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("  denied:  wasi:sockets/"), "{stdout}");
+    let (code, _, stderr) = evalhost(&["grader", "check", "--strict", HOSTILE]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.starts_with("Error: `"), "{stderr}");
     assert!(stderr.contains("wasi:sockets/tcp@"), "{stderr}");

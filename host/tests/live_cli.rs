@@ -35,13 +35,34 @@ fn live_defaults_to_three_runs_sums_usage_and_skips_replay_only_cases() {
     let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines[0], "Skipped replay-only cases (live: false): scripted-only");
-    assert_eq!(lines[1], "Eval live mode: 1 cases, 3 runs each, model fake-model.");
+    assert_eq!(
+        lines[0],
+        "Skipped replay-only cases (live: false): scripted-only"
+    );
+    assert_eq!(
+        lines[1],
+        "Eval live mode: 1 cases, 3 runs each, model fake-model."
+    );
     assert!(!stdout.contains("scripted-only  "), "{stdout}");
     let row = lines.iter().find(|l| l.starts_with("greet")).expect("row");
     let cells: Vec<&str> = row.split_whitespace().collect();
     // CASE RUNS PASS pass@k pass^k RATE_CI95 REQ TOOLS IN_TOK OUT_TOK STATUS
-    assert_eq!(cells, ["greet", "3", "3", "1.00", "1.00", "0.44-1.00", "1.0", "0.0", "120", "18", "pass"]);
+    assert_eq!(
+        cells,
+        [
+            "greet",
+            "3",
+            "3",
+            "1.00",
+            "1.00",
+            "0.44-1.00",
+            "1.0",
+            "0.0",
+            "120",
+            "18",
+            "pass"
+        ]
+    );
     let received = fake.received();
     assert_eq!(received.len(), 3, "one request per run, nothing cached");
     assert!(received.iter().all(|r| r.path == "/v1/chat/completions"));
@@ -51,7 +72,9 @@ fn live_defaults_to_three_runs_sums_usage_and_skips_replay_only_cases() {
     assert_eq!(body["messages"][0]["role"], "system");
     assert_eq!(body["messages"][1]["content"], "Say hello.");
     assert_eq!(
-        received[0].headers["authorization"].to_str().unwrap_or_default(),
+        received[0].headers["authorization"]
+            .to_str()
+            .unwrap_or_default(),
         format!("Bearer {SECRET}")
     );
 }
@@ -75,7 +98,8 @@ fn nothing_left_to_run_live_is_an_error() {
 
 #[test]
 fn a_missing_field_names_the_field_and_where_to_set_it() {
-    let project = Project::new("[provider]\nkind = \"openai-chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\n");
+    let project =
+        Project::new("[provider]\nkind = \"openai-chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\n");
     project.case("greet", GREET);
     let (code, _, stderr) = project.evalhost(&["run", "--live", "cases"]);
     assert_eq!(code, 2, "{stderr}");
@@ -85,10 +109,16 @@ fn a_missing_field_names_the_field_and_where_to_set_it() {
     // The environment fills the gap.
     let (code, _, stderr) = project.evalhost_with(
         &["run", "--live", "cases"],
-        &[("EVALHOST_MODEL", "m"), ("EVALHOST_BASE_URL", "http://127.0.0.1:9/v1")],
+        &[
+            ("EVALHOST_MODEL", "m"),
+            ("EVALHOST_BASE_URL", "http://127.0.0.1:9/v1"),
+        ],
     );
-    assert_ne!(stderr.contains("`model`"), true, "{stderr}");
-    assert!(code == 1 || code == 0, "runs (and fails to connect): {stderr}");
+    assert!(!stderr.contains("`model`"), "{stderr}");
+    assert!(
+        code == 1 || code == 0,
+        "runs (and fails to connect): {stderr}"
+    );
 }
 
 #[test]
@@ -113,7 +143,10 @@ fn rate_limits_are_retried_after_the_providers_retry_after() {
         "[provider]\nkind = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"fake-model\"\nretry_base_ms = 3000\nretry_max_ms = 3000\n",
         fake.base_url
     ));
-    project.case("greet", "prompt: Say hello.\nruns: 1\ngraders:\n  - final_text_contains: hello\n");
+    project.case(
+        "greet",
+        "prompt: Say hello.\nruns: 1\ngraders:\n  - final_text_contains: hello\n",
+    );
     let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
     let received = fake.received();
@@ -129,7 +162,10 @@ fn rate_limits_are_retried_after_the_providers_retry_after() {
 fn a_provider_that_keeps_failing_is_an_errored_run_with_its_error_text() {
     let fake = FakeProvider::start(vec![], Step::Status(500, None, "upstream exploded"));
     let project = Project::for_fake("openai-chat", &fake, "max_retries = 2\n");
-    project.case("greet", "prompt: Say hello.\nruns: 1\ngraders:\n  - final_text_contains: hello\n");
+    project.case(
+        "greet",
+        "prompt: Say hello.\nruns: 1\ngraders:\n  - final_text_contains: hello\n",
+    );
     let out = project.path().join("out");
     let out_arg = out.display().to_string();
     let (code, stdout, stderr) = project.evalhost(&["run", "--live", "--out", &out_arg, "cases"]);
@@ -143,7 +179,12 @@ fn a_provider_that_keeps_failing_is_an_errored_run_with_its_error_text() {
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).expect("report"))
             .expect("json");
     let run = &report["cases"][0]["runs"][0];
-    assert!(run["error"].as_str().unwrap_or_default().contains("upstream exploded"));
+    assert!(
+        run["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("upstream exploded")
+    );
     assert_eq!(run["verdicts"], json!([]), "errored, not graded");
     assert_eq!(report["mode"], "live");
 }
@@ -153,7 +194,10 @@ fn a_stream_cut_mid_way_is_retried() {
     let cut = chat_text("hello", 5, 1)[..1].to_vec();
     let fake = FakeProvider::start(vec![Step::Cut(cut)], Step::Sse(chat_text("hello", 5, 1)));
     let project = Project::for_fake("openai-chat", &fake, "");
-    project.case("greet", "prompt: Say hello.\nruns: 1\ngraders:\n  - final_text_contains: hello\n");
+    project.case(
+        "greet",
+        "prompt: Say hello.\nruns: 1\ngraders:\n  - final_text_contains: hello\n",
+    );
     let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
     assert_eq!(fake.received().len(), 2);
@@ -164,18 +208,31 @@ fn a_stream_cut_without_retries_left_is_reported() {
     let cut = chat_text("hello", 5, 1)[..2].to_vec();
     let fake = FakeProvider::start(vec![], Step::Cut(cut));
     let project = Project::for_fake("openai-chat", &fake, "max_retries = 0\n");
-    project.case("greet", "prompt: Say hello.\nruns: 1\ngraders:\n  - final_text_contains: hello\n");
+    project.case(
+        "greet",
+        "prompt: Say hello.\nruns: 1\ngraders:\n  - final_text_contains: hello\n",
+    );
     let (code, stdout, _) = project.evalhost(&["run", "--live", "cases"]);
     assert_eq!(code, 1, "{stdout}");
-    assert!(stdout.contains("greet run 1: Provider openai-chat"), "{stdout}");
+    assert!(
+        stdout.contains("greet run 1: Provider openai-chat"),
+        "{stdout}"
+    );
     assert!(stdout.contains("the stream broke off"), "{stdout}");
 }
 
 #[test]
 fn a_hang_past_the_timeout_is_an_errored_run() {
     let fake = FakeProvider::start(vec![], Step::Hang);
-    let project = Project::for_fake("openai-chat", &fake, "timeout_secs = 0.3\nmax_retries = 1\n");
-    project.case("greet", "prompt: Say hello.\nruns: 1\ngraders:\n  - final_text_contains: hello\n");
+    let project = Project::for_fake(
+        "openai-chat",
+        &fake,
+        "timeout_secs = 0.3\nmax_retries = 1\n",
+    );
+    project.case(
+        "greet",
+        "prompt: Say hello.\nruns: 1\ngraders:\n  - final_text_contains: hello\n",
+    );
     let started = std::time::Instant::now();
     let (code, stdout, _) = project.evalhost(&["run", "--live", "cases"]);
     assert_eq!(code, 1, "{stdout}");
@@ -211,13 +268,24 @@ fn anthropic_tool_call_round_trip_and_the_key_is_never_written() {
     let out_arg = out.display().to_string();
     let (code, stdout, stderr) = project.evalhost(&["run", "--live", "--out", &out_arg, "cases"]);
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
-    let row = stdout.lines().find(|l| l.starts_with("write")).expect("row");
-    assert!(row.contains(" 80 ") && row.contains(" 16 "), "usage summed: {row}");
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("write"))
+        .expect("row");
+    assert!(
+        row.contains(" 80 ") && row.contains(" 16 "),
+        "usage summed: {row}"
+    );
 
     let received = fake.received();
     assert_eq!(received.len(), 2);
     assert_eq!(received[0].path, "/v1/messages");
-    assert_eq!(received[0].headers["x-api-key"].to_str().unwrap_or_default(), SECRET);
+    assert_eq!(
+        received[0].headers["x-api-key"]
+            .to_str()
+            .unwrap_or_default(),
+        SECRET
+    );
     assert!(received[0].headers.contains_key("anthropic-version"));
     let second = &received[1].body;
     assert_eq!(second["max_tokens"], 4096);
@@ -273,7 +341,9 @@ fn responses_provider_tool_call_round_trip() {
     assert_eq!(received[0].body["model"], "fake-model");
     let input = received[1].body["input"].as_array().expect("input");
     assert!(
-        input.iter().any(|i| i["type"] == "function_call_output" && i["call_id"] == "call_a"),
+        input
+            .iter()
+            .any(|i| i["type"] == "function_call_output" && i["call_id"] == "call_a"),
         "{input:?}"
     );
 }
@@ -320,8 +390,14 @@ fn k_below_n_in_replay_and_k_above_n_is_refused() {
     let (code, stdout, stderr) = project.evalhost(&["run", "--runs", "5", "--k", "2", "cases"]);
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
     assert!(stdout.contains("pass@2  pass^2  RATE_CI95"), "{stdout}");
-    assert!(stdout.contains("Suite: 5 of 5 runs passed, pass rate 1.00 (95% CI 0.57-1.00)."), "{stdout}");
+    assert!(
+        stdout.contains("Suite: 5 of 5 runs passed, pass rate 1.00 (95% CI 0.57-1.00)."),
+        "{stdout}"
+    );
     let (code, _, stderr) = project.evalhost(&["run", "--runs", "2", "--k", "3", "cases"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("--k 3 is larger than the 2 runs of case greet"), "{stderr}");
+    assert!(
+        stderr.contains("--k 3 is larger than the 2 runs of case greet"),
+        "{stderr}"
+    );
 }

@@ -14,27 +14,29 @@ fn call(index: u32, tool: &str, arguments: &str) -> ToolCall {
 
 /// A CEO run: three hires and a strategy approval.
 fn ceo() -> Evidence {
-    let mut evidence = Evidence::default();
-    evidence.messages = vec![
-        Message::new("user", "Build me a team."),
-        Message::new("assistant", "Hiring for engineering first."),
-        Message::new("tool", "hired agent-1"),
-        Message::new("tool", "hired agent-2"),
-        Message::new("assistant", "Team is staffed; strategy filed."),
-    ];
-    evidence.calls = vec![
-        call(
-            1,
-            "hire_agent",
-            r#"{"department":"engineering","profile":{"level":"lead"}}"#,
-        ),
-        call(
-            2,
-            "hire_agent",
-            r#"{"department":"design","profile":{"level":3}}"#,
-        ),
-        call(3, "approve_ceo_strategy", "{}"),
-    ];
+    let mut evidence = Evidence {
+        messages: vec![
+            Message::new("user", "Build me a team."),
+            Message::new("assistant", "Hiring for engineering first."),
+            Message::new("tool", "hired agent-1"),
+            Message::new("tool", "hired agent-2"),
+            Message::new("assistant", "Team is staffed; strategy filed."),
+        ],
+        calls: vec![
+            call(
+                1,
+                "hire_agent",
+                r#"{"department":"engineering","profile":{"level":"lead"}}"#,
+            ),
+            call(
+                2,
+                "hire_agent",
+                r#"{"department":"design","profile":{"level":3}}"#,
+            ),
+            call(3, "approve_ceo_strategy", "{}"),
+        ],
+        ..Evidence::default()
+    };
     evidence.usage.requests = 3;
     evidence
 }

@@ -46,6 +46,9 @@ pub struct CheckArgs {
     /// Print the findings as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also refuse imports the sandbox links only to deny (`wasi:sockets/*`).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// `evalhost grader test`.
@@ -89,6 +92,9 @@ fn load(host: &GraderHost, file: &Path) -> Result<(GraderComponent, ComponentRep
 fn check(args: CheckArgs) -> Result<u8, Failure> {
     let host = host()?;
     let (_, report) = load(&host, &args.file)?;
+    if args.strict {
+        report.strict().map_err(Failure::usage)?;
+    }
     if args.json {
         let json = serde_json::to_string_pretty(&report)
             .context("failed to encode the report")
@@ -108,6 +114,12 @@ fn check(args: CheckArgs) -> Result<u8, Failure> {
             report.imports.join(", ")
         }
     );
+    if !report.denied_imports.is_empty() {
+        println!(
+            "  denied:  {} (linked, but every call is refused: no network)",
+            report.denied_imports.join(", ")
+        );
+    }
     println!("  graders:");
     for info in &report.graders {
         println!("    {} {}: {}", info.name, info.version, info.summary);

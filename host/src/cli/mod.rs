@@ -2,8 +2,8 @@
 //! 0 every case passed, 1 some case failed a run, 2 usage or case-file error, 3 internal error.
 
 mod args;
-mod live;
 mod grader;
+mod live;
 mod promote;
 mod record;
 mod run;

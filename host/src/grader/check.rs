@@ -11,9 +11,16 @@
 //! interfaces of `wasi:cli` (an empty environment, no arguments, captured stdout/stderr,
 //! an empty stdin, no terminal) and the grader world's own types. Rust's standard library
 //! and the preview 1 adapter import `wasi:cli/environment` in every component, so that
-//! import is accepted: the sandbox answers it with no variables. Anything else —
-//! `wasi:sockets/*`, `wasi:http/*`, or any non-WASI interface — is refused by name,
-//! before the component is ever instantiated.
+//! import is accepted: the sandbox answers it with no variables.
+//!
+//! `wasi:sockets/*` is linked, and every socket operation is refused (no TCP, no UDP, no
+//! name lookup; the hostile-guest tests prove it). A component that imports it is accepted
+//! and the imports are reported as *denied*: componentize-py's CPython imports the socket
+//! interfaces in every component, so refusing them would refuse every Python grader.
+//! `evalhost grader check --strict` ([`ComponentReport::strict`]) refuses them too.
+//! Anything else — `wasi:http/*`, a WASI interface not in the list, any non-WASI
+//! interface (e.g. an `env` import) — is refused by name before the component is ever
+//! instantiated.
 
 use std::path::Path;
 
@@ -289,7 +296,10 @@ fn is_socket(name: &str) -> bool {
 /// denied import) unless checking strictly.
 pub fn refusal(name: &str) -> Option<&'static str> {
     let interface = name.split('@').next().unwrap_or(name);
-    if GRANTED_IMPORTS.iter().any(|(granted, _)| *granted == interface) {
+    if GRANTED_IMPORTS
+        .iter()
+        .any(|(granted, _)| *granted == interface)
+    {
         return None;
     }
     Some(if is_socket(interface) {

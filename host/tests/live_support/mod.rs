@@ -160,7 +160,8 @@ pub fn chat_text(text: &str, input: u64, output: u64) -> Vec<String> {
         json!({"choices":[{"index":0,"delta":{"role":"assistant","content":a}}]}).to_string(),
         json!({"choices":[{"index":0,"delta":{"content":b}}]}).to_string(),
         json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}).to_string(),
-        json!({"choices":[],"usage":{"prompt_tokens":input,"completion_tokens":output}}).to_string(),
+        json!({"choices":[],"usage":{"prompt_tokens":input,"completion_tokens":output}})
+            .to_string(),
         "[DONE]".to_owned(),
     ]
 }
@@ -192,7 +193,13 @@ pub fn anthropic_text(text: &str, input: u64, output: u64) -> Vec<String> {
 }
 
 /// Anthropic Messages stream with one tool_use block.
-pub fn anthropic_call(id: &str, name: &str, input_json: &Value, input: u64, output: u64) -> Vec<String> {
+pub fn anthropic_call(
+    id: &str,
+    name: &str,
+    input_json: &Value,
+    input: u64,
+    output: u64,
+) -> Vec<String> {
     let args = input_json.to_string();
     let (a, b) = args.split_at(args.len() / 2);
     vec![
@@ -236,10 +243,20 @@ impl Project {
         } else {
             fake.base_url.clone()
         };
-        Self::new(&format!(
+        let mut toml = format!(
             "[provider]\nkind = \"{kind}\"\nbase_url = \"{base}\"\nmodel = \"fake-model\"\n\
-             api_key_env = \"EVALHOST_TEST_KEY\"\ntimeout_secs = 5\nretry_base_ms = 10\nretry_max_ms = 3000\n{extra}"
-        ))
+             api_key_env = \"EVALHOST_TEST_KEY\"\n{extra}"
+        );
+        for (key, value) in [
+            ("timeout_secs", "5"),
+            ("retry_base_ms", "10"),
+            ("retry_max_ms", "3000"),
+        ] {
+            if !extra.contains(key) {
+                toml.push_str(&format!("{key} = {value}\n"));
+            }
+        }
+        Self::new(&toml)
     }
 
     pub fn path(&self) -> &Path {
@@ -260,7 +277,10 @@ impl Project {
 
     /// Run `evalhost` here with these extra environment variables.
     pub fn evalhost_with(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo").to_owned();
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("repo")
+            .to_owned();
         let mut command = Command::new(env!("CARGO_BIN_EXE_evalhost"));
         command
             .args(args)
