@@ -21,6 +21,7 @@ def write(dir, fid, scenario, system, user, turns, assertions, rubric):
             f.write(json.dumps(l, separators=(",", ":")) + "\n")
 
 def text(t): return {"type": "text", "text": t}
+def user(t): return {"role": "user", "content": [text(t)]}
 def call(id, name, args): return {"type": "toolCall", "id": id, "name": name, "arguments": args}
 def asst(blocks, i=900, o=60): return {"role": "assistant", "content": blocks, "tokenLedger": ledger(i, o)}
 def result(id, t, err=False):
@@ -77,6 +78,37 @@ write("cases/agentcompany", "build-error-fix", "IC fixes a type error with the s
         "passRubric": "The answer changes the offending line and reruns the build before reporting.",
         "failRubric": "The answer reports a fix without rebuilding, or rewrites unrelated code.",
         "mustContain": ["cargo build", "src/lib.rs", "passes"], "mustNotContain": ["git reset", "rm -rf"]}])
+
+# Two user turns: a plan, then a follow-up that changes it. The second turn is replayed as
+# another agent turn of the same run, with the first turn's messages in its requests.
+PLAN_SYSTEM = ("You are the CEO of AgentCompany. Plan hiring from the real headcount: call `list_agents` "
+               "before planning, and file a hire with `hire_agent` only when the user asks for it.\n")
+PLAN_TURNS = [
+    asst([text("Checking the current engineering headcount first."),
+          call("call_1", "list_agents", {"department": "engineering"})], 2100, 40),
+    result("call_1", "agent-42 Head of Engineering (engineering)\nbudget remaining: $180k"),
+    asst([text("30-day hiring plan for engineering (budget $180k, lead: agent-42):\n"
+               "week 1: backend engineer\nweek 2: frontend engineer\nweek 4: QA engineer")], 2400, 90),
+    user("Good. Move the frontend hire to week 1 and file it now."),
+    asst([call("call_2", "hire_agent", {"department": "engineering", "role": "Frontend Engineer"})], 2700, 35),
+    result("call_2", "hired agent-51 (engineering)"),
+    asst([text("Revised 30-day plan: week 1 frontend engineer (filed: agent-51), "
+               "week 2 backend engineer, week 4 QA engineer.")], 2900, 55),
+]
+write("cases/agentcompany", "ceo-plan-follow-up", "CEO plans hiring, then revises the plan on a follow-up",
+      PLAN_SYSTEM, "Draft a 30-day hiring plan for engineering.",
+      PLAN_TURNS,
+      [{"kind": "tool_called", "name": "list_agents", "min_count": 1, "max_count": 1, "order": 0},
+       {"kind": "tool_called", "name": "hire_agent", "min_count": 1, "max_count": 1, "order": 1},
+       {"kind": "tool_call_arg_matches", "name": "hire_agent", "arg_path": "role", "matches_regex": "^Frontend"},
+       {"kind": "message_contains_substring", "role": "user", "substring": "file it now"},
+       {"kind": "message_contains_substring", "role": "assistant", "substring": "Revised 30-day plan"},
+       {"kind": "trace_max_turns", "max": 8}],
+      [{"id": "plan-follows-up", "question": "Does the CEO revise the plan as asked and file only the requested hire?",
+        "passRubric": "The plan starts from the headcount, and the follow-up moves the frontend hire and files it.",
+        "failRubric": "The plan ignores the headcount, or the follow-up files hires nobody asked for.",
+        "mustContain": ["list_agents", "30-day", "agent-51", "week 1 frontend"],
+        "mustNotContain": ["fire_agent"]}])
 
 write("cases/agentcompany-failing", "ceo-overhires", "CEO hires past the cap and skips research",
       CEO_SYSTEM, "Build me a team.",

@@ -38,6 +38,10 @@ fn the_agentcompany_suite_passes() {
         stdout.contains("\nceo-bootstrap-empty  1     1     1.00    1.00    4.0  4.0  "),
         "{stdout}"
     );
+    assert!(
+        stdout.contains("\nceo-plan-follow-up   1     1     1.00    1.00    4.0  2.0  "),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -119,5 +123,129 @@ fn record_needs_a_provider_and_writes_nothing() {
         !repo()
             .join("target/agentcompany-record-test.jsonl")
             .exists()
+    );
+}
+
+/// The sums of a fixture's ledgers: (input + cache_read + cache_creation, output).
+fn ledger_sums(fixture: &str) -> (u64, u64) {
+    let text = std::fs::read_to_string(repo().join(fixture)).unwrap();
+    let (mut input, mut output) = (0, 0);
+    for line in text.lines() {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        if let Some(ledger) = value.get("tokenLedger") {
+            let field = |name: &str| ledger[name].as_u64().unwrap();
+            input += field("input") + field("cache_read") + field("cache_creation");
+            output += field("output");
+        }
+    }
+    (input, output)
+}
+
+#[test]
+fn token_counts_are_the_recorded_ledgers() {
+    let out = tempfile::tempdir().unwrap();
+    let out_dir = out.path().to_str().unwrap();
+    let (code, stdout, stderr) = evalhost(&["run", "--out", out_dir, "cases/agentcompany"], &[]);
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    for name in [
+        "build-error-fix",
+        "ceo-bootstrap-empty",
+        "ceo-plan-follow-up",
+    ] {
+        let (input, output) = ledger_sums(&format!("cases/agentcompany/{name}.jsonl"));
+        assert!(input > 0 && output > 0);
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no row for {name}: {stdout}"));
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        // CASE RUNS PASS pass@k pass^k REQ TOOLS IN_TOK OUT_TOK STATUS
+        assert_eq!(
+            (cells[7], cells[8]),
+            (input.to_string().as_str(), output.to_string().as_str()),
+            "{row}"
+        );
+        let evidence: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out.path().join(name).join("run-1.evidence.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(evidence["usage"]["input_tokens"], input, "{name}");
+        assert_eq!(evidence["usage"]["output_tokens"], output, "{name}");
+        assert_eq!(evidence["usage"]["synthetic"], false, "{name}");
+    }
+}
+
+#[test]
+fn a_two_turn_fixture_replays_as_one_conversation() {
+    let out = tempfile::tempdir().unwrap();
+    let out_dir = out.path().to_str().unwrap();
+    let (code, stdout, stderr) = evalhost(
+        &[
+            "run",
+            "--out",
+            out_dir,
+            "cases/agentcompany/ceo-plan-follow-up.jsonl",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        stdout.contains("\nceo-plan-follow-up  1     1     1.00    1.00    4.0  2.0  "),
+        "{stdout}"
+    );
+    let log = std::fs::read_to_string(out.path().join("ceo-plan-follow-up/run-1.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = records
+        .iter()
+        .map(|r| r["type"].as_str().unwrap())
+        .collect();
+    let users: Vec<usize> = (0..kinds.len())
+        .filter(|&i| kinds[i] == "user_message")
+        .collect();
+    assert_eq!(users.len(), 2, "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == "turn_end").count(), 2);
+    assert_eq!(
+        records[users[1]]["text"],
+        "Good. Move the frontend hire to week 1 and file it now."
+    );
+    // The first turn's answer, right before the second user message.
+    assert_eq!(kinds[users[1] - 1], "turn_end");
+    let first_answer = records[users[1] - 1]["final_text"].as_str().unwrap();
+    assert!(
+        first_answer.starts_with("30-day hiring plan"),
+        "{first_answer}"
+    );
+    // The second turn's first request carries the whole first turn, then the follow-up.
+    let request = &records[users[1] + 1];
+    assert_eq!(request["type"], "model_request");
+    assert_eq!(request["n"], 3, "request numbers continue across turns");
+    let input = request["body"]["input"].as_array().unwrap();
+    let texts: Vec<(&str, &str)> = input
+        .iter()
+        .filter(|i| i["type"] == "message")
+        .map(|i| (i["role"].as_str().unwrap(), i["content"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("user", "Draft a 30-day hiring plan for engineering."),
+            (
+                "assistant",
+                "Checking the current engineering headcount first."
+            ),
+            ("assistant", first_answer),
+            (
+                "user",
+                "Good. Move the frontend hire to week 1 and file it now."
+            ),
+        ]
+    );
+    assert!(
+        input.iter().any(|i| i["type"] == "function_call_output"
+            && i["output"].as_str().unwrap().contains("agent-42")),
+        "{input:?}"
     );
 }

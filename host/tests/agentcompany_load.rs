@@ -238,3 +238,81 @@ fn scenario_drift_is_detected() {
         "{missing}"
     );
 }
+
+/// Turn `index` of role `user` saying `text`.
+fn user_turn(index: u32, text: &str) -> String {
+    format!(
+        r#"{{"type":"turn","turnIndex":{index},"role":"user","content":[{{"type":"text","text":"{text}"}}]}}"#
+    )
+}
+
+/// An assistant answer without calls at `index`, with a ledger.
+fn answer(index: u32, text: &str) -> String {
+    format!(
+        r#"{{"type":"turn","turnIndex":{index},"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"tokenLedger":{{"input":100,"cache_read":40,"cache_creation":7,"output":9}}}}"#
+    )
+}
+
+#[test]
+fn later_user_turns_are_follow_ups_and_ledgers_are_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = meta("f", SYSTEM);
+    let (follow, last) = (user_turn(4, "And research?"), answer(5, "Research next."));
+    let case = load(
+        dir.path(),
+        &[
+            &m, USER_TURN, CALL, RESULT, FINAL, &follow, &last, ASSERTIONS,
+        ],
+    )
+    .unwrap();
+    assert_eq!(case.prompt, USER);
+    assert_eq!(case.follow_ups, ["And research?"]);
+    assert_eq!(case.model.len(), 3);
+    // input = input + cache_read + cache_creation; output = output.
+    let usage: Vec<(u64, u64)> = case
+        .model
+        .iter()
+        .map(|s| s.usage.map(|u| (u.input_tokens, u.output_tokens)).unwrap())
+        .collect();
+    assert_eq!(usage, [(10, 5), (10, 5), (147, 9)]);
+    assert!(case.has_recorded_usage());
+}
+
+#[test]
+fn a_follow_up_needs_a_finished_answer_before_it() {
+    let m = meta("f", SYSTEM);
+    // A call without its result before the next user turn.
+    let (follow, last) = (user_turn(2, "And research?"), answer(3, "Research next."));
+    assert_eq!(
+        err(&[&m, USER_TURN, CALL, &follow, &last, ASSERTIONS]),
+        "DIR/f.jsonl:4: turn.role: tool call c1 (hire_agent) of line 3 has no toolResult before this user turn"
+    );
+    // A user turn right after a tool result: the recording has no answer to the result.
+    let (follow, last) = (user_turn(3, "And research?"), answer(4, "Research next."));
+    assert_eq!(
+        err(&[&m, USER_TURN, CALL, RESULT, &follow, &last, ASSERTIONS]),
+        "DIR/f.jsonl:5: turn.role: a later user turn must follow an assistant answer without tool calls; the replay would ask for a response the recording does not have"
+    );
+    // Two user turns in a row.
+    let (follow, last) = (user_turn(1, "Now."), answer(2, "Done."));
+    assert_eq!(
+        err(&[&m, USER_TURN, &follow, &last, ASSERTIONS]),
+        "DIR/f.jsonl:3: turn.role: a later user turn must follow an assistant answer without tool calls; the replay would ask for a response the recording does not have"
+    );
+    // The fixture still ends with an assistant answer, not a user turn.
+    let follow = user_turn(4, "And research?");
+    assert_eq!(
+        err(&[&m, USER_TURN, CALL, RESULT, FINAL, &follow, ASSERTIONS]),
+        "DIR/f.jsonl:7: turn: the last turn must be an assistant answer without tool calls; the replay would ask for a response the recording does not have"
+    );
+}
+
+#[test]
+fn an_absurd_ledger_is_an_error() {
+    let m = meta("f", SYSTEM);
+    let huge = FINAL.replace("\"output\":5", "\"output\":10000000001");
+    assert_eq!(
+        err(&[&m, USER_TURN, CALL, RESULT, &huge, ASSERTIONS]),
+        "DIR/f.jsonl:5: turn.tokenLedger.output: 10000000001 is more than 10000000000, the most a ledger field may hold"
+    );
+}

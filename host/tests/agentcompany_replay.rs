@@ -33,6 +33,7 @@ async fn recorded_results_answer_calls_without_running_tools() {
         ]),
         expect_input_contains: None,
         location: Location::default(),
+        usage: None,
     };
     let steps = vec![turn, text("Done.")];
     let run = h

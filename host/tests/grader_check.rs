@@ -266,7 +266,7 @@ fn cli_test_grades_saved_evidence_with_verdict_fuel_and_time() {
     assert!(stdout.contains("message:   tool_called"), "{stdout}");
 
     // A config the grader refuses, a grader the component lacks, and no --grader with many.
-    std::fs::write(&config, "42").unwrap();
+    std::fs::write(&config, r#"{"nope": 1}"#).unwrap();
     let (code, _, stderr) = evalhost(&[
         "grader",
         "test",

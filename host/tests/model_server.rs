@@ -10,6 +10,7 @@ fn text(text: &str) -> ScriptStep {
         reply: ScriptReply::Text(text.to_owned()),
         expect_input_contains: None,
         location: Location::default(),
+        usage: None,
     }
 }
 
@@ -21,6 +22,7 @@ fn call(tool: &str, arguments: Value) -> ScriptStep {
         },
         expect_input_contains: None,
         location: Location::default(),
+        usage: None,
     }
 }
 

@@ -15,7 +15,8 @@ pub(crate) struct CallContext {
     pub tools: ToolContext,
     pub approve: Approve,
     /// Recorded results that answer calls instead of the tools (replay).
-    pub replay: Option<super::replay::ReplayTools>,
+    /// Shared by the turns of a conversation, so each turn continues where the last stopped.
+    pub replay: Option<std::sync::Arc<super::replay::ReplayTools>>,
 }
 
 /// Decide, run and record one call; returns the result the model sees.

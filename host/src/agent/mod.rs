@@ -33,7 +33,7 @@ mod turn;
 pub use config::{AgentConfig, DEFAULT_INSTRUCTIONS, Limits, SCRIPTED_MODEL};
 pub use error::AgentError;
 pub use policy::DECLINED;
-pub use turn::{TurnOutcome, run_turn};
+pub use turn::{Conversation, TurnOutcome, run_turn, run_turn_in};
 
 use serde::{Deserialize, Serialize};
 

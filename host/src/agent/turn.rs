@@ -1,4 +1,5 @@
 //! One user turn: request, tool calls, next request, until a response without calls.
+//! Several user turns continue one [`Conversation`], each seeing the ones before.
 
 use std::sync::Arc;
 
@@ -7,6 +8,7 @@ use cap_std::fs::Dir;
 
 use super::calls::{CallContext, cancel_call, handle_call};
 use super::client::ModelClient;
+use super::replay::ReplayTools;
 use super::tools::{ToolContext, definitions};
 use super::{AgentConfig, AgentError};
 use crate::model::responses::{InputItem, ResponsesRequest};
@@ -27,7 +29,40 @@ pub struct TurnOutcome {
     pub output_tokens: u64,
 }
 
+/// A conversation across user turns: the input items every request so far carried (user
+/// messages, the model's text and calls, tool results), how many requests were made, and the
+/// replay tools' position. Turns run with [`run_turn_in`] continue it.
+#[derive(Default)]
+pub struct Conversation {
+    input: Vec<InputItem>,
+    requests: u32,
+    replay: Option<Arc<ReplayTools>>,
+}
+
+impl Conversation {
+    /// A conversation with no turns yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Model requests sent so far, over all turns.
+    pub fn requests(&self) -> u32 {
+        self.requests
+    }
+}
+
+impl std::fmt::Debug for Conversation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conversation")
+            .field("input", &self.input.len())
+            .field("requests", &self.requests)
+            .field("replay", &self.replay.is_some())
+            .finish()
+    }
+}
+
 /// Run one user turn against the model at `config.base_url`, appending every event to `log`.
+/// A conversation of its own: see [`run_turn_in`] for later turns of the same conversation.
 ///
 /// `session_start` is the caller's: it knows the case and run, and writes it before calling.
 /// The turn writes `user_message`, then per
@@ -39,10 +74,24 @@ pub async fn run_turn(
     prompt: &str,
     log: &mut SessionLog,
 ) -> Result<TurnOutcome, AgentError> {
+    run_turn_in(config, &mut Conversation::new(), prompt, log).await
+}
+
+/// Run one user turn as the next turn of `conversation`: its first request carries every
+/// earlier turn's messages, calls and results before `prompt`, and request numbers in the
+/// log continue the conversation's. Events and limits are as for [`run_turn`], per turn; the
+/// [`TurnOutcome`] counts this turn only. With replay tools, calls are answered from where
+/// the previous turn stopped (the conversation keeps the first turn's recording).
+pub async fn run_turn_in(
+    config: &AgentConfig,
+    conversation: &mut Conversation,
+    prompt: &str,
+    log: &mut SessionLog,
+) -> Result<TurnOutcome, AgentError> {
     log.append(Event::UserMessage {
         text: prompt.to_owned(),
     })?;
-    let result = drive(config, prompt, log).await;
+    let result = drive(config, conversation, prompt, log).await;
     let end = match &result {
         Ok(outcome) => Event::TurnEnd {
             final_text: outcome.final_text.clone(),
@@ -59,6 +108,7 @@ pub async fn run_turn(
 
 async fn drive(
     config: &AgentConfig,
+    conversation: &mut Conversation,
     prompt: &str,
     log: &mut SessionLog,
 ) -> Result<TurnOutcome, AgentError> {
@@ -76,27 +126,69 @@ async fn drive(
             limits: config.limits,
         },
         approve: config.approve,
-        replay: config
-            .replay_tools
-            .clone()
-            .map(super::replay::ReplayTools::new),
+        replay: match &conversation.replay {
+            Some(replay) => Some(replay.clone()),
+            None => {
+                conversation.replay = config
+                    .replay_tools
+                    .clone()
+                    .map(|recorded| Arc::new(ReplayTools::new(recorded)));
+                conversation.replay.clone()
+            }
+        },
     };
     let client = ModelClient::new(config)?;
-    let limits = config.limits;
+    let mut input = std::mem::take(&mut conversation.input);
+    input.push(InputItem::Message {
+        role: "user".to_owned(),
+        content: prompt.to_owned(),
+    });
     let mut request = ResponsesRequest {
         model: config.model.clone(),
         instructions: Some(config.instructions.clone()),
-        input: vec![InputItem::Message {
-            role: "user".to_owned(),
-            content: prompt.to_owned(),
-        }],
+        input,
         tools: definitions(),
         stream: true,
         store: Some(false),
     };
     let mut outcome = TurnOutcome::default();
+    let before = conversation.requests;
+    let result = exchange(
+        config,
+        &ctx,
+        &client,
+        &mut request,
+        &mut outcome,
+        before,
+        log,
+    )
+    .await;
+    conversation.requests += outcome.requests;
+    conversation.input = request.input;
+    result?;
+    if !outcome.final_text.is_empty() {
+        conversation.input.push(InputItem::Message {
+            role: "assistant".to_owned(),
+            content: outcome.final_text.clone(),
+        });
+    }
+    Ok(outcome)
+}
+
+/// Requests and calls of one turn until a response without calls; `before` requests were
+/// sent by earlier turns of the conversation.
+async fn exchange(
+    config: &AgentConfig,
+    ctx: &CallContext,
+    client: &ModelClient,
+    request: &mut ResponsesRequest,
+    outcome: &mut TurnOutcome,
+    before: u32,
+    log: &mut SessionLog,
+) -> Result<(), AgentError> {
+    let limits = config.limits;
     loop {
-        let n = outcome.requests + 1;
+        let n = before + outcome.requests + 1;
         let body = serde_json::to_value(&request).map_err(|e| AgentError::Client {
             message: format!("could not encode request {n}: {e}"),
         })?;
@@ -104,7 +196,7 @@ async fn drive(
             message: format!("could not encode request {n}: {e}"),
         })?;
         log.append(Event::ModelRequest { n, body })?;
-        outcome.requests = n;
+        outcome.requests += 1;
         let reply = client.send(n, bytes).await?;
         log.append(Event::ModelResponse {
             n,
@@ -117,7 +209,7 @@ async fn drive(
         let calls = reply.calls();
         if calls.is_empty() {
             outcome.final_text = reply.text();
-            return Ok(outcome);
+            return Ok(());
         }
         let text = reply.text();
         if !text.is_empty() {
@@ -135,7 +227,7 @@ async fn drive(
         }
         // Results of this response's calls could only reach the model in another request;
         // without one, running them would change the workspace for nothing.
-        if n >= limits.max_requests {
+        if outcome.requests >= limits.max_requests {
             let error = AgentError::RequestLimit {
                 max: limits.max_requests,
             };
@@ -157,7 +249,7 @@ async fn drive(
                 return Err(error);
             }
             outcome.tool_calls += 1;
-            let result = handle_call(&ctx, call_id, name, arguments, log).await?;
+            let result = handle_call(ctx, call_id, name, arguments, log).await?;
             request.input.push(InputItem::FunctionCallOutput {
                 call_id: (*call_id).to_owned(),
                 output: result.output,

@@ -56,6 +56,10 @@ pub struct Case {
     pub description: String,
     /// What the user types.
     pub prompt: String,
+    /// What the user types next, one entry per later user turn, in order (AgentCompany
+    /// multi-turn fixtures; empty for YAML cases). Each is replayed as another agent turn of
+    /// the same run, continuing the conversation.
+    pub follow_ups: Vec<String>,
     /// Replaces the default agent instructions when set.
     pub instructions: Option<String>,
     /// The answer to every confirmation.
@@ -128,6 +132,18 @@ pub struct ScriptStep {
     pub expect_input_contains: Option<String>,
     /// Where the step is in the case file.
     pub location: Location,
+    /// Token usage the scripted model reports for this step instead of synthetic counts
+    /// (an AgentCompany turn's recorded `tokenLedger`); `None` for YAML cases.
+    pub usage: Option<RecordedUsage>,
+}
+
+/// Token usage recorded with a model response, reported as is by the scripted model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RecordedUsage {
+    /// Tokens of the request, cached ones included.
+    pub input_tokens: u64,
+    /// Tokens of the response.
+    pub output_tokens: u64,
 }
 
 /// What the scripted model answers.
@@ -160,6 +176,12 @@ pub struct GraderUse {
 }
 
 impl Case {
+    /// Whether every model step carries recorded usage, so a replay reports real token
+    /// counts rather than synthetic ones.
+    pub fn has_recorded_usage(&self) -> bool {
+        !self.model.is_empty() && self.model.iter().all(|step| step.usage.is_some())
+    }
+
     /// Check that the case can run in replay mode: replay answers every model request from
     /// the case's script, so a case without one cannot run.
     pub fn check_replayable(&self) -> Result<(), CaseError> {

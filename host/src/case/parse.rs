@@ -202,6 +202,7 @@ impl Doc<'_> {
                 path: self.path.to_path_buf(),
                 description,
                 prompt,
+                follow_ups: Vec::new(),
                 instructions,
                 approve,
                 workspace_files,
@@ -403,6 +404,7 @@ impl Doc<'_> {
             reply,
             expect_input_contains,
             location: self.loc(node),
+            usage: None,
         })
     }
 

@@ -10,7 +10,7 @@ use axum::http::StatusCode;
 use serde_json::Value;
 
 use super::responses::{ResponseError, ResponseItem, ResponseObject, ResponseUsage, StreamEvent};
-use crate::case::{ScriptReply, ScriptStep};
+use crate::case::{RecordedUsage, ScriptReply, ScriptStep};
 
 /// Model name reported when a request names none.
 const DEFAULT_MODEL_NAME: &str = "scripted";
@@ -123,7 +123,14 @@ impl Script {
         }
         let input_tokens = body.len() as u64 / BYTES_PER_TOKEN;
         let call_ids = self.call_ids.get(index).cloned().unwrap_or_default();
-        Plan::Stream(step_events(n, model, &step.reply, call_ids, input_tokens))
+        Plan::Stream(step_events(
+            n,
+            model,
+            &step.reply,
+            call_ids,
+            input_tokens,
+            step.usage,
+        ))
     }
 
     /// Record a failure the agent caused; only the first one is kept.
@@ -189,13 +196,15 @@ fn items(reply: &ScriptReply) -> Vec<&ScriptReply> {
 }
 
 /// The event stream answering request `n` with `reply`. Ids and timestamps are derived from
-/// `n`, so a scripted stream is the same bytes on every run.
+/// `n`, so a scripted stream is the same bytes on every run. The usage is `recorded` when the
+/// step has it, else synthetic (`input_tokens` from the request, output bytes / 4).
 fn step_events(
     n: u32,
     model: &str,
     reply: &ScriptReply,
     call_ids: Vec<String>,
     input_tokens: u64,
+    recorded: Option<RecordedUsage>,
 ) -> Vec<StreamEvent> {
     let mut events = vec![StreamEvent::Created {
         response: ResponseObject {
@@ -245,15 +254,18 @@ fn step_events(
         });
         output.push(item);
     }
-    let output_bytes = serde_json::to_string(&output).map_or(0, |s| s.len()) as u64;
+    let usage = match recorded {
+        Some(recorded) => ResponseUsage::new(recorded.input_tokens, recorded.output_tokens),
+        None => {
+            let output_bytes = serde_json::to_string(&output).map_or(0, |s| s.len()) as u64;
+            ResponseUsage::new(input_tokens, output_bytes / BYTES_PER_TOKEN)
+        }
+    };
     events.push(StreamEvent::Completed {
         response: ResponseObject {
             status: "completed".to_owned(),
             output,
-            usage: Some(ResponseUsage::new(
-                input_tokens,
-                output_bytes / BYTES_PER_TOKEN,
-            )),
+            usage: Some(usage),
             ..response(n, model)
         },
     });

@@ -86,14 +86,14 @@ pub(crate) async fn run_once(
                 replay_tools: None,
             };
             let config = with_replay_tools(config, &case.execution, case.model.len());
-            let turn = agent::run_turn(&config, &case.prompt, &mut log).await;
+            let turn = run_turns(&config, case, &mut log).await;
             log.flush()?;
             let evidence = Evidence::from_session(
                 log.records(),
                 RunFacts {
                     seeded_files,
                     duration_ms: started.elapsed().as_millis() as u64,
-                    synthetic_usage: !live,
+                    synthetic_usage: !live && !case.has_recorded_usage(),
                 },
             );
             (evidence, turn.err().map(|e| e.to_string()))
@@ -123,6 +123,19 @@ pub(crate) async fn run_once(
         evidence,
         _root: root,
     })
+}
+
+/// The case's user turns, one agent turn each, in one conversation; stops at the first error.
+async fn run_turns(
+    config: &AgentConfig,
+    case: &crate::case::Case,
+    log: &mut SessionLog,
+) -> Result<(), agent::AgentError> {
+    let mut conversation = agent::Conversation::new();
+    for prompt in std::iter::once(&case.prompt).chain(&case.follow_ups) {
+        agent::run_turn_in(config, &mut conversation, prompt, log).await?;
+    }
+    Ok(())
 }
 
 /// For a replayed recording: answer calls from it, and let the turn make as many requests

@@ -20,6 +20,7 @@ pub fn text(text: &str) -> ScriptStep {
         reply: ScriptReply::Text(text.to_owned()),
         expect_input_contains: None,
         location: Location::default(),
+        usage: None,
     }
 }
 
@@ -32,6 +33,7 @@ pub fn call(tool: &str, arguments: Value) -> ScriptStep {
         },
         expect_input_contains: None,
         location: Location::default(),
+        usage: None,
     }
 }
 

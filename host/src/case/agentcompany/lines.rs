@@ -70,8 +70,8 @@ pub(super) enum Block {
     },
 }
 
-/// Token usage of an assistant turn, snake_case on disk (required, not yet replayed as usage).
-#[expect(dead_code, reason = "the replay reports synthetic usage")]
+/// Token usage of an assistant turn, snake_case on disk (pi-ai's `Usage.{input, cacheRead,
+/// cacheWrite, output}`); replayed as the response's usage.
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct TokenLedger {

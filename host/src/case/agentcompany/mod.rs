@@ -1,10 +1,11 @@
 //! AgentCompany fixtures: JSONL files of a recorded trace (`meta`, `turn` lines, `assertions`),
 //! replayed through evalhost's agent loop (see `docs/agentcompany.md`).
 //!
-//! A fixture becomes a [`Case`]: the prompt is the user turn, the instructions are the
-//! scenario's `system.txt`, each assistant turn is a model script step, the recorded tool
-//! results answer the calls ([`Execution::ReplayTools`]), and every assertion and rubric
-//! dimension is a grader located at the assertions line.
+//! A fixture becomes a [`Case`]: the prompt is the first user turn and later user turns are
+//! its follow-ups, the instructions are the scenario's `system.txt`, each assistant turn is a
+//! model script step reporting its recorded token ledger as usage, the recorded tool results
+//! answer the calls ([`Execution::ReplayTools`]), and every assertion and rubric dimension is
+//! a grader located at the assertions line.
 
 mod drift;
 mod lines;
@@ -74,6 +75,7 @@ pub fn parse_fixture(path: &Path, text: &str, options: &FixtureOptions) -> Resul
         path: path.to_path_buf(),
         description: lines.meta.scenario.clone(),
         prompt: replay.prompt,
+        follow_ups: replay.follow_ups,
         instructions: Some(system),
         approve: Approve::None,
         workspace_files: Vec::new(),

@@ -1,18 +1,24 @@
-//! The turn sequence: indexes strictly increasing from 0, one user turn first, a token
-//! ledger on every assistant turn, every tool call answered before the next assistant or
-//! user turn, and a final assistant answer. What the replay serves comes out of it.
+//! The turn sequence: indexes strictly increasing from 0, a user turn first, a token ledger
+//! on every assistant turn, every tool call answered before the next assistant or user turn,
+//! every later user turn right after an assistant answer without calls, and a final assistant
+//! answer. What the replay serves comes out of it.
 
 use std::path::Path;
 
 use super::invalid;
+use super::lines::TokenLedger;
 use super::lines::{Block, Role, Turn};
 use crate::agent::CallStatus;
-use crate::case::{CaseError, Location, RecordedToolResult, ScriptReply, ScriptStep};
+use crate::case::{
+    CaseError, Location, RecordedToolResult, RecordedUsage, ScriptReply, ScriptStep,
+};
 
 /// What a replay of the fixture serves.
 pub(super) struct Replay {
-    /// The first (only) user turn's text.
+    /// The first user turn's text.
     pub prompt: String,
+    /// The texts of the later user turns, in order.
+    pub follow_ups: Vec<String>,
     /// One script step per assistant turn.
     pub steps: Vec<ScriptStep>,
     /// Tool results in the order the calls were made.
@@ -33,6 +39,7 @@ pub(super) fn replay(
     end: usize,
 ) -> Result<Replay, CaseError> {
     let mut prompt = None;
+    let mut follow_ups = Vec::new();
     let mut steps = Vec::new();
     // Results by call, in call order; filled as toolResult turns arrive.
     let mut results: Vec<Option<RecordedToolResult>> = Vec::new();
@@ -73,18 +80,23 @@ pub(super) fn replay(
                 "only toolResult turns carry toolUseId and isError",
             ));
         }
+        let answered = last_final;
         last_final = false;
         match turn.role {
             Role::User => {
-                if expected != 0 {
+                let text = text_only(path, line, turn)?;
+                if expected == 0 {
+                    prompt = Some(text);
+                } else if answered {
+                    follow_ups.push(text);
+                } else {
                     return Err(invalid(
                         path,
                         line,
                         "turn.role",
-                        "a second user turn; evalhost replays fixtures with one user turn (turn 0)",
+                        "a later user turn must follow an assistant answer without tool calls; the replay would ask for a response the recording does not have",
                     ));
                 }
-                prompt = Some(text_only(path, line, turn)?);
             }
             Role::Assistant => {
                 if expected == 0 {
@@ -95,14 +107,14 @@ pub(super) fn replay(
                         "turn 0 must be the user's",
                     ));
                 }
-                if turn.token_ledger.is_none() {
+                let Some(ledger) = turn.token_ledger else {
                     return Err(invalid(
                         path,
                         line,
                         "turn.tokenLedger",
                         "missing: assistant turns need {input, cache_read, cache_creation, output}",
                     ));
-                }
+                };
                 let mut items = Vec::new();
                 for block in &turn.content {
                     match block {
@@ -157,6 +169,7 @@ pub(super) fn replay(
                         line,
                         column: 0,
                     },
+                    usage: Some(usage(path, line, ledger)?),
                 });
             }
             Role::ToolResult => {
@@ -219,8 +232,36 @@ pub(super) fn replay(
     }
     Ok(Replay {
         prompt,
+        follow_ups,
         steps,
         results: results.into_iter().flatten().collect(),
+    })
+}
+
+/// Largest count a ledger field may hold; keeps every sum over a run far from overflowing.
+const MAX_LEDGER_TOKENS: u64 = 10_000_000_000;
+
+/// The usage a recorded ledger reports. pi-ai's `input` (Anthropic's `input_tokens`) excludes
+/// cached tokens, while a Responses `input_tokens` counts every token of the request, cached
+/// ones included: input = `input + cache_read + cache_creation`; output = `output`.
+fn usage(path: &Path, line: usize, ledger: TokenLedger) -> Result<RecordedUsage, CaseError> {
+    let fields = [
+        ("input", ledger.input),
+        ("cache_read", ledger.cache_read),
+        ("cache_creation", ledger.cache_creation),
+        ("output", ledger.output),
+    ];
+    if let Some((name, value)) = fields.iter().find(|(_, v)| *v > MAX_LEDGER_TOKENS) {
+        return Err(invalid(
+            path,
+            line,
+            &format!("turn.tokenLedger.{name}"),
+            format!("{value} is more than {MAX_LEDGER_TOKENS}, the most a ledger field may hold"),
+        ));
+    }
+    Ok(RecordedUsage {
+        input_tokens: ledger.input + ledger.cache_read + ledger.cache_creation,
+        output_tokens: ledger.output,
     })
 }
 

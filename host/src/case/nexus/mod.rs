@@ -102,6 +102,7 @@ pub fn load_nexus_case(dir: &Path) -> Result<Case, CaseError> {
         path: dir.to_path_buf(),
         description: description.trim_end().to_owned(),
         prompt,
+        follow_ups: Vec::new(),
         instructions: None,
         approve: Approve::None,
         workspace_files: Vec::new(),
