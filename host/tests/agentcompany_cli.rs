@@ -249,3 +249,23 @@ fn a_two_turn_fixture_replays_as_one_conversation() {
         "{input:?}"
     );
 }
+
+#[test]
+fn the_header_says_token_counts_are_recorded() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_evalhost"))
+        .args(["run", "cases/agentcompany"])
+        .current_dir(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .unwrap(),
+        )
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.starts_with(
+            "Eval replay mode: 3 cases, 1 runs each, scripted model (recorded token counts).\n"
+        ),
+        "{stdout}"
+    );
+}

@@ -73,7 +73,9 @@ fn a_component_named_by_path_relative_to_the_case_grades_the_run() {
     let (code, stdout, stderr) = evalhost(&["run", &case]);
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(
-        stdout.contains(r#"by-path-fails run 1: final_text_contains "Goodbye": final text "Hello there!""#),
+        stdout.contains(
+            r#"by-path-fails run 1: final_text_contains "Goodbye": final text "Hello there!""#
+        ),
         "{stdout}"
     );
 }

@@ -45,6 +45,7 @@ fn suite(cases: Vec<(&str, Vec<RunReport>)>, k: Option<u32>) -> SuiteReport {
         runs_per_case: 5,
         k,
         interrupted: false,
+        cancelled: Vec::new(),
         summary: SuiteSummary::of(&cases),
         cases,
     }

@@ -20,6 +20,7 @@
 
 pub mod agentcompany;
 mod error;
+mod external;
 mod load;
 pub mod nexus;
 mod parse;
@@ -27,6 +28,9 @@ mod workspace;
 mod yaml;
 
 pub use error::{CaseError, Location};
+pub use external::{
+    DEFAULT_AGENT_TIMEOUT_SECS, ExternalAgent, MAX_AGENT_TIMEOUT_SECS, PromptVia,
+};
 pub use load::{LoadOptions, MAX_CASES_PER_DIR, load_case, load_cases, load_cases_with};
 pub use parse::parse_case;
 
@@ -90,6 +94,9 @@ pub enum Execution {
     ReplayTools(Vec<RecordedToolResult>),
     /// No agent run: the evidence is a recorded session (a Nexus journal).
     Recorded(std::sync::Arc<crate::evidence::Evidence>),
+    /// An external agent program (the case's `agent:` or `--agent-cmd`) against the model
+    /// endpoint; the evidence is what crossed the endpoint, plus the workspace.
+    External(ExternalAgent),
 }
 
 /// A recorded tool result, returned by replay tools for the call with the same position.

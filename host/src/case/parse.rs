@@ -21,6 +21,7 @@ const CASE_FIELDS: &[&str] = &[
     "runs",
     "live",
     "tags",
+    "agent",
 ];
 const WORKSPACE_FIELDS: &[&str] = &["files"];
 const STEP_FIELDS: &[&str] = &["text", "call", "expect_input_contains"];
@@ -195,6 +196,14 @@ impl Doc<'_> {
             None => Vec::new(),
         };
 
+        let execution = match fields.get("agent") {
+            Some(node) => Execution::External(
+                super::ExternalAgent::from_json(self.json(node, "agent")?)
+                    .map_err(|message| self.invalid(node, "agent", message))?,
+            ),
+            None => Execution::Agent,
+        };
+
         Ok(Parsed {
             name_location: self.loc(name_node),
             case: Case {
@@ -211,7 +220,7 @@ impl Doc<'_> {
                 runs,
                 live,
                 tags,
-                execution: Execution::Agent,
+                execution,
             },
         })
     }

@@ -9,7 +9,8 @@ Exit status:
   0  every case passed every run
   1  some case did not pass every run (`Error: Eval failed: ...`)
   2  bad usage, or an invalid case file or grader config
-  3  evalhost itself failed (I/O, engine setup)";
+  3  evalhost itself failed (I/O, engine setup)
+  130  interrupted (Ctrl-C / SIGTERM); the report of the runs that finished was printed";
 
 /// Evaluate LLM agents; every grader is a sandboxed WebAssembly component.
 #[derive(Debug, Parser)]
@@ -32,7 +33,8 @@ pub enum Command {
   0  every case passed every run
   1  some case did not pass every run
   2  bad usage, or an invalid case file or grader config
-  3  evalhost itself failed"))]
+  3  evalhost itself failed
+  130  interrupted (Ctrl-C / SIGTERM); the report of the runs that finished was printed"))]
     Run(RunArgs),
     /// List the graders evalhost provides, with a one-line summary each.
     Graders,

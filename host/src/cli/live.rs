@@ -21,7 +21,7 @@ pub fn select(cases: Vec<Case>) -> Result<(Vec<Case>, Vec<String>), Failure> {
     for case in cases {
         if !case.live {
             replay_only.push(case.name);
-        } else if case.execution != Execution::Agent {
+        } else if !matches!(case.execution, Execution::Agent | Execution::External(_)) {
             recorded.push(case.name);
         } else {
             live.push(case);

@@ -7,6 +7,7 @@ mod live;
 mod promote;
 mod record;
 mod run;
+mod signals;
 
 use std::process::ExitCode;
 
@@ -24,6 +25,8 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// evalhost itself failed (I/O, engine setup).
     pub const INTERNAL: u8 = 3;
+    /// Ctrl-C or SIGTERM stopped `evalhost run`; the report of what finished was printed.
+    pub const INTERRUPTED: u8 = 130;
 }
 
 /// A failure carrying the exit code it maps to.

@@ -97,11 +97,19 @@ pub fn run(args: RunArgs) -> Result<u8, Failure> {
                 .map_err(Failure::internal)?;
             options.live = Some(Arc::new(endpoint));
         }
+        super::signals::cancel_on_signal(options.cancel.clone());
         run_suite(prepared, &options)
             .await
             .map_err(Failure::internal)
     })?;
     print!("{}", render_text(&report));
+    if report.interrupted {
+        eprintln!(
+            "Error: Interrupted: {} runs cancelled; the report covers the runs that finished",
+            report.cancelled.len()
+        );
+        return Ok(exit::INTERRUPTED);
+    }
     let failed = report.failed_cases();
     if failed == 0 {
         Ok(exit::OK)

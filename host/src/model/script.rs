@@ -45,6 +45,8 @@ struct ScriptState {
     requests: u32,
     /// The first failure; later ones are usually consequences of it.
     failure: Option<String>,
+    /// Every request (as JSON, `null` if it was not) and what it was answered, in order.
+    exchanges: Vec<(Value, Plan)>,
 }
 
 impl Script {
@@ -70,8 +72,20 @@ impl Script {
         }
     }
 
-    /// Decide the answer to the next request, whose body is `body`.
+    /// Decide the answer to the next request, whose body is `body`, and record both.
     pub(crate) fn answer(&self, body: &[u8]) -> Plan {
+        let plan = self.decide(body);
+        let request = serde_json::from_slice(body).unwrap_or(Value::Null);
+        self.lock().exchanges.push((request, plan.clone()));
+        plan
+    }
+
+    /// What crossed the script so far: each request and its answer, in order.
+    pub(crate) fn exchanges(&self) -> Vec<(Value, Plan)> {
+        self.lock().exchanges.clone()
+    }
+
+    fn decide(&self, body: &[u8]) -> Plan {
         let n = {
             let mut state = self.lock();
             state.requests += 1;

@@ -132,6 +132,11 @@ impl ScriptHandle {
         self.script.requests()
     }
 
+    /// Each request the script received (as JSON) and what it was answered, in order.
+    pub(crate) fn exchanges(&self) -> Vec<(serde_json::Value, super::script::Plan)> {
+        self.script.exchanges()
+    }
+
     /// Steps the agent never asked for (a run that ends early leaves some).
     pub fn unused_steps(&self) -> usize {
         self.script.len().saturating_sub(self.requests() as usize)

@@ -29,9 +29,21 @@ pub struct SuiteReport {
     pub k: Option<u32>,
     /// Ctrl-C stopped the suite: only the runs that finished are reported.
     pub interrupted: bool,
+    /// Runs that Ctrl-C / SIGTERM cancelled (not in `cases[].runs` nor in any statistic).
+    pub cancelled: Vec<CancelledRun>,
     pub cases: Vec<CaseReport>,
     /// Over every run of every case.
     pub summary: SuiteSummary,
+}
+
+/// A run the suite's cancellation stopped: `started` says whether it was running (and was
+/// cancelled) or had not started yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CancelledRun {
+    pub case: String,
+    /// 1-based.
+    pub run: u32,
+    pub started: bool,
 }
 
 /// A 95% confidence interval (Wilson score) on a pass rate.

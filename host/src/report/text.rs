@@ -8,8 +8,16 @@ pub fn render_text(report: &SuiteReport) -> String {
     let n = report.cases.len();
     let runs = report.runs_per_case;
     if report.mode == "replay" {
+        let usages = || report.cases.iter().flat_map(|c| &c.runs).map(|r| r.usage);
+        let tokens = if usages().all(|u| u.synthetic) {
+            "synthetic token counts"
+        } else if usages().any(|u| u.synthetic) {
+            "synthetic and recorded token counts"
+        } else {
+            "recorded token counts"
+        };
         out.push_str(&format!(
-            "Eval replay mode: {n} cases, {runs} runs each, scripted model (synthetic token counts).\n"
+            "Eval replay mode: {n} cases, {runs} runs each, scripted model ({tokens}).\n"
         ));
     } else {
         out.push_str(&format!(
@@ -78,6 +86,9 @@ pub fn render_text(report: &SuiteReport) -> String {
             }
         }
     }
+    if report.interrupted {
+        out.push_str(&interrupted_line(report));
+    }
     let failed = report.failed_cases();
     let not_evaluable: usize = report
         .cases
@@ -96,4 +107,21 @@ pub fn render_text(report: &SuiteReport) -> String {
         out.push_str(&format!("{failed} of {n} cases failed{note}.\n"));
     }
     out
+}
+
+/// `Interrupted: 2 runs cancelled: slow run 2 (running), slow run 3 (not started).`
+fn interrupted_line(report: &SuiteReport) -> String {
+    let runs: Vec<String> = report
+        .cancelled
+        .iter()
+        .map(|c| {
+            let state = if c.started { "running" } else { "not started" };
+            format!("{} run {} ({state})", c.case, c.run)
+        })
+        .collect();
+    match runs.len() {
+        0 => "Interrupted: no run was cancelled.\n".to_owned(),
+        1 => format!("Interrupted: 1 run cancelled: {}.\n", runs[0]),
+        n => format!("Interrupted: {n} runs cancelled: {}.\n", runs.join(", ")),
+    }
 }

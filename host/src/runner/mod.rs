@@ -1,12 +1,14 @@
 //! The runner: for every case and run, a fresh temp root, the agent's turn against the
 //! scripted model, evidence, and verdicts; then the suite report.
 
+mod cancel;
 mod live;
 mod out;
 mod prepare;
 pub mod reference;
 mod run;
 
+pub use cancel::CancelToken;
 pub use prepare::{BoundGrader, PreparedCase, prepare_cases};
 
 use std::path::PathBuf;
@@ -16,7 +18,8 @@ use futures_util::StreamExt;
 
 use crate::model::ModelServer;
 use crate::report::{
-    CaseReport, CaseSummary, REPORT_SCHEMA_VERSION, RunReport, SuiteReport, SuiteSummary,
+    CancelledRun, CaseReport, CaseSummary, REPORT_SCHEMA_VERSION, RunReport, SuiteReport,
+    SuiteSummary,
 };
 
 /// How a suite is run.
@@ -35,6 +38,9 @@ pub struct RunOptions {
     /// Live mode: runs talk to this endpoint (a pass-through to the provider) instead of
     /// their case's script; `None` is replay.
     pub live: Option<Arc<crate::provider::LiveEndpoint>>,
+    /// Cancelled (Ctrl-C, SIGTERM): no new run starts, running ones are dropped, and the
+    /// report of what finished is still made, with `interrupted` set.
+    pub cancel: CancelToken,
 }
 
 impl Default for RunOptions {
@@ -46,6 +52,7 @@ impl Default for RunOptions {
             agent_limits: crate::agent::Limits::default(),
             k: None,
             live: None,
+            cancel: CancelToken::new(),
         }
     }
 }
@@ -96,12 +103,25 @@ pub async fn run_suite(
         .enumerate()
         .flat_map(|(i, c)| (1..=c.case.runs.unwrap_or(options.runs)).map(move |run| (i, run)))
         .collect();
-    let results: Vec<(usize, RunReport)> = futures_util::stream::iter(plan)
+    let results: Vec<(usize, Result<RunReport, CancelledRun>)> = futures_util::stream::iter(plan)
         .map(|(i, run)| {
             let prepared = cases[i].clone();
             let server = &server;
             async move {
-                let report = match run::run_once(prepared.clone(), run, server, options).await {
+                let cancelled = |started| CancelledRun {
+                    case: prepared.case.name.clone(),
+                    run,
+                    started,
+                };
+                if options.cancel.is_cancelled() {
+                    return (i, Err(cancelled(false)));
+                }
+                let made = tokio::select! {
+                    biased;
+                    () = options.cancel.cancelled() => return (i, Err(cancelled(true))),
+                    made = run::run_once(prepared.clone(), run, server, options) => made,
+                };
+                let report = match made {
                     Ok(artifacts) => match &options.out {
                         Some(dir) => match out::keep_run(dir, &prepared.case.name, &artifacts) {
                             Ok(()) => artifacts.report,
@@ -111,15 +131,19 @@ pub async fn run_suite(
                     },
                     Err(e) => errored(run, e.to_string()),
                 };
-                (i, report)
+                (i, Ok(report))
             }
         })
         .buffered(options.jobs.max(1))
         .collect()
         .await;
     let mut per_case: Vec<Vec<RunReport>> = vec![Vec::new(); cases.len()];
-    for (i, report) in results {
-        per_case[i].push(report);
+    let mut cancelled = Vec::new();
+    for (i, result) in results {
+        match result {
+            Ok(report) => per_case[i].push(report),
+            Err(run) => cancelled.push(run),
+        }
     }
     let case_reports: Vec<CaseReport> = cases
         .iter()
@@ -141,7 +165,8 @@ pub async fn run_suite(
             .map_or_else(|| "scripted".to_owned(), |l| l.model().to_owned()),
         runs_per_case: options.runs,
         k: options.k,
-        interrupted: false,
+        interrupted: options.cancel.is_cancelled(),
+        cancelled,
         summary: SuiteSummary::of(&case_reports),
         cases: case_reports,
     };
