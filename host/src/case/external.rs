@@ -42,7 +42,9 @@ impl ExternalAgent {
     /// Validate the `agent:` value (as JSON); the error is the message for the field.
     pub fn from_json(value: serde_json::Value) -> Result<Self, String> {
         let agent: ExternalAgent = serde_json::from_value(value).map_err(|e| {
-            format!("{e} (expected {{command: [PROGRAM, ARGS...], prompt: stdin|arg, timeout_secs: N}})")
+            format!(
+                "{e} (expected {{command: [PROGRAM, ARGS...], prompt: stdin|arg, timeout_secs: N}})"
+            )
         })?;
         if agent.command.first().is_none_or(|p| p.is_empty()) {
             return Err("command: must name a program: [PROGRAM, ARGS...]".to_owned());
@@ -62,6 +64,50 @@ impl ExternalAgent {
             command: vec!["sh".to_owned(), "-c".to_owned(), command.to_owned()],
             prompt: PromptVia::Stdin,
             timeout_secs: DEFAULT_AGENT_TIMEOUT_SECS,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::case::{Execution, ExternalAgent, PromptVia, parse_case};
+
+    const CASE: &str =
+        "name: ext\nprompt: Go.\nmodel:\n  - text: ok\ngraders:\n  - final_text_contains: ok\n";
+
+    #[test]
+    fn the_agent_field_parses_with_defaults() {
+        let yaml = format!("{CASE}agent: {{command: [python3, a.py]}}\n");
+        let case = parse_case(Path::new("ext.yaml"), &yaml).unwrap();
+        assert_eq!(
+            case.execution,
+            Execution::External(ExternalAgent {
+                command: vec!["python3".into(), "a.py".into()],
+                prompt: PromptVia::Stdin,
+                timeout_secs: 300,
+            })
+        );
+    }
+
+    #[test]
+    fn bad_agent_fields_are_located_errors() {
+        for (agent, message) in [
+            ("{command: []}", "command: must name a program"),
+            (
+                "{command: [x], timeout_secs: 0}",
+                "timeout_secs: must be from 1 to 3600",
+            ),
+            ("{command: [x], prompt: file}", "unknown variant `file`"),
+            ("{command: [x], extra: 1}", "unknown field `extra`"),
+        ] {
+            let yaml = format!("{CASE}agent: {agent}\n");
+            let err = parse_case(Path::new("ext.yaml"), &yaml)
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("ext.yaml:7:8: agent: "), "{err}");
+            assert!(err.contains(message), "{err}");
         }
     }
 }

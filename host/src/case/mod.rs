@@ -28,9 +28,7 @@ mod workspace;
 mod yaml;
 
 pub use error::{CaseError, Location};
-pub use external::{
-    DEFAULT_AGENT_TIMEOUT_SECS, ExternalAgent, MAX_AGENT_TIMEOUT_SECS, PromptVia,
-};
+pub use external::{DEFAULT_AGENT_TIMEOUT_SECS, ExternalAgent, MAX_AGENT_TIMEOUT_SECS, PromptVia};
 pub use load::{LoadOptions, MAX_CASES_PER_DIR, load_case, load_cases, load_cases_with};
 pub use parse::parse_case;
 

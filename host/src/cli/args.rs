@@ -75,6 +75,11 @@ pub struct RunArgs {
     /// (`meta.piAgentCoreVersion`); unchecked when not given.
     #[arg(long, value_name = "VERSION")]
     pub expect_agent_core_version: Option<String>,
+    /// Run this external agent command (`sh -c CMD` in the workspace, the prompt on stdin,
+    /// OPENAI_BASE_URL/OPENAI_API_KEY pointing at evalhost's loopback model endpoint) instead
+    /// of evalhost's own agent, for every case that would run the agent.
+    #[arg(long, value_name = "CMD")]
+    pub agent_cmd: Option<String>,
     /// Keep session logs, evidence and report.json in this directory.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

@@ -38,6 +38,14 @@ pub fn run(args: RunArgs) -> Result<u8, Failure> {
             )));
         }
     }
+    if let Some(command) = &args.agent_cmd {
+        let agent = evalhost::case::ExternalAgent::shell(command);
+        for case in cases.iter_mut() {
+            if case.execution == evalhost::case::Execution::Agent {
+                case.execution = evalhost::case::Execution::External(agent.clone());
+            }
+        }
+    }
     let runs = args.runs.unwrap_or(if args.live {
         super::live::DEFAULT_LIVE_RUNS
     } else {

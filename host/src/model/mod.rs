@@ -26,6 +26,7 @@ mod server;
 mod sse;
 mod sse_parser;
 
+pub(crate) use script::Plan;
 pub use server::{ModelServer, ModelServerError, ScriptHandle};
 pub use sse::{SseEvent, encode_comment};
 pub use sse_parser::{DEFAULT_MAX_EVENT_BYTES, SseError, SseParser};

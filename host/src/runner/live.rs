@@ -32,6 +32,22 @@ impl RunEndpoint {
         }
     }
 
+    /// What crossed the endpoint so far, in order (for external agents' session logs).
+    pub(crate) fn exchanges(&self) -> Vec<super::external::ModelExchange> {
+        match self {
+            RunEndpoint::Script(script) => script
+                .exchanges()
+                .into_iter()
+                .map(|(request, plan)| super::external::from_plan(request, &plan))
+                .collect(),
+            RunEndpoint::Live(session, _) => session
+                .exchanges()
+                .iter()
+                .map(super::external::from_live)
+                .collect(),
+        }
+    }
+
     /// Model name sent by the agent and written to the session log.
     pub(crate) fn model(&self) -> &str {
         match self {

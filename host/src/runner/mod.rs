@@ -2,6 +2,7 @@
 //! scripted model, evidence, and verdicts; then the suite report.
 
 mod cancel;
+mod external;
 mod live;
 mod out;
 mod prepare;

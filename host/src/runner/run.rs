@@ -69,6 +69,25 @@ pub(crate) async fn run_once(
             evidence.run = run;
             (evidence, None)
         }
+        Execution::External(agent) => {
+            let endpoint = super::live::RunEndpoint::open(case, server, options);
+            let error = super::external::external_turn(
+                agent,
+                &case.prompt,
+                &workspace,
+                &home,
+                &endpoint,
+                &mut log,
+            )
+            .await?;
+            log.flush()?;
+            let facts = RunFacts {
+                seeded_files,
+                duration_ms: started.elapsed().as_millis() as u64,
+                synthetic_usage: !live && !case.has_recorded_usage(),
+            };
+            (Evidence::from_session(log.records(), facts), error)
+        }
         Execution::Agent | Execution::ReplayTools(_) => {
             let endpoint = super::live::RunEndpoint::open(case, server, options);
             let config = AgentConfig {

@@ -1,0 +1,373 @@
+//! External agents: a program started in the run's workspace, pointed at the run's loopback
+//! model endpoint through `OPENAI_BASE_URL` (and the Anthropic equivalents), given the prompt,
+//! bounded by a timeout, and killed with its whole process group at the end. Its session log
+//! is rebuilt from what crossed the endpoint, so [`crate::evidence::Evidence::from_session`]
+//! works unchanged: responses carry its tool calls (`function_call` items), the next request
+//! carries their results (`function_call_output` items).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::AsyncWriteExt;
+
+use crate::agent::CallStatus;
+use crate::case::{ExternalAgent, PromptVia};
+use crate::session::{Event, OutputItem};
+
+/// The placeholder key external agents get; the loopback endpoint ignores it.
+pub const LOOPBACK_API_KEY: &str = "evalhost-loopback";
+
+/// Most bytes of the agent's stderr quoted in an error.
+const STDERR_TAIL_BYTES: usize = 2048;
+
+/// One request that crossed the endpoint and the answer it got.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ModelExchange {
+    /// The request body as JSON.
+    pub request: Value,
+    /// The answer's output items (empty when it failed).
+    pub output: Vec<OutputItem>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Why the answer failed (script failure, provider error).
+    pub error: Option<String>,
+}
+
+/// Why an external agent's run failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ExternalAgentError {
+    #[error("external agent `{program}` could not be started: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("external agent `{program}` timed out after {secs} s; its process group was killed")]
+    Timeout { program: String, secs: u64 },
+    #[error("external agent `{program}` failed: {status}{stderr}")]
+    Exit {
+        program: String,
+        status: String,
+        stderr: String,
+    },
+}
+
+/// What an external agent left: its standard output.
+pub(crate) struct AgentExit {
+    pub stdout: String,
+}
+
+/// Where the agent's model endpoint is, and which model it is told to ask for.
+pub(crate) struct EndpointEnv<'a> {
+    pub base_url: &'a str,
+    pub model: &'a str,
+}
+
+/// Run `agent` in `workspace` with `prompt`; kill its process group when it ends, times out,
+/// or this future is dropped (cancellation).
+pub(crate) async fn run_agent(
+    agent: &ExternalAgent,
+    prompt: &str,
+    workspace: &Path,
+    home: &Path,
+    endpoint: EndpointEnv<'_>,
+) -> Result<AgentExit, ExternalAgentError> {
+    let program = agent.command.first().cloned().unwrap_or_default();
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    let mut cmd = tokio::process::Command::new(&program);
+    cmd.args(&agent.command[1..])
+        .current_dir(workspace)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", home)
+        .env("OPENAI_BASE_URL", endpoint.base_url)
+        .env("OPENAI_API_KEY", LOOPBACK_API_KEY)
+        .env("OPENAI_MODEL", endpoint.model)
+        .env("ANTHROPIC_BASE_URL", endpoint.base_url)
+        .env("ANTHROPIC_API_KEY", LOOPBACK_API_KEY)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if agent.prompt == PromptVia::Arg {
+        cmd.arg(prompt);
+    }
+    let mut child = cmd.spawn().map_err(|source| ExternalAgentError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
+    // Killed with everything it started, however this function ends.
+    let _group = child.id().map(GroupGuard);
+    let stdin = child.stdin.take();
+    let input = if agent.prompt == PromptVia::Stdin {
+        prompt.to_owned()
+    } else {
+        String::new()
+    };
+    let feed = async move {
+        if let Some(mut stdin) = stdin {
+            // An agent that never reads its stdin is not an error.
+            let _ = stdin.write_all(input.as_bytes()).await;
+        }
+    };
+    let secs = agent.timeout_secs;
+    let waited = tokio::time::timeout(Duration::from_secs(secs), async {
+        tokio::join!(feed, child.wait_with_output()).1
+    })
+    .await;
+    let output = match waited {
+        Err(_) => return Err(ExternalAgentError::Timeout { program, secs }),
+        Ok(Err(source)) => return Err(ExternalAgentError::Spawn { program, source }),
+        Ok(Ok(output)) => output,
+    };
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let tail = tail(stderr.trim(), STDERR_TAIL_BYTES);
+        return Err(ExternalAgentError::Exit {
+            program,
+            status: output.status.to_string(),
+            stderr: if tail.is_empty() {
+                String::new()
+            } else {
+                format!("; stderr: {tail}")
+            },
+        });
+    }
+    Ok(AgentExit {
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+    })
+}
+
+/// SIGKILLs a process group when dropped.
+struct GroupGuard(u32);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        // Never 0 or 1 (that would be our own group, or every process).
+        if let Ok(pgid) = i32::try_from(self.0)
+            && pgid > 1
+        {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pgid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}
+
+fn tail(text: &str, max: usize) -> &str {
+    let mut start = text.len().saturating_sub(max);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
+/// The session-log events of an external agent's run, from what crossed the endpoint:
+/// the prompt; for each exchange the tool results its request carries (for calls of earlier
+/// responses), the request and the response; then the turn's end. `failure` (the agent's own
+/// failure) ends the run with a `run_error` instead.
+pub(crate) fn session_events(
+    prompt: &str,
+    exchanges: &[ModelExchange],
+    stdout: &str,
+    failure: Option<&str>,
+) -> Vec<Event> {
+    let mut events = vec![Event::UserMessage {
+        text: prompt.to_owned(),
+    }];
+    let mut pending: HashMap<String, String> = HashMap::new();
+    let mut final_text = String::new();
+    for (index, exchange) in exchanges.iter().enumerate() {
+        let n = index as u32 + 1;
+        for (call_id, output) in call_outputs(&exchange.request) {
+            if let Some(name) = pending.remove(&call_id) {
+                events.push(Event::ToolStart {
+                    call_id: call_id.clone(),
+                    name: name.clone(),
+                });
+                events.push(Event::ToolResult {
+                    call_id,
+                    name,
+                    status: CallStatus::Completed,
+                    output,
+                    duration_ms: 0,
+                });
+            }
+        }
+        events.push(Event::ModelRequest {
+            n,
+            body: exchange.request.clone(),
+        });
+        if exchange.error.is_some() {
+            continue;
+        }
+        let text: String = exchange
+            .output
+            .iter()
+            .filter_map(|item| match item {
+                OutputItem::Message { text } => Some(text.as_str()),
+                OutputItem::FunctionCall { .. } => None,
+            })
+            .collect();
+        if !text.is_empty() {
+            final_text = text;
+        }
+        for item in &exchange.output {
+            if let OutputItem::FunctionCall { call_id, name, .. } = item {
+                pending.insert(call_id.clone(), name.clone());
+            }
+        }
+        events.push(Event::ModelResponse {
+            n,
+            output: exchange.output.clone(),
+            input_tokens: exchange.input_tokens,
+            output_tokens: exchange.output_tokens,
+        });
+    }
+    let endpoint_error = exchanges.iter().find_map(|e| e.error.clone());
+    match failure.map(str::to_owned).or(endpoint_error) {
+        Some(message) => events.push(Event::RunError { message }),
+        None => {
+            if final_text.is_empty() {
+                final_text = stdout.trim().to_owned();
+            }
+            events.push(Event::TurnEnd { final_text });
+        }
+    }
+    events
+}
+
+/// `(call_id, output)` of every `function_call_output` item of a Responses request.
+fn call_outputs(request: &Value) -> Vec<(String, String)> {
+    let Some(items) = request.get("input").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some("function_call_output"))
+        .filter_map(|item| {
+            let call_id = item.get("call_id")?.as_str()?.to_owned();
+            let output = match item.get("output") {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
+            Some((call_id, output))
+        })
+        .collect()
+}
+
+/// A scripted answer as an exchange.
+pub(crate) fn from_plan(request: Value, plan: &crate::model::Plan) -> ModelExchange {
+    use crate::model::responses::StreamEvent;
+    let mut exchange = ModelExchange {
+        request,
+        output: Vec::new(),
+        input_tokens: 0,
+        output_tokens: 0,
+        error: None,
+    };
+    let events = match plan {
+        crate::model::Plan::Stream(events) => events,
+        crate::model::Plan::Reject { message, .. } => {
+            exchange.error = Some(message.clone());
+            return exchange;
+        }
+    };
+    for event in events {
+        match event {
+            StreamEvent::Completed { response } => {
+                exchange.output = response.output.iter().filter_map(output_item).collect();
+                if let Some(usage) = &response.usage {
+                    exchange.input_tokens = usage.input_tokens;
+                    exchange.output_tokens = usage.output_tokens;
+                }
+            }
+            StreamEvent::Failed { response } => {
+                exchange.error = Some(
+                    response
+                        .error
+                        .as_ref()
+                        .map_or_else(|| "the response failed".to_owned(), |e| e.message.clone()),
+                );
+            }
+            _ => {}
+        }
+    }
+    exchange
+}
+
+/// A live pass-through exchange.
+pub(crate) fn from_live(exchange: &crate::provider::Exchange) -> ModelExchange {
+    match &exchange.reply {
+        Ok(reply) => ModelExchange {
+            request: exchange.request.clone(),
+            output: reply.output.clone(),
+            input_tokens: reply.input_tokens,
+            output_tokens: reply.output_tokens,
+            error: None,
+        },
+        Err(message) => ModelExchange {
+            request: exchange.request.clone(),
+            output: Vec::new(),
+            input_tokens: 0,
+            output_tokens: 0,
+            error: Some(message.clone()),
+        },
+    }
+}
+
+fn output_item(item: &crate::model::responses::ResponseItem) -> Option<OutputItem> {
+    use crate::model::responses::ResponseItem;
+    match item {
+        ResponseItem::Message { content, .. } => Some(OutputItem::Message {
+            text: content.iter().map(|part| part.text()).collect(),
+        }),
+        ResponseItem::FunctionCall {
+            call_id,
+            name,
+            arguments,
+            ..
+        } => Some(OutputItem::FunctionCall {
+            call_id: call_id.clone(),
+            name: name.clone(),
+            arguments: arguments.clone(),
+        }),
+        ResponseItem::Other => None,
+    }
+}
+
+/// One run of an external agent: start it against `endpoint`, then append the session-log
+/// events rebuilt from what crossed the endpoint. Returns the run's error, if any.
+pub(crate) async fn external_turn(
+    agent: &ExternalAgent,
+    prompt: &str,
+    workspace: &Path,
+    home: &Path,
+    endpoint: &super::live::RunEndpoint,
+    log: &mut crate::session::SessionLog,
+) -> Result<Option<String>, crate::session::SessionLogError> {
+    let env = EndpointEnv {
+        base_url: endpoint.base_url(),
+        model: endpoint.model(),
+    };
+    let exit = run_agent(agent, prompt, workspace, home, env).await;
+    let exchanges = endpoint.exchanges();
+    let (stdout, failure) = match exit {
+        Ok(exit) => (exit.stdout, None),
+        Err(e) => (String::new(), Some(e.to_string())),
+    };
+    let mut error = None;
+    for event in session_events(prompt, &exchanges, &stdout, failure.as_deref()) {
+        if let Event::RunError { message } = &event {
+            error = Some(message.clone());
+        }
+        log.append(event)?;
+    }
+    Ok(error)
+}
