@@ -24,6 +24,7 @@ mod external;
 mod load;
 pub mod nexus;
 mod parse;
+mod recorded;
 mod workspace;
 mod yaml;
 
@@ -31,6 +32,7 @@ pub use error::{CaseError, Location};
 pub use external::{DEFAULT_AGENT_TIMEOUT_SECS, ExternalAgent, MAX_AGENT_TIMEOUT_SECS, PromptVia};
 pub use load::{LoadOptions, MAX_CASES_PER_DIR, load_case, load_cases, load_cases_with};
 pub use parse::parse_case;
+pub use recorded::{RecordError, replay_case_yaml};
 
 use std::path::PathBuf;
 

@@ -6,6 +6,7 @@ mod grader;
 mod live;
 mod promote;
 mod record;
+mod record_live;
 mod run;
 mod signals;
 

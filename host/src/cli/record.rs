@@ -11,7 +11,9 @@ use super::Failure;
 
 /// Arguments of `evalhost record`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Example:
+#[command(after_help = "Examples:
+  evalhost record --live cases/mino/bash-approved.yaml --output cases/recorded/bash-approved-live.yaml
+
   export ANTHROPIC_API_KEY=...
   evalhost record --scenario \"Empty company, CEO bootstrap\" --fixture-id ceo-bootstrap-empty \\
     --provider anthropic --model claude-sonnet-4-5 \\
@@ -19,27 +21,34 @@ use super::Failure;
     --user-message-file cases/agentcompany/scenarios/ceo-bootstrap-empty/user.txt \\
     --output cases/agentcompany/ceo-bootstrap-empty.jsonl")]
 pub struct RecordArgs {
+    /// Run the case file CASE live once and write a replay case of it (`--output`, default
+    /// `<case>-recorded.yaml` beside it): the responses as received become the model script.
+    #[arg(long, requires = "case")]
+    pub live: bool,
+    /// The case to record (with `--live`).
+    #[arg(value_name = "CASE", requires = "live")]
+    pub case: Option<PathBuf>,
     /// Human-readable scenario name (`meta.scenario`).
-    #[arg(long)]
-    pub scenario: String,
+    #[arg(long, required_unless_present = "live")]
+    pub scenario: Option<String>,
     /// Kebab-case fixture id (`meta.fixtureId`).
-    #[arg(long)]
-    pub fixture_id: String,
+    #[arg(long, required_unless_present = "live")]
+    pub fixture_id: Option<String>,
     /// Provider to record against: anthropic, openai or google.
-    #[arg(long)]
-    pub provider: String,
+    #[arg(long, required_unless_present = "live")]
+    pub provider: Option<String>,
     /// Model to record against.
-    #[arg(long)]
-    pub model: String,
+    #[arg(long, required_unless_present = "live")]
+    pub model: Option<String>,
     /// The system prompt, read from this file (not empty).
-    #[arg(long, value_name = "FILE")]
-    pub system_prompt_file: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "live")]
+    pub system_prompt_file: Option<PathBuf>,
     /// The user message, read from this file (not empty).
-    #[arg(long, value_name = "FILE")]
-    pub user_message_file: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "live")]
+    pub user_message_file: Option<PathBuf>,
     /// Where the fixture is written (never overwritten).
     #[arg(long, value_name = "FILE")]
-    pub output: PathBuf,
+    pub output: Option<PathBuf>,
 }
 
 /// The environment variable holding `provider`'s API key.
@@ -54,6 +63,10 @@ fn key_variable(provider: &str) -> Option<&'static str> {
 
 /// Run `evalhost record`.
 pub fn record(args: RecordArgs) -> Result<u8, Failure> {
+    if let Some(case) = &args.case {
+        return super::record_live::record_live(case, args.output.as_deref());
+    }
+    let args = FixtureArgs::from(args)?;
     let variable = key_variable(&args.provider).ok_or_else(|| {
         Failure::usage(anyhow!(
             "unknown provider `{}` (known: anthropic, openai, google)",
@@ -87,6 +100,37 @@ pub fn record(args: RecordArgs) -> Result<u8, Failure> {
          nothing was written to {} (meta header would be: {meta})",
         args.output.display()
     )))
+}
+
+/// The AgentCompany recording arguments, all present (clap enforces it without `--live`).
+struct FixtureArgs {
+    scenario: String,
+    fixture_id: String,
+    provider: String,
+    model: String,
+    system_prompt_file: PathBuf,
+    user_message_file: PathBuf,
+    output: PathBuf,
+}
+
+impl FixtureArgs {
+    fn from(args: RecordArgs) -> Result<Self, Failure> {
+        let missing =
+            |flag: &str| Failure::usage(anyhow!("{flag} is required to record a fixture"));
+        Ok(Self {
+            scenario: args.scenario.ok_or_else(|| missing("--scenario"))?,
+            fixture_id: args.fixture_id.ok_or_else(|| missing("--fixture-id"))?,
+            provider: args.provider.ok_or_else(|| missing("--provider"))?,
+            model: args.model.ok_or_else(|| missing("--model"))?,
+            system_prompt_file: args
+                .system_prompt_file
+                .ok_or_else(|| missing("--system-prompt-file"))?,
+            user_message_file: args
+                .user_message_file
+                .ok_or_else(|| missing("--user-message-file"))?,
+            output: args.output.ok_or_else(|| missing("--output"))?,
+        })
+    }
 }
 
 fn read_nonempty(path: &PathBuf) -> Result<String, Failure> {

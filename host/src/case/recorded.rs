@@ -1,0 +1,168 @@
+//! A live run turned into a replay case: the model's responses as received become the model
+//! script, and what the agent sent before each later request becomes `expect_input_contains`,
+//! so the recorded case replays green and keeps checking what the program hands the model.
+
+use crate::session::{Event, OutputItem, Record};
+
+use super::{Approve, Case};
+
+/// Longest `expect_input_contains` taken from a tool result.
+const EXPECT_MAX_CHARS: usize = 60;
+
+/// Why a run cannot become a replay case.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The run made no model request with a completed response.
+    #[error("the live run recorded no model response")]
+    NoResponses,
+    /// A response asked for several tools at once; a case script step holds one call.
+    #[error(
+        "response {n} asked for {calls} tool calls at once; a case's model script holds one text or one call per step"
+    )]
+    SeveralCalls { n: u32, calls: usize },
+}
+
+/// Render the replay case `name` (the file stem it will be written under) for `case`,
+/// from the session log of one live run of it.
+pub fn replay_case_yaml(
+    case: &Case,
+    name: &str,
+    records: &[Record],
+) -> Result<String, RecordError> {
+    let steps = script_steps(records)?;
+    if steps.is_empty() {
+        return Err(RecordError::NoResponses);
+    }
+    let mut out = String::new();
+    let line = |out: &mut String, key: &str, value: &str| {
+        out.push_str(&format!("{key}: {}\n", json(value)));
+    };
+    line(&mut out, "name", name);
+    let description = format!("Recorded live from {}: {}", case.name, case.description);
+    line(&mut out, "description", description.trim_end_matches(": "));
+    line(&mut out, "prompt", &case.prompt);
+    if let Some(instructions) = &case.instructions {
+        line(&mut out, "instructions", instructions);
+    }
+    out.push_str(match case.approve {
+        Approve::All => "approve: all\n",
+        Approve::None => "approve: none\n",
+    });
+    if !case.tags.is_empty() {
+        out.push_str(&format!(
+            "tags: {}\n",
+            serde_json::Value::from(case.tags.clone())
+        ));
+    }
+    if !case.workspace_files.is_empty() {
+        out.push_str("workspace:\n  files:\n");
+        for file in &case.workspace_files {
+            out.push_str(&format!(
+                "    {}: {}\n",
+                json(&file.path),
+                json(&file.content)
+            ));
+        }
+    }
+    out.push_str("model:\n");
+    for step in &steps {
+        match &step.reply {
+            Reply::Text(text) => out.push_str(&format!("  - text: {}\n", json(text))),
+            Reply::Call { name, arguments } => out.push_str(&format!(
+                "  - call: {{tool: {}, arguments: {arguments}}}\n",
+                json(name)
+            )),
+        }
+        if let Some(expect) = &step.expect {
+            out.push_str(&format!("    expect_input_contains: {}\n", json(expect)));
+        }
+    }
+    out.push_str("graders:\n");
+    for grader in &case.graders {
+        out.push_str(&format!("  - {}: {}\n", grader.name, grader.config));
+    }
+    Ok(out)
+}
+
+enum Reply {
+    Text(String),
+    Call {
+        name: String,
+        arguments: serde_json::Value,
+    },
+}
+
+struct Step {
+    reply: Reply,
+    expect: Option<String>,
+}
+
+fn script_steps(records: &[Record]) -> Result<Vec<Step>, RecordError> {
+    let mut steps = Vec::new();
+    // Tool results the agent sends with the next request: its distinctive content is what
+    // the replayed request must contain again.
+    let mut pending_result: Option<String> = None;
+    for record in records {
+        match &record.event {
+            Event::ToolResult { output, .. } => {
+                if pending_result.is_none() {
+                    pending_result = expectation(output);
+                }
+            }
+            Event::ModelResponse { n, output, .. } => {
+                let calls: Vec<_> = output
+                    .iter()
+                    .filter_map(|item| match item {
+                        OutputItem::FunctionCall {
+                            name, arguments, ..
+                        } => Some((name, arguments)),
+                        OutputItem::Message { .. } => None,
+                    })
+                    .collect();
+                let reply = match calls.as_slice() {
+                    [] => Reply::Text(
+                        output
+                            .iter()
+                            .filter_map(|item| match item {
+                                OutputItem::Message { text } => Some(text.as_str()),
+                                OutputItem::FunctionCall { .. } => None,
+                            })
+                            .collect(),
+                    ),
+                    [(name, arguments)] => Reply::Call {
+                        name: (*name).clone(),
+                        arguments: serde_json::from_str(arguments)
+                            .unwrap_or_else(|_| serde_json::Value::String((*arguments).clone())),
+                    },
+                    several => {
+                        return Err(RecordError::SeveralCalls {
+                            n: *n,
+                            calls: several.len(),
+                        });
+                    }
+                };
+                steps.push(Step {
+                    reply,
+                    expect: pending_result.take(),
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(steps)
+}
+
+/// The first non-blank line of a tool result, cut to [`EXPECT_MAX_CHARS`] characters.
+fn expectation(output: &str) -> Option<String> {
+    // Lines naming the run's temp directory differ on every run: never expect them.
+    let line = output
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.contains("evalhost-run-"))?;
+    Some(line.chars().take(EXPECT_MAX_CHARS).collect())
+}
+
+/// A YAML double-quoted scalar (JSON string syntax is valid YAML).
+fn json(text: &str) -> String {
+    serde_json::Value::from(text).to_string()
+}

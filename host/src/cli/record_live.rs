@@ -1,0 +1,92 @@
+//! `evalhost record --live CASE`: run a case once against the configured provider and write
+//! a replay case of what happened.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, anyhow};
+use evalhost::case::{load_case, replay_case_yaml};
+use evalhost::grader::GraderHost;
+use evalhost::provider::LiveEndpoint;
+use evalhost::runner::{RunOptions, prepare_cases, run_suite};
+use evalhost::session::read_session_log;
+
+use super::{Failure, exit};
+
+/// Record `case_path` live once; write the replay case to `output` (default
+/// `<stem>-recorded.yaml` beside the case). Never overwrites.
+pub fn record_live(case_path: &Path, output: Option<&Path>) -> Result<u8, Failure> {
+    let case = load_case(case_path).map_err(Failure::usage)?;
+    let output: PathBuf = output
+        .map(Path::to_owned)
+        .unwrap_or_else(|| case_path.with_file_name(format!("{}-recorded.yaml", case.name)));
+    let name = output
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| {
+            Failure::usage(anyhow!("{}: not a usable case file name", output.display()))
+        })?
+        .to_owned();
+    if output.exists() {
+        return Err(Failure::usage(anyhow!(
+            "{} already exists; delete it to record again",
+            output.display()
+        )));
+    }
+    let provider = super::live::provider()?;
+    let host = GraderHost::with_builtins()
+        .context("failed to load the built-in graders")
+        .map_err(Failure::internal)?;
+    let prepared = prepare_cases(vec![case.clone()], &host).map_err(Failure::usage)?;
+    let out_dir = tempfile::tempdir()
+        .context("failed to create a temp directory for the recording")
+        .map_err(Failure::internal)?;
+    let mut options = RunOptions {
+        runs: 1,
+        jobs: 1,
+        out: Some(out_dir.path().to_owned()),
+        ..RunOptions::default()
+    };
+    options.agent_limits = super::live::agent_limits(provider.config());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("failed to start the async runtime")
+        .map_err(Failure::internal)?;
+    let report = runtime.block_on(async {
+        let endpoint = LiveEndpoint::start(provider)
+            .await
+            .context("failed to start the live model endpoint")
+            .map_err(Failure::internal)?;
+        options.live = Some(Arc::new(endpoint));
+        run_suite(prepared, &options)
+            .await
+            .map_err(Failure::internal)
+    })?;
+    let run = report
+        .cases
+        .first()
+        .and_then(|c| c.runs.first())
+        .ok_or_else(|| Failure::internal(anyhow!("the live run produced no report")))?;
+    if let Some(error) = &run.error {
+        return Err(Failure::usage(anyhow!(
+            "the live run of {} failed, nothing was written: {error}",
+            case.name
+        )));
+    }
+    let log = out_dir.path().join(&case.name).join("run-1.jsonl");
+    let records = read_session_log(&log).map_err(Failure::internal)?;
+    let yaml = replay_case_yaml(&case, &name, &records).map_err(Failure::usage)?;
+    std::fs::write(&output, yaml)
+        .with_context(|| format!("failed to write {}", output.display()))
+        .map_err(Failure::internal)?;
+    let verdict = if run.pass { "passed" } else { "did not pass" };
+    println!(
+        "Recorded {} live ({} requests; the run {verdict} its graders) to {}",
+        case.name,
+        run.usage.requests,
+        output.display()
+    );
+    Ok(exit::OK)
+}
