@@ -1,4 +1,5 @@
-//! End to end: the real binary on the AgentCompany example suites, and `evalhost record`.
+//! End to end: the real binary on the AgentCompany example suites (`evalhost record` is
+//! tested against a fake provider in `live_record.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -75,55 +76,6 @@ fn the_agent_core_version_can_be_pinned() {
     );
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains(r#"build-error-fix.jsonl:1: meta.piAgentCoreVersion: recorded with "0.67.68", but "1.0.0" is expected"#), "{stderr}");
-}
-
-const RECORD: &[&str] = &[
-    "record",
-    "--scenario",
-    "Empty company",
-    "--fixture-id",
-    "ceo-bootstrap-empty",
-    "--provider",
-    "anthropic",
-    "--model",
-    "claude-sonnet-4-5",
-    "--system-prompt-file",
-    "cases/agentcompany/scenarios/ceo-bootstrap-empty/system.txt",
-    "--user-message-file",
-    "cases/agentcompany/scenarios/ceo-bootstrap-empty/user.txt",
-    "--output",
-    "target/agentcompany-record-test.jsonl",
-];
-
-#[test]
-fn record_refuses_to_run_without_the_api_key() {
-    let (code, _, stderr) = evalhost(RECORD, &[]);
-    assert_eq!(code, 2, "{stderr}");
-    assert_eq!(
-        stderr.trim_end(),
-        "Error: ANTHROPIC_API_KEY is not set: the recorder calls the live provider and refuses to run without its API key"
-    );
-}
-
-#[test]
-fn record_needs_a_provider_and_writes_nothing() {
-    let (code, _, stderr) = evalhost(RECORD, &[("ANTHROPIC_API_KEY", "sk-test")]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(
-        stderr.starts_with(
-            "Error: recording needs a provider: live provider calls are not available yet"
-        ),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains(r#""fixtureId":"ceo-bootstrap-empty""#),
-        "{stderr}"
-    );
-    assert!(
-        !repo()
-            .join("target/agentcompany-record-test.jsonl")
-            .exists()
-    );
 }
 
 /// The sums of a fixture's ledgers: (input + cache_read + cache_creation, output).

@@ -1,11 +1,12 @@
-//! `evalhost record`: start an AgentCompany fixture from a scenario's system prompt and user
-//! message. Live provider calls arrive with live mode; until then it stops with a clear error
-//! after checking everything else, and writes nothing.
+//! `evalhost record`: record an AgentCompany fixture from a scenario's system prompt and user
+//! message against the configured live provider (evalhost's agent loop and tools, in a temp
+//! workspace), or, with `--live CASE`, a replay case of one live run of a case.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, anyhow};
-use evalhost::case::agentcompany::FixtureHeader;
+use evalhost::case::agentcompany::{FixtureHeader, fixture_text, turns_from_session};
+use evalhost::case::{Approve, Case, Execution};
 
 use super::Failure;
 
@@ -14,9 +15,8 @@ use super::Failure;
 #[command(after_help = "Examples:
   evalhost record --live cases/mino/bash-approved.yaml --output cases/recorded/bash-approved-live.yaml
 
-  export ANTHROPIC_API_KEY=...
+  export ANTHROPIC_API_KEY=...   # the variable named by api_key_env under [provider]
   evalhost record --scenario \"Empty company, CEO bootstrap\" --fixture-id ceo-bootstrap-empty \\
-    --provider anthropic --model claude-sonnet-4-5 \\
     --system-prompt-file cases/agentcompany/scenarios/ceo-bootstrap-empty/system.txt \\
     --user-message-file cases/agentcompany/scenarios/ceo-bootstrap-empty/user.txt \\
     --output cases/agentcompany/ceo-bootstrap-empty.jsonl")]
@@ -34,12 +34,6 @@ pub struct RecordArgs {
     /// Kebab-case fixture id (`meta.fixtureId`).
     #[arg(long, required_unless_present = "live")]
     pub fixture_id: Option<String>,
-    /// Provider to record against: anthropic, openai or google.
-    #[arg(long, required_unless_present = "live")]
-    pub provider: Option<String>,
-    /// Model to record against.
-    #[arg(long, required_unless_present = "live")]
-    pub model: Option<String>,
     /// The system prompt, read from this file (not empty).
     #[arg(long, value_name = "FILE", required_unless_present = "live")]
     pub system_prompt_file: Option<PathBuf>,
@@ -51,38 +45,52 @@ pub struct RecordArgs {
     pub output: Option<PathBuf>,
 }
 
-/// The environment variable holding `provider`'s API key.
-fn key_variable(provider: &str) -> Option<&'static str> {
-    match provider {
-        "anthropic" => Some("ANTHROPIC_API_KEY"),
-        "openai" => Some("OPENAI_API_KEY"),
-        "google" => Some("GOOGLE_API_KEY"),
-        _ => None,
-    }
-}
-
 /// Run `evalhost record`.
 pub fn record(args: RecordArgs) -> Result<u8, Failure> {
     if let Some(case) = &args.case {
         return super::record_live::record_live(case, args.output.as_deref());
     }
     let args = FixtureArgs::from(args)?;
-    let variable = key_variable(&args.provider).ok_or_else(|| {
+    let system = read_nonempty(&args.system_prompt_file)?;
+    let user = read_nonempty(&args.user_message_file)?;
+    if args.output.exists() {
+        return Err(Failure::usage(anyhow!(
+            "{} already exists; delete the old fixture to re-record it",
+            args.output.display()
+        )));
+    }
+    let config = super::live::provider()?.config().clone();
+    let variable = config.api_key_env.clone().ok_or_else(|| {
         Failure::usage(anyhow!(
-            "unknown provider `{}` (known: anthropic, openai, google)",
-            args.provider
+            "recording calls the live provider and refuses to run without its API key: \
+             set api_key_env under [provider] in evalhost.toml (or EVALHOST_API_KEY_ENV)"
         ))
     })?;
-    if std::env::var(variable).map_or(true, |v| v.trim().is_empty()) {
+    if std::env::var(&variable).map_or(true, |v| v.trim().is_empty()) {
         return Err(Failure::usage(anyhow!(
             "{variable} is not set: the recorder calls the live provider and refuses to run without its API key"
         )));
     }
-    let system = read_nonempty(&args.system_prompt_file)?;
-    let _user = read_nonempty(&args.user_message_file)?;
-    if args.output.exists() {
+    let case = Case {
+        name: args.fixture_id.clone(),
+        path: args.output.clone(),
+        description: args.scenario.clone(),
+        prompt: user.clone(),
+        follow_ups: Vec::new(),
+        instructions: Some(system.clone()),
+        approve: Approve::All,
+        workspace_files: Vec::new(),
+        model: Vec::new(),
+        graders: Vec::new(),
+        runs: Some(1),
+        live: true,
+        tags: Vec::new(),
+        execution: Execution::Agent,
+    };
+    let (run, records) = super::record_live::run_live_once(case)?;
+    if let Some(error) = &run.error {
         return Err(Failure::usage(anyhow!(
-            "{} already exists; delete the old fixture to re-record it",
+            "the live run failed, nothing was written to {}: {error}",
             args.output.display()
         )));
     }
@@ -90,24 +98,27 @@ pub fn record(args: RecordArgs) -> Result<u8, Failure> {
         fixture_id: args.fixture_id,
         scenario: args.scenario,
         agent_core_version: env!("CARGO_PKG_VERSION").to_owned(),
-        recorded_at: String::new(),
-        provider: args.provider,
-        model: args.model,
+        recorded_at: now_rfc3339(),
+        provider: config.kind.as_str().to_owned(),
+        model: config.model.clone(),
     };
-    let meta = header.meta_line(&system);
-    Err(Failure::usage(anyhow!(
-        "recording needs a provider: live provider calls are not available yet (they come with live mode); \
-         nothing was written to {} (meta header would be: {meta})",
+    let fixture = fixture_text(&header, &system, &user, &turns_from_session(&records));
+    std::fs::write(&args.output, fixture)
+        .with_context(|| format!("failed to write {}", args.output.display()))
+        .map_err(Failure::internal)?;
+    println!(
+        "Recorded {} ({} requests) to {}; add its assertions and at least one semanticRubric dimension",
+        header.fixture_id,
+        run.usage.requests,
         args.output.display()
-    )))
+    );
+    Ok(super::exit::OK)
 }
 
 /// The AgentCompany recording arguments, all present (clap enforces it without `--live`).
 struct FixtureArgs {
     scenario: String,
     fixture_id: String,
-    provider: String,
-    model: String,
     system_prompt_file: PathBuf,
     user_message_file: PathBuf,
     output: PathBuf,
@@ -120,8 +131,6 @@ impl FixtureArgs {
         Ok(Self {
             scenario: args.scenario.ok_or_else(|| missing("--scenario"))?,
             fixture_id: args.fixture_id.ok_or_else(|| missing("--fixture-id"))?,
-            provider: args.provider.ok_or_else(|| missing("--provider"))?,
-            model: args.model.ok_or_else(|| missing("--model"))?,
             system_prompt_file: args
                 .system_prompt_file
                 .ok_or_else(|| missing("--system-prompt-file"))?,
@@ -144,4 +153,28 @@ fn read_nonempty(path: &PathBuf) -> Result<String, Failure> {
         )));
     }
     Ok(text)
+}
+
+/// The current UTC time as RFC 3339 (`2026-11-29T22:30:00Z`).
+fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60
+    )
 }

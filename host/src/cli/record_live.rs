@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
-use evalhost::case::{load_case, replay_case_yaml};
+use evalhost::case::{Case, load_case, replay_case_yaml};
 use evalhost::grader::GraderHost;
 use evalhost::provider::LiveEndpoint;
+use evalhost::report::RunReport;
 use evalhost::runner::{RunOptions, prepare_cases, run_suite};
-use evalhost::session::read_session_log;
+use evalhost::session::{Record, read_session_log};
 
 use super::{Failure, exit};
 
@@ -34,11 +35,35 @@ pub fn record_live(case_path: &Path, output: Option<&Path>) -> Result<u8, Failur
             output.display()
         )));
     }
+    let (run, records) = run_live_once(case.clone())?;
+    if let Some(error) = &run.error {
+        return Err(Failure::usage(anyhow!(
+            "the live run of {} failed, nothing was written: {error}",
+            case.name
+        )));
+    }
+    let yaml = replay_case_yaml(&case, &name, &records).map_err(Failure::usage)?;
+    std::fs::write(&output, yaml)
+        .with_context(|| format!("failed to write {}", output.display()))
+        .map_err(Failure::internal)?;
+    let verdict = if run.pass { "passed" } else { "did not pass" };
+    println!(
+        "Recorded {} live ({} requests; the run {verdict} its graders) to {}",
+        case.name,
+        run.usage.requests,
+        output.display()
+    );
+    Ok(exit::OK)
+}
+
+/// Run `case` once against the configured provider; its run report and session log.
+pub fn run_live_once(case: Case) -> Result<(RunReport, Vec<Record>), Failure> {
     let provider = super::live::provider()?;
     let host = GraderHost::with_builtins()
         .context("failed to load the built-in graders")
         .map_err(Failure::internal)?;
-    let prepared = prepare_cases(vec![case.clone()], &host).map_err(Failure::usage)?;
+    let name = case.name.clone();
+    let prepared = prepare_cases(vec![case], &host).map_err(Failure::usage)?;
     let out_dir = tempfile::tempdir()
         .context("failed to create a temp directory for the recording")
         .map_err(Failure::internal)?;
@@ -66,27 +91,16 @@ pub fn record_live(case_path: &Path, output: Option<&Path>) -> Result<u8, Failur
     })?;
     let run = report
         .cases
-        .first()
-        .and_then(|c| c.runs.first())
+        .into_iter()
+        .next()
+        .and_then(|c| c.runs.into_iter().next())
         .ok_or_else(|| Failure::internal(anyhow!("the live run produced no report")))?;
-    if let Some(error) = &run.error {
-        return Err(Failure::usage(anyhow!(
-            "the live run of {} failed, nothing was written: {error}",
-            case.name
-        )));
-    }
-    let log = out_dir.path().join(&case.name).join("run-1.jsonl");
-    let records = read_session_log(&log).map_err(Failure::internal)?;
-    let yaml = replay_case_yaml(&case, &name, &records).map_err(Failure::usage)?;
-    std::fs::write(&output, yaml)
-        .with_context(|| format!("failed to write {}", output.display()))
-        .map_err(Failure::internal)?;
-    let verdict = if run.pass { "passed" } else { "did not pass" };
-    println!(
-        "Recorded {} live ({} requests; the run {verdict} its graders) to {}",
-        case.name,
-        run.usage.requests,
-        output.display()
-    );
-    Ok(exit::OK)
+    let log = out_dir.path().join(&name).join("run-1.jsonl");
+    // A run that failed before its first record leaves no log; the caller reports its error.
+    let records = if log.exists() {
+        read_session_log(&log).map_err(Failure::internal)?
+    } else {
+        Vec::new()
+    };
+    Ok((run, records))
 }

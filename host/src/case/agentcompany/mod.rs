@@ -14,7 +14,7 @@ mod record;
 mod turns;
 
 pub use map::{KINDS, RUBRIC_GRADER};
-pub use record::{FixtureHeader, fixture_text};
+pub use record::{FixtureHeader, fixture_text, turns_from_session};
 
 use std::io::Read;
 use std::path::Path;

@@ -53,3 +53,68 @@ pub fn fixture_text(
     lines.push(json!({"type": "assertions", "assertions": [], "semanticRubric": []}));
     lines.iter().map(|l| format!("{l}\n")).collect()
 }
+
+/// The recorded turns (numbered from 1, after the user turn) of one live agent turn, from its
+/// session log: one `assistant` turn per model response (text and `toolCall` items, its
+/// `tokenLedger` from the response's usage; the provider reports no cache split, so the cache
+/// fields are 0) and one `toolResult` turn per tool result.
+pub fn turns_from_session(records: &[crate::session::Record]) -> Vec<Value> {
+    use crate::session::{Event, OutputItem};
+    let mut turns = Vec::new();
+    for record in records {
+        let index = turns.len() + 1;
+        match &record.event {
+            Event::ModelResponse {
+                output,
+                input_tokens,
+                output_tokens,
+                ..
+            } => {
+                let content: Vec<Value> = output
+                    .iter()
+                    .map(|item| match item {
+                        OutputItem::Message { text } => json!({"type": "text", "text": text}),
+                        OutputItem::FunctionCall {
+                            call_id,
+                            name,
+                            arguments,
+                        } => json!({
+                            "type": "toolCall",
+                            "id": call_id,
+                            "name": name,
+                            "arguments": serde_json::from_str::<Value>(arguments)
+                                .unwrap_or_else(|_| Value::String(arguments.clone())),
+                        }),
+                    })
+                    .collect();
+                turns.push(json!({
+                    "type": "turn",
+                    "turnIndex": index,
+                    "role": "assistant",
+                    "content": content,
+                    "tokenLedger": {
+                        "input": input_tokens,
+                        "cache_read": 0,
+                        "cache_creation": 0,
+                        "output": output_tokens,
+                    },
+                }));
+            }
+            Event::ToolResult {
+                call_id,
+                status,
+                output,
+                ..
+            } => turns.push(json!({
+                "type": "turn",
+                "turnIndex": index,
+                "role": "toolResult",
+                "toolUseId": call_id,
+                "content": [{"type": "text", "text": output}],
+                "isError": *status != crate::agent::CallStatus::Completed,
+            })),
+            _ => {}
+        }
+    }
+    turns
+}
