@@ -1,6 +1,7 @@
 //! Builds the guest components the host embeds or tests against, from source:
-//! `graders/builtin` (the built-in graders) and `tests/guests/hostile` (the
-//! sandbox probes), with a nested `cargo build --target wasm32-wasip2`.
+//! `graders/builtin` (the built-in graders), `tests/guests/hostile` (the
+//! sandbox probes) and `tests/guests/v0_2_0` (a component of the 0.2.0 WIT), with a
+//! nested `cargo build --target wasm32-wasip2`.
 //!
 //! The nested build uses its own target directory (`<target>/guests`), so it
 //! never waits on the lock the outer build holds, and a clean environment, so
@@ -8,8 +9,9 @@
 //! leak into the guests. It shares the outer build's jobserver through the
 //! inherited `CARGO_MAKEFLAGS`, so both together stay within `-j`.
 //!
-//! Outputs `EVALHOST_BUILTIN_GRADERS_WASM` and `EVALHOST_TEST_HOSTILE_WASM`:
-//! absolute paths of the two components, for `include_bytes!(env!(..))`.
+//! Outputs `EVALHOST_BUILTIN_GRADERS_WASM`, `EVALHOST_TEST_HOSTILE_WASM` and
+//! `EVALHOST_TEST_V0_2_0_WASM`: absolute paths of the components, for
+//! `include_bytes!(env!(..))`.
 
 use std::env;
 use std::path::PathBuf;
@@ -19,7 +21,7 @@ const TARGET: &str = "wasm32-wasip2";
 const PROFILE: &str = "guest";
 
 /// (package, artifact file stem, env var naming its path).
-const GUESTS: [(&str, &str, &str); 2] = [
+const GUESTS: [(&str, &str, &str); 3] = [
     (
         "evalhost-builtin-graders",
         "evalhost_builtin_graders",
@@ -29,6 +31,11 @@ const GUESTS: [(&str, &str, &str); 2] = [
         "evalhost-test-hostile",
         "evalhost_test_hostile",
         "EVALHOST_TEST_HOSTILE_WASM",
+    ),
+    (
+        "evalhost-test-v0-2-0",
+        "evalhost_test_v0_2_0",
+        "EVALHOST_TEST_V0_2_0_WASM",
     ),
 ];
 

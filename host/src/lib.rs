@@ -16,4 +16,5 @@ pub mod model;
 pub mod provider;
 pub mod report;
 pub mod runner;
+pub mod scaffold;
 pub mod session;

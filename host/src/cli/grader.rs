@@ -10,6 +10,22 @@ use evalhost::evidence::Evidence;
 use evalhost::grader::{
     ComponentReport, GraderComponent, GraderHost, Limits, PreparedEvidence, default_cache_dir,
 };
+use evalhost::scaffold::{Lang, ScaffoldOptions, scaffold};
+
+/// `writeln!` into a `String` (which cannot fail).
+macro_rules! outln {
+    ($out:expr, $($arg:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($out, $($arg)*);
+    }};
+}
+
+/// Print `out` and return `code`. A closed stdout (`| head`) is not an error worth a panic.
+fn print(out: String, code: u8) -> u8 {
+    use std::io::Write as _;
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    code
+}
 
 /// `evalhost grader ...`.
 #[derive(Debug, clap::Args)]
@@ -35,6 +51,30 @@ Exit status: 0 the component is valid; 2 it is not (the error says why).")]
 
 Exit status: 0 pass; 1 fail or a grader error; 2 bad input (files, config).")]
     Test(TestArgs),
+    /// Scaffold a grader project (build.sh, README, an example case) in one language.
+    #[command(after_help = "Examples:
+  evalhost grader new no-secrets --lang python
+  evalhost grader new no-secrets --lang rust --sdk ~/src/evalhost/sdk
+  cd no-secrets && ./build.sh && evalhost grader check grader.wasm && evalhost run cases/example.yaml")]
+    New(NewArgs),
+}
+
+/// `evalhost grader new`.
+#[derive(Debug, clap::Args)]
+pub struct NewArgs {
+    /// Project name, kebab-case (the grader gets the snake_case name: `no-secrets` → `no_secrets`).
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// Language of the grader.
+    #[arg(long, value_enum)]
+    pub lang: Lang,
+    /// Directory to create the project in.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+    /// Path of the evalhost-sdk crate (Rust; default: the `sdk/` of the source tree this
+    /// evalhost was built from, when it exists).
+    #[arg(long, value_name = "PATH")]
+    pub sdk: Option<PathBuf>,
 }
 
 /// `evalhost grader check`.
@@ -69,6 +109,10 @@ pub struct TestArgs {
     /// Directory preopened read-only at /workspace (default: an empty directory).
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
+    /// Grade this many times (fresh instance each) and print the time per call (p50, min, max).
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub repeat: u32,
 }
 
 /// Run an `evalhost grader` subcommand.
@@ -76,6 +120,7 @@ pub fn grader(args: GraderArgs) -> Result<u8, Failure> {
     match args.command {
         GraderCommand::Check(check) => self::check(check),
         GraderCommand::Test(test) => self::test(test),
+        GraderCommand::New(new) => self::new(new),
     }
 }
 
@@ -90,6 +135,7 @@ fn load(host: &GraderHost, file: &Path) -> Result<(GraderComponent, ComponentRep
 }
 
 fn check(args: CheckArgs) -> Result<u8, Failure> {
+    let mut out = String::new();
     let host = host()?;
     let (_, report) = load(&host, &args.file)?;
     if args.strict {
@@ -99,14 +145,15 @@ fn check(args: CheckArgs) -> Result<u8, Failure> {
         let json = serde_json::to_string_pretty(&report)
             .context("failed to encode the report")
             .map_err(Failure::internal)?;
-        println!("{json}");
-        return Ok(exit::OK);
+        outln!(out, "{json}");
+        return Ok(print(out, exit::OK));
     }
-    println!("ok: {} is an evalhost grader component", report.origin);
-    println!("  world:   evalhost:grader@{}", report.world_version);
-    println!("  sha256:  {}", report.digest);
-    println!("  size:    {} bytes", report.size);
-    println!(
+    outln!(out, "ok: {} is an evalhost grader component", report.origin);
+    outln!(out, "  world:   evalhost:grader@{}", report.world_version);
+    outln!(out, "  sha256:  {}", report.digest);
+    outln!(out, "  size:    {} bytes", report.size);
+    outln!(
+        out,
         "  imports: {} (all granted by the sandbox)",
         if report.imports.is_empty() {
             "none".to_owned()
@@ -115,20 +162,22 @@ fn check(args: CheckArgs) -> Result<u8, Failure> {
         }
     );
     if !report.denied_imports.is_empty() {
-        println!(
+        outln!(
+            out,
             "  denied:  {} (linked, but every call is refused: no network)",
             report.denied_imports.join(", ")
         );
     }
-    println!("  graders:");
+    outln!(out, "  graders:");
     for info in &report.graders {
-        println!("    {} {}: {}", info.name, info.version, info.summary);
-        println!("      config schema: {}", info.config_schema);
+        outln!(out, "    {} {}: {}", info.name, info.version, info.summary);
+        outln!(out, "      config schema: {}", info.config_schema);
     }
-    Ok(exit::OK)
+    Ok(print(out, exit::OK))
 }
 
 fn test(args: TestArgs) -> Result<u8, Failure> {
+    let mut out = String::new();
     let evidence_text = std::fs::read_to_string(&args.evidence)
         .with_context(|| format!("failed to read evidence `{}`", args.evidence.display()))
         .map_err(Failure::usage)?;
@@ -195,18 +244,25 @@ fn test(args: TestArgs) -> Result<u8, Failure> {
             empty.path()
         }
     };
+    let description = component.describe(&grader, &config);
     let prepared = PreparedEvidence::new(&evidence);
     let (result, stats) = component.grade(&grader, &config, &prepared, Some(workspace));
-    println!("grader:    {grader} ({})", args.file.display());
+    outln!(out, "grader:    {grader} ({})", args.file.display());
+    match description {
+        Some(Ok(text)) => outln!(out, "checks:    {text}"),
+        Some(Err(error)) => outln!(out, "checks:    (describe failed: {error})"),
+        None => {}
+    }
     let code = match result {
         Ok(verdict) => {
-            println!(
+            outln!(
+                out,
                 "verdict:   {} (score {:.2})",
                 if verdict.pass { "pass" } else { "fail" },
                 verdict.score
             );
             if !verdict.message.is_empty() {
-                println!("message:   {}", verdict.message);
+                outln!(out, "message:   {}", verdict.message);
             }
             if verdict.pass {
                 exit::OK
@@ -215,16 +271,80 @@ fn test(args: TestArgs) -> Result<u8, Failure> {
             }
         }
         Err(error) => {
-            println!("verdict:   error: {error}");
+            outln!(out, "verdict:   error: {error}");
             exit::EVAL_FAILED
         }
     };
-    println!("fuel used: {} of {}", stats.fuel_used, host.limits().fuel);
-    println!("time:      {:.3} ms", stats.duration.as_secs_f64() * 1e3);
+    outln!(
+        out,
+        "fuel used: {} of {}",
+        stats.fuel_used,
+        host.limits().fuel
+    );
+    outln!(
+        out,
+        "time:      {:.3} ms",
+        stats.duration.as_secs_f64() * 1e3
+    );
+    if args.repeat > 1 {
+        let mut times: Vec<std::time::Duration> = (1..args.repeat)
+            .map(|_| {
+                component
+                    .grade(&grader, &config, &prepared, Some(workspace))
+                    .1
+                    .duration
+            })
+            .collect();
+        times.push(stats.duration);
+        times.sort();
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        outln!(
+            out,
+            "per call:  p50 {:.3} ms, min {:.3} ms, max {:.3} ms over {} calls",
+            ms(times[times.len() / 2]),
+            ms(times[0]),
+            ms(times[times.len() - 1]),
+            times.len()
+        );
+    }
     for (name, text) in [("stdout", &stats.stdout), ("stderr", &stats.stderr)] {
         if !text.is_empty() {
-            println!("{name}:\n{text}");
+            outln!(out, "{name}:\n{text}");
         }
     }
-    Ok(code)
+    Ok(print(out, code))
+}
+
+fn new(args: NewArgs) -> Result<u8, Failure> {
+    let mut out = String::new();
+    let sdk = args.sdk.or_else(|| {
+        let built_from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk");
+        built_from
+            .join("Cargo.toml")
+            .is_file()
+            .then(|| built_from.canonicalize().unwrap_or(built_from))
+    });
+    let options = ScaffoldOptions {
+        name: args.name,
+        lang: args.lang,
+        parent: args.dir,
+        sdk,
+    };
+    let (dir, files) = scaffold(&options).map_err(Failure::usage)?;
+    outln!(
+        out,
+        "created {} ({} grader `{}`):",
+        dir.display(),
+        options.lang.as_str(),
+        evalhost::scaffold::grader_name(&options.name)
+    );
+    for file in files {
+        outln!(out, "  {file}");
+    }
+    outln!(
+        out,
+        "next: cd {} && ./build.sh && evalhost grader check grader.wasm && evalhost run cases/example.yaml",
+        dir.display()
+    );
+    Ok(print(out, exit::OK))
 }

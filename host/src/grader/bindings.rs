@@ -1,7 +1,16 @@
-//! Host bindings of the grader world, one module per supported WIT version.
+//! Host bindings of the grader world, one module per supported WIT version (a frozen copy
+//! of each released version lives in `wit/since_vX.Y.Z/`, as Zed keeps its `since_vX`).
 //!
 //! Generated code stays private to the grader host; the rest of the crate sees
 //! [`super::GraderInfo`], [`crate::evidence::Evidence`] and [`super::Verdict`].
+//!
+//! A minor version only adds to the one before, so later versions reuse the `types`
+//! interface of 0.1.0 (`with`): evidence is converted once, whatever version a component
+//! targets, and [`Instance`] hides which version answers.
+
+use wasmtime::Store;
+
+use super::sandbox::SandboxState;
 
 /// `evalhost:grader@0.1.0`.
 pub(crate) mod v0_1_0 {
@@ -9,4 +18,119 @@ pub(crate) mod v0_1_0 {
         path: "../wit/since_v0.1.0",
         world: "grader",
     });
+}
+
+/// `evalhost:grader@0.2.0`: 0.1.0 plus the `describe` export.
+pub(crate) mod v0_2_0 {
+    wasmtime::component::bindgen!({
+        path: "../wit/since_v0.2.0",
+        world: "grader",
+        with: {
+            "evalhost:grader/types@0.2.0": super::v0_1_0::evalhost::grader::types,
+        },
+    });
+}
+
+/// The types every version shares.
+pub(crate) use v0_1_0::evalhost::grader::types;
+
+/// Every version of the grader world this host loads, oldest first.
+pub const WORLD_VERSIONS: &[&str] = &["0.1.0", "0.2.0"];
+
+/// A component's pre-instantiation, for the version of the world it targets.
+#[derive(Clone)]
+pub(crate) enum Pre {
+    V0_1_0(v0_1_0::GraderPre<SandboxState>),
+    V0_2_0(v0_2_0::GraderPre<SandboxState>),
+}
+
+/// One fresh instance of a grader component.
+pub(crate) enum Instance {
+    V0_1_0(v0_1_0::Grader),
+    V0_2_0(v0_2_0::Grader),
+}
+
+type GradeResult<T> = wasmtime::Result<Result<T, types::GradeError>>;
+
+impl Pre {
+    /// Type-check `pre` against each supported version, newest first.
+    ///
+    /// The error is the mismatch against the oldest version (what most components target).
+    pub(crate) fn new(
+        pre: wasmtime::component::InstancePre<SandboxState>,
+    ) -> wasmtime::Result<Self> {
+        if let Ok(v2) = v0_2_0::GraderPre::new(pre.clone()) {
+            return Ok(Pre::V0_2_0(v2));
+        }
+        v0_1_0::GraderPre::new(pre).map(Pre::V0_1_0)
+    }
+
+    /// The WIT version, e.g. `0.1.0`.
+    pub(crate) fn version(&self) -> &'static str {
+        match self {
+            Pre::V0_1_0(_) => "0.1.0",
+            Pre::V0_2_0(_) => "0.2.0",
+        }
+    }
+
+    /// A fresh instance in `store`.
+    pub(crate) fn instantiate(
+        &self,
+        store: &mut Store<SandboxState>,
+    ) -> wasmtime::Result<Instance> {
+        Ok(match self {
+            Pre::V0_1_0(pre) => Instance::V0_1_0(pre.instantiate(&mut *store)?),
+            Pre::V0_2_0(pre) => Instance::V0_2_0(pre.instantiate(&mut *store)?),
+        })
+    }
+}
+
+impl Instance {
+    pub(crate) fn list_graders(
+        &self,
+        store: &mut Store<SandboxState>,
+    ) -> wasmtime::Result<Vec<types::GraderInfo>> {
+        match self {
+            Instance::V0_1_0(g) => g.call_list_graders(store),
+            Instance::V0_2_0(g) => g.call_list_graders(store),
+        }
+    }
+
+    pub(crate) fn check_config(
+        &self,
+        store: &mut Store<SandboxState>,
+        grader: &str,
+        config: &str,
+    ) -> GradeResult<()> {
+        match self {
+            Instance::V0_1_0(g) => g.call_check_config(store, grader, config),
+            Instance::V0_2_0(g) => g.call_check_config(store, grader, config),
+        }
+    }
+
+    pub(crate) fn grade(
+        &self,
+        store: &mut Store<SandboxState>,
+        grader: &str,
+        config: &str,
+        evidence: &types::Evidence,
+    ) -> GradeResult<types::Verdict> {
+        match self {
+            Instance::V0_1_0(g) => g.call_grade(store, grader, config, evidence),
+            Instance::V0_2_0(g) => g.call_grade(store, grader, config, evidence),
+        }
+    }
+
+    /// `describe` (0.2.0 and later); `None` for a 0.1.0 component.
+    pub(crate) fn describe(
+        &self,
+        store: &mut Store<SandboxState>,
+        grader: &str,
+        config: &str,
+    ) -> Option<GradeResult<String>> {
+        match self {
+            Instance::V0_1_0(_) => None,
+            Instance::V0_2_0(g) => Some(g.call_describe(store, grader, config)),
+        }
+    }
 }

@@ -140,7 +140,8 @@ pub enum CheckError {
     },
     /// The component does not export the grader world's functions.
     #[error(
-        "`{origin}` does not export the evalhost grader world (needs `list-graders`, `check-config` and `grade`; it exports: {exports}); build it for the `grader` world of wit/since_v0.1.0"
+        "`{origin}` does not export the evalhost grader world (needs `list-graders`, `check-config` and `grade`; it exports: {exports}); build it for the `grader` world of evalhost:grader {} (wit/since_vX.Y.Z)",
+        super::WORLD_VERSIONS.join(" or ")
     )]
     MissingExports {
         /// Where the bytes came from.

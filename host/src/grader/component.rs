@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::Component;
 use wasmtime::{Store, Trap};
 
-use super::bindings::v0_1_0 as wit;
+use super::bindings::{Instance, Pre, types};
 use super::engine::Shared;
 use super::output::OutputLimitExceeded;
 use super::sandbox::{self, Captured, LimitHit, SandboxState};
@@ -18,7 +18,7 @@ use super::{GraderError, GraderHostError, GraderInfo, Verdict};
 #[derive(Clone)]
 pub struct GraderComponent {
     shared: Arc<Shared>,
-    pre: wit::GraderPre<SandboxState>,
+    pre: Pre,
     digest: String,
     origin: String,
     graders: Arc<[GraderInfo]>,
@@ -72,7 +72,7 @@ impl GraderComponent {
             origin: origin.to_owned(),
             graders: Arc::from([]),
         };
-        let (listed, _) = loaded.call(None, |grader, store| grader.call_list_graders(store));
+        let (listed, _) = loaded.call(None, |grader, store| grader.list_graders(store));
         let listed = listed.map_err(|error| GraderHostError::ListGraders {
             origin: origin.to_owned(),
             error,
@@ -101,7 +101,7 @@ impl GraderComponent {
 
     /// The version of the grader world the component targets, e.g. `0.1.0`.
     pub fn world_version(&self) -> &'static str {
-        "0.1.0"
+        self.pre.version()
     }
 
     /// The graders this component provides.
@@ -111,8 +111,22 @@ impl GraderComponent {
 
     /// Ask the component whether `config` is valid for `grader`.
     pub fn check_config(&self, grader: &str, config: &str) -> Result<(), GraderError> {
-        let (result, _) = self.call(None, |g, store| g.call_check_config(store, grader, config));
+        let (result, _) = self.call(None, |g, store| g.check_config(store, grader, config));
         result?.map_err(GraderError::from)
+    }
+
+    /// What `grader` checks with `config`, in one line (`None`: the component targets a
+    /// world version without `describe`, i.e. 0.1.0).
+    pub fn describe(&self, grader: &str, config: &str) -> Option<Result<String, GraderError>> {
+        let (result, _) = self.call(None, |g, store| {
+            g.describe(store, grader, config).transpose()
+        });
+        match result {
+            Ok(None) => None,
+            Ok(Some(Ok(text))) => Some(Ok(text)),
+            Ok(Some(Err(e))) => Some(Err(GraderError::from(e))),
+            Err(e) => Some(Err(e)),
+        }
     }
 
     /// Grade one run in a fresh instance, with `workspace` preopened read-only.
@@ -124,7 +138,7 @@ impl GraderComponent {
         workspace: Option<&Path>,
     ) -> (Result<Verdict, GraderError>, CallStats) {
         let (result, stats) = self.call(workspace, |g, store| {
-            g.call_grade(store, grader, config, &evidence.0)
+            g.grade(store, grader, config, &evidence.0)
         });
         let result = match result {
             Ok(Ok(v)) => Ok(Verdict {
@@ -142,7 +156,7 @@ impl GraderComponent {
     fn call<R>(
         &self,
         workspace: Option<&Path>,
-        f: impl FnOnce(&wit::Grader, &mut Store<SandboxState>) -> wasmtime::Result<R>,
+        f: impl FnOnce(&Instance, &mut Store<SandboxState>) -> wasmtime::Result<R>,
     ) -> (Result<R, GraderError>, CallStats) {
         let started = Instant::now();
         let limits = self.shared.limits;
@@ -177,7 +191,7 @@ fn instantiate_pre(
     shared: &Shared,
     component: &Component,
     origin: &str,
-) -> Result<wit::GraderPre<SandboxState>, GraderHostError> {
+) -> Result<Pre, GraderHostError> {
     let pre = shared
         .linker
         .instantiate_pre(component)
@@ -185,7 +199,7 @@ fn instantiate_pre(
             origin: origin.to_owned(),
             message: format!("{e:#}"),
         })?;
-    wit::GraderPre::new(pre).map_err(|e| GraderHostError::WrongWorld {
+    Pre::new(pre).map_err(|e| GraderHostError::WrongWorld {
         origin: origin.to_owned(),
         message: format!("{e:#}"),
     })
@@ -250,12 +264,12 @@ fn cap_message(mut message: String, cap: usize) -> String {
 }
 
 /// Evidence converted once per run into the WIT types, shared by every grader of the run.
-pub struct PreparedEvidence(wit::evalhost::grader::types::Evidence);
+pub struct PreparedEvidence(types::Evidence);
 
 impl PreparedEvidence {
     /// Convert host evidence to the form graders receive.
     pub fn new(e: &crate::evidence::Evidence) -> Self {
-        use wit::evalhost::grader::types as t;
+        use types as t;
         Self(t::Evidence {
             case_name: e.case_name.clone(),
             run: e.run,
@@ -317,9 +331,9 @@ impl PreparedEvidence {
     }
 }
 
-impl From<wit::evalhost::grader::types::GradeError> for GraderError {
-    fn from(e: wit::evalhost::grader::types::GradeError) -> Self {
-        use wit::evalhost::grader::types::GradeError as G;
+impl From<types::GradeError> for GraderError {
+    fn from(e: types::GradeError) -> Self {
+        use types::GradeError as G;
         match e {
             G::UnknownGrader(m) => GraderError::UnknownGrader(m),
             G::InvalidConfig(m) => GraderError::InvalidConfig(m),

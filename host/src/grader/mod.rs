@@ -12,6 +12,7 @@ mod limits;
 mod output;
 mod sandbox;
 
+pub use bindings::WORLD_VERSIONS;
 pub use check::{CheckError, ComponentReport, GRANTED_IMPORTS, refusal};
 pub use component::{CallStats, GraderComponent, PreparedEvidence};
 pub use engine::default_cache_dir;

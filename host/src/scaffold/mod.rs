@@ -81,7 +81,7 @@ pub fn scaffold(options: &ScaffoldOptions) -> Result<(PathBuf, Vec<String>), Sca
         return Err(ScaffoldError::Exists(dir));
     }
     let sdk = match (options.lang, &options.sdk) {
-        (Lang::Rust, Some(sdk)) => sdk_path(&dir, sdk),
+        (Lang::Rust, Some(sdk)) => sdk_path(sdk),
         (Lang::Rust, None) => return Err(ScaffoldError::NoSdk),
         _ => String::new(),
     };
@@ -104,14 +104,13 @@ pub fn scaffold(options: &ScaffoldOptions) -> Result<(PathBuf, Vec<String>), Sca
     Ok((dir, written))
 }
 
-/// The SDK path as the new project's Cargo.toml should name it: relative to the project
-/// when both are relative to the same place, otherwise absolute.
-fn sdk_path(project: &Path, sdk: &Path) -> String {
-    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
-    absolute(sdk).display().to_string().replace('\\', "/") + {
-        let _ = project;
-        ""
-    }
+/// The SDK path as the new project's Cargo.toml names it: absolute, so the project can be
+/// moved anywhere on this machine.
+fn sdk_path(sdk: &Path) -> String {
+    std::path::absolute(sdk)
+        .unwrap_or_else(|_| sdk.to_owned())
+        .display()
+        .to_string()
 }
 
 fn write(dir: &Path, relative: &str, text: &str) -> Result<(), ScaffoldError> {
@@ -166,7 +165,10 @@ mod tests {
             }
             for file in &files {
                 let text = std::fs::read_to_string(project.join(file)).unwrap();
-                assert!(!text.contains("{{"), "{lang:?} {file} has a placeholder left");
+                assert!(
+                    !text.contains("{{"),
+                    "{lang:?} {file} has a placeholder left"
+                );
             }
             let case = std::fs::read_to_string(project.join("cases/example.yaml")).unwrap();
             assert!(

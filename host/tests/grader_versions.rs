@@ -1,0 +1,130 @@
+//! The WIT version story: components built against the first released WIT (0.1.0: the
+//! built-ins, the hostile probes) keep loading and grading now that the WIT has 0.2.0, and
+//! a 0.2.0 component (which adds `describe`) loads beside them.
+
+use std::path::Path;
+
+use evalhost::evidence::{Evidence, RunFacts};
+use evalhost::grader::{GraderHost, Limits, PreparedEvidence, WORLD_VERSIONS};
+
+const BUILTIN: &str = env!("EVALHOST_BUILTIN_GRADERS_WASM");
+const V0_2_0: &str = env!("EVALHOST_TEST_V0_2_0_WASM");
+
+fn host() -> GraderHost {
+    GraderHost::new(Limits::default(), None).expect("engine")
+}
+
+fn evidence(final_text: &str) -> PreparedEvidence {
+    let mut evidence = Evidence::from_session(&[], RunFacts::default());
+    evidence.final_text = final_text.to_owned();
+    PreparedEvidence::new(&evidence)
+}
+
+#[test]
+fn every_released_wit_version_has_a_frozen_copy() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    for version in WORLD_VERSIONS {
+        let wit = repo.join(format!("wit/since_v{version}/grader.wit"));
+        let text = std::fs::read_to_string(&wit).unwrap();
+        assert!(
+            text.contains(&format!("package evalhost:grader@{version};")),
+            "{}",
+            wit.display()
+        );
+    }
+}
+
+#[test]
+fn a_0_1_0_component_still_loads_and_grades() {
+    let host = host();
+    let (component, report) = host.check_component_file(Path::new(BUILTIN)).unwrap();
+    assert_eq!(report.world_version, "0.1.0");
+    assert!(
+        report
+            .imports
+            .iter()
+            .any(|i| i == "evalhost:grader/types@0.1.0"),
+        "{:?}",
+        report.imports
+    );
+    let (verdict, _) = component.grade(
+        "final_text_contains",
+        r#""done""#,
+        &evidence("all done"),
+        None,
+    );
+    assert!(verdict.unwrap().pass);
+    // 0.1.0 has no `describe`: the host asks nothing of it.
+    assert!(
+        component
+            .describe("final_text_contains", r#""done""#)
+            .is_none()
+    );
+}
+
+#[test]
+fn a_0_2_0_component_loads_beside_0_1_0_and_describes() {
+    let mut host = GraderHost::with_builtins().unwrap();
+    let bytes = std::fs::read(V0_2_0).unwrap();
+    let component = host.add_component(&bytes, "v0.2.0 test").unwrap().clone();
+    assert_eq!(component.world_version(), "0.2.0");
+    assert_eq!(
+        host.find("final_text_is").map(|c| c.world_version()),
+        Some("0.2.0")
+    );
+    assert_eq!(
+        host.find("final_text_contains").map(|c| c.world_version()),
+        Some("0.1.0")
+    );
+    assert_eq!(
+        component.describe("final_text_is", r#""done""#),
+        Some(Ok(r#"final text is exactly "done""#.to_owned()))
+    );
+    assert!(matches!(
+        component.describe("final_text_is", "42"),
+        Some(Err(evalhost::grader::GraderError::InvalidConfig(_)))
+    ));
+    let (pass, _) = component.grade("final_text_is", r#""done""#, &evidence("done"), None);
+    assert!(pass.unwrap().pass);
+    let (fail, _) = component.grade("final_text_is", r#""done""#, &evidence("nope"), None);
+    assert_eq!(
+        fail.unwrap().message,
+        r#"final_text_is "done": final text "nope""#
+    );
+}
+
+#[test]
+fn grader_check_and_test_show_the_version_and_description() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalhost"))
+        .args(["grader", "check", V0_2_0])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("world:   evalhost:grader@0.2.0"),
+        "{stdout}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let evidence_path = dir.path().join("e.json");
+    let mut e = Evidence::from_session(&[], RunFacts::default());
+    e.final_text = "done".into();
+    std::fs::write(&evidence_path, serde_json::to_string(&e).unwrap()).unwrap();
+    let config = dir.path().join("c.json");
+    std::fs::write(&config, r#""done""#).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalhost"))
+        .args(["grader", "test", V0_2_0, "--evidence"])
+        .arg(&evidence_path)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains(r#"checks:    final text is exactly "done""#),
+        "{stdout}"
+    );
+    assert!(stdout.contains("verdict:   pass"), "{stdout}");
+}
