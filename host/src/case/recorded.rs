@@ -104,10 +104,8 @@ fn script_steps(records: &[Record]) -> Result<Vec<Step>, RecordError> {
     let mut pending_result: Option<String> = None;
     for record in records {
         match &record.event {
-            Event::ToolResult { output, .. } => {
-                if pending_result.is_none() {
-                    pending_result = expectation(output);
-                }
+            Event::ToolResult { output, .. } if pending_result.is_none() => {
+                pending_result = expectation(output);
             }
             Event::ModelResponse { n, output, .. } => {
                 let calls: Vec<_> = output
