@@ -45,8 +45,15 @@ pub struct ResponsesRequest {
 }
 
 /// One item of a request's `input`.
+///
+/// Read leniently, as the Responses API accepts it from clients: a message may omit
+/// `"type": "message"`, and its `content` may be a string or a list of text parts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    try_from = "serde_json::Value"
+)]
 pub enum InputItem {
     /// A user or assistant message.
     Message {
@@ -71,6 +78,46 @@ pub enum InputItem {
         /// The result text the model sees.
         output: String,
     },
+}
+
+impl TryFrom<Value> for InputItem {
+    type Error = String;
+
+    fn try_from(value: Value) -> Result<Self, Self::Error> {
+        let field = |name: &str| value.get(name).and_then(Value::as_str).map(str::to_owned);
+        let required =
+            |name: &str| field(name).ok_or_else(|| format!("input item without `{name}`"));
+        match value.get("type").and_then(Value::as_str) {
+            Some("function_call") => Ok(InputItem::FunctionCall {
+                call_id: required("call_id")?,
+                name: required("name")?,
+                arguments: required("arguments")?,
+            }),
+            Some("function_call_output") => Ok(InputItem::FunctionCallOutput {
+                call_id: required("call_id")?,
+                output: required("output")?,
+            }),
+            Some("message") | None => Ok(InputItem::Message {
+                role: required("role")?,
+                content: message_text(value.get("content"))
+                    .ok_or("message `content` must be a string or a list of text parts")?,
+            }),
+            Some(other) => Err(format!("unsupported input item type `{other}`")),
+        }
+    }
+}
+
+/// A message's text: the string itself, or its text parts joined.
+fn message_text(content: Option<&Value>) -> Option<String> {
+    match content? {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(parts) => parts
+            .iter()
+            .map(|part| part.get("text").and_then(Value::as_str))
+            .collect::<Option<Vec<_>>>()
+            .map(|texts| texts.concat()),
+        _ => None,
+    }
 }
 
 /// A function tool definition in a request's `tools`.
