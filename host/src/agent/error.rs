@@ -100,7 +100,8 @@ pub enum AgentError {
     Log(#[from] SessionLogError),
 }
 
-/// An error and its causes on one line, for messages that must stand alone in a log record.
+/// An error and its causes on one line, for messages that must stand alone (log records,
+/// provider errors).
 pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut message = error.to_string();
     let mut source = error.source();

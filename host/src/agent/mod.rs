@@ -32,6 +32,7 @@ mod turn;
 
 pub use config::{AgentConfig, DEFAULT_INSTRUCTIONS, Limits, SCRIPTED_MODEL};
 pub use error::AgentError;
+pub(crate) use error::error_chain;
 pub use policy::DECLINED;
 pub use turn::{Conversation, TurnOutcome, run_turn, run_turn_in};
 

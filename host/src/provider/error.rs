@@ -90,21 +90,6 @@ impl ProviderError {
     }
 }
 
-/// An error and its causes on one line.
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !message.contains(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
-        }
-        source = cause.source();
-    }
-    message
-}
-
 /// At most `max` bytes of `text`, cut on a character boundary, marked when cut.
 pub(crate) fn excerpt(text: &str, max: usize) -> String {
     let text = text.trim();

@@ -24,11 +24,12 @@ use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 
+use crate::agent::error_chain;
 use crate::config::{ApiKey, ProviderConfig, ProviderKind};
 use crate::model::responses::ResponsesRequest;
 use crate::model::{SseEvent, SseParser};
 use crate::session::OutputItem;
-use error::{error_chain, excerpt};
+use error::excerpt;
 
 /// Most bytes of an HTTP error body quoted in an error.
 const ERROR_BODY_EXCERPT: usize = 1024;
