@@ -152,8 +152,10 @@ fn rate_limits_are_retried_after_the_providers_retry_after() {
     let received = fake.received();
     assert_eq!(received.len(), 2);
     let waited = received[1].at - received[0].at;
+    // At least the second the provider asked for (the backoff alone would be ~10 ms); the
+    // upper bound is loose so a loaded CI machine cannot make it flake.
     assert!(
-        waited >= Duration::from_millis(950) && waited < Duration::from_millis(1450),
+        waited >= Duration::from_millis(950) && waited < Duration::from_secs(5),
         "waited {waited:?}"
     );
 }
