@@ -1,29 +1,11 @@
 //! End to end: the real binary on `cases/beyond/` (the `json_schema`, `workspace_diff` and
 //! `no_secret_leak` built-ins), and on variants of those cases whose agent misbehaves.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned()
-}
+use common::{evalhost, repo};
 
-fn evalhost(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
-        .args(args)
-        .current_dir(repo())
-        .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
-        .output()
-        .expect("evalhost runs");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
+use std::path::Path;
 
 #[test]
 fn the_beyond_suite_passes_with_every_grader_evaluated() {

@@ -1,28 +1,10 @@
 //! End to end: the real `evalhost` binary on the shipped example suites.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{evalhost, repo};
+
 use std::process::Command;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned()
-}
-
-fn evalhost(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
-        .args(args)
-        .current_dir(repo())
-        .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
-        .output()
-        .expect("evalhost runs");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn the_mino_suite_passes() {

@@ -3,8 +3,11 @@
 //! component for another world, a component importing something the sandbox lacks, and
 //! corrupt files.
 
+mod common;
+
+use common::evalhost;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use evalhost::grader::{CheckError, GraderHost, Limits};
 
@@ -20,24 +23,6 @@ fn check(bytes: &[u8]) -> CheckError {
         Ok((_, report)) => panic!("expected an error, got {report:?}"),
         Err(e) => e,
     }
-}
-
-fn evalhost(args: &[&str]) -> (i32, String, String) {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
-        .args(args)
-        .current_dir(repo)
-        .env(
-            "XDG_CACHE_HOME",
-            std::env::temp_dir().join("evalhost-test-cache"),
-        )
-        .output()
-        .expect("run evalhost");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 #[test]

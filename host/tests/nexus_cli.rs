@@ -1,25 +1,11 @@
 //! Nexus cases end to end through the real binary: the peer verdicts, `--tags`, failing
 //! examples, and `promote` round trips.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::{evalhost, repo};
 
-fn evalhost(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("run evalhost");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
+use std::path::Path;
 
 /// `case grader outcome` lines of a report.json.
 fn verdicts(out: &Path) -> Vec<String> {

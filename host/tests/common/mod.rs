@@ -1,0 +1,30 @@
+//! What the command-line tests share: the repository root and running the real binary in it.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The repository root (the shipped `cases/` live here).
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("host/ has a parent")
+        .to_owned()
+}
+
+/// Run `evalhost ARGS` in the repository root with the tests' own component cache:
+/// `(exit code, stdout, stderr)`.
+pub fn evalhost(args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
+        .args(args)
+        .current_dir(repo())
+        .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
+        .output()
+        .expect("evalhost runs");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
