@@ -216,5 +216,4 @@ fn find_call<'a>(calls: &'a mut [ToolCall], call_id: &str) -> Option<&'a mut Too
         .iter_mut()
         .rev()
         .find(|c| c.call_id == call_id && c.status.is_empty())
-        .or(None)
 }

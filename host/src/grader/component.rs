@@ -11,7 +11,7 @@ use wasmtime::{Store, Trap};
 use super::bindings::{Instance, Pre, types};
 use super::engine::Shared;
 use super::output::OutputLimitExceeded;
-use super::sandbox::{self, Captured, LimitHit, SandboxState};
+use super::sandbox::{self, LimitHit, SandboxState};
 use super::{GraderError, GraderHostError, GraderInfo, Verdict};
 
 /// A grader component ready to be called.
@@ -176,7 +176,7 @@ impl GraderComponent {
             .instantiate(&mut store)
             .and_then(|grader| f(&grader, &mut store));
         let fuel_left = store.get_fuel().unwrap_or(0);
-        let result = result.map_err(|e| classify(e, &store, &captured, &limits));
+        let result = result.map_err(|e| classify(e, &store, &limits));
         let stats = CallStats {
             fuel_used: limits.fuel.saturating_sub(fuel_left),
             duration: started.elapsed(),
@@ -209,7 +209,6 @@ fn instantiate_pre(
 fn classify(
     error: wasmtime::Error,
     store: &Store<SandboxState>,
-    _captured: &Captured,
     limits: &super::Limits,
 ) -> GraderError {
     if let Some(hit) = sandbox::limit_hit(store) {

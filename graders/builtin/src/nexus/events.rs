@@ -1,6 +1,6 @@
 //! Reading Nexus-style events out of the evidence: types, payload fields, filters.
 
-use evalhost_sdk::{Event, Evidence};
+use evalhost_sdk::{Event, Evidence, GradeError};
 use serde::Deserialize;
 
 /// `Evidence::mode` of a case whose evidence is a recorded journal (no agent ran).
@@ -74,6 +74,13 @@ pub fn usage_tokens(payload: &serde_json::Value, nexus: &str) -> u64 {
         .and_then(|usage| field(usage, nexus))
         .and_then(serde_json::Value::as_u64)
         .unwrap_or(0)
+}
+
+/// The golden journal a comparing grader was given, or why it cannot be evaluated.
+pub fn golden<'a, T>(grader: &str, golden: &'a Option<Vec<T>>) -> Result<&'a Vec<T>, GradeError> {
+    golden.as_ref().ok_or_else(|| {
+        GradeError::NotEvaluable(format!("{grader}: no golden journal to compare with"))
+    })
 }
 
 #[cfg(test)]

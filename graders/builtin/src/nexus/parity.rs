@@ -50,12 +50,7 @@ impl Grader for ToolInvocationParity {
         config: &ToolInvocationParityConfig,
         evidence: &Evidence,
     ) -> Result<Verdict, GradeError> {
-        let Some(golden) = &config.golden else {
-            return Err(GradeError::NotEvaluable(format!(
-                "{}: no golden journal to compare with",
-                Self::NAME
-            )));
-        };
+        let golden = super::events::golden(Self::NAME, &config.golden)?;
         let seen = stats(
             evidence
                 .events

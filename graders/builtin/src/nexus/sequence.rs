@@ -124,12 +124,7 @@ impl Grader for EventSequenceDistance {
         config: &EventSequenceDistanceConfig,
         evidence: &Evidence,
     ) -> Result<Verdict, GradeError> {
-        let Some(golden) = &config.golden else {
-            return Err(GradeError::NotEvaluable(format!(
-                "{}: no golden journal to compare with",
-                Self::NAME
-            )));
-        };
+        let golden = super::events::golden(Self::NAME, &config.golden)?;
         let seen = filtered(
             evidence.events.iter().map(|e| e.kind.as_str()),
             &config.filter,
