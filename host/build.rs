@@ -1,7 +1,8 @@
 //! Builds the guest components the host embeds or tests against, from source:
 //! `graders/builtin` (the built-in graders), `tests/guests/hostile` (the
-//! sandbox probes) and `tests/guests/v0_2_0` (a component of the 0.2.0 WIT), with a
-//! nested `cargo build --target wasm32-wasip2`.
+//! sandbox probes), `tests/guests/v0_2_0` (a component of the 0.2.0 WIT) and the
+//! misfit components of the hardening tests (`tests/guests/wrong_world`,
+//! `unknown_import`, `huge_schema`), with a nested `cargo build --target wasm32-wasip2`.
 //!
 //! The nested build uses its own target directory (`<target>/guests`), so it
 //! never waits on the lock the outer build holds, and a clean environment, so
@@ -9,9 +10,10 @@
 //! leak into the guests. It shares the outer build's jobserver through the
 //! inherited `CARGO_MAKEFLAGS`, so both together stay within `-j`.
 //!
-//! Outputs `EVALHOST_BUILTIN_GRADERS_WASM`, `EVALHOST_TEST_HOSTILE_WASM` and
-//! `EVALHOST_TEST_V0_2_0_WASM`: absolute paths of the components, for
-//! `include_bytes!(env!(..))`.
+//! Outputs `EVALHOST_BUILTIN_GRADERS_WASM`, `EVALHOST_TEST_HOSTILE_WASM`,
+//! `EVALHOST_TEST_V0_2_0_WASM`, `EVALHOST_TEST_WRONG_WORLD_WASM`,
+//! `EVALHOST_TEST_UNKNOWN_IMPORT_WASM` and `EVALHOST_TEST_HUGE_SCHEMA_WASM`: absolute paths
+//! of the components, for `include_bytes!(env!(..))`.
 
 use std::env;
 use std::path::PathBuf;
@@ -21,7 +23,7 @@ const TARGET: &str = "wasm32-wasip2";
 const PROFILE: &str = "guest";
 
 /// (package, artifact file stem, env var naming its path).
-const GUESTS: [(&str, &str, &str); 3] = [
+const GUESTS: [(&str, &str, &str); 6] = [
     (
         "evalhost-builtin-graders",
         "evalhost_builtin_graders",
@@ -36,6 +38,21 @@ const GUESTS: [(&str, &str, &str); 3] = [
         "evalhost-test-v0-2-0",
         "evalhost_test_v0_2_0",
         "EVALHOST_TEST_V0_2_0_WASM",
+    ),
+    (
+        "evalhost-test-wrong-world",
+        "evalhost_test_wrong_world",
+        "EVALHOST_TEST_WRONG_WORLD_WASM",
+    ),
+    (
+        "evalhost-test-unknown-import",
+        "evalhost_test_unknown_import",
+        "EVALHOST_TEST_UNKNOWN_IMPORT_WASM",
+    ),
+    (
+        "evalhost-test-huge-schema",
+        "evalhost_test_huge_schema",
+        "EVALHOST_TEST_HUGE_SCHEMA_WASM",
     ),
 ];
 
@@ -91,6 +108,12 @@ fn main() -> ExitCode {
         println!("cargo:rerun-if-changed={}", workspace.join(input).display());
     }
     println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
+
+    // `cargo fuzz` builds with `--cfg fuzzing` on a nightly that may lack the guest target;
+    // the fuzz targets exercise the parsers only, so the components are empty placeholders.
+    if env::var_os("CARGO_CFG_FUZZING").is_some() {
+        return placeholder_guests();
+    }
 
     // Beside the outer build's artifacts. A relative CARGO_TARGET_DIR is
     // relative to wherever cargo was started, which a build script cannot
@@ -155,6 +178,20 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
         println!("cargo:rustc-env={var}={}", wasm.display());
+    }
+    ExitCode::SUCCESS
+}
+
+/// Empty stand-ins for the guest components, for fuzzing builds (see `main`).
+fn placeholder_guests() -> ExitCode {
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let placeholder = out_dir.join("placeholder.wasm");
+    if let Err(error) = std::fs::write(&placeholder, b"") {
+        eprintln!("error: failed to write {}: {error}", placeholder.display());
+        return ExitCode::FAILURE;
+    }
+    for (_, _, var) in GUESTS {
+        println!("cargo:rustc-env={var}={}", placeholder.display());
     }
     ExitCode::SUCCESS
 }

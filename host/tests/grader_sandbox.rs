@@ -1,192 +1,184 @@
-//! The grader host against real hostile guest components (built from `tests/guests/hostile`
-//! by the host build): every probe is contained with a named error, and the next call works.
+//! The grader host against real hostile guest components (built from `tests/guests/` by the
+//! host build): every probe ends with its own named error, leaves the workspace unchanged,
+//! and the next call works. The probes are data in `hostile_support`; `hardening_probes.rs`
+//! runs them all in one process for the timing table and host memory.
 
-use std::path::Path;
+mod hostile_support;
+
 use std::time::Duration;
 
-use evalhost::evidence::{Evidence, RunFacts};
-use evalhost::grader::{
-    GraderComponent, GraderError, GraderHost, Limits, PreparedEvidence, Verdict,
-};
+use evalhost::grader::{GraderError, Limits};
+use hostile_support::{Expect, Sandbox, evidence, host, hostile, probe, run};
 
-const HOSTILE: &str = env!("EVALHOST_TEST_HOSTILE_WASM");
-
-fn host(limits: Limits) -> GraderHost {
-    GraderHost::new(limits, None).expect("engine")
-}
-
-fn hostile(host: &GraderHost) -> GraderComponent {
-    host.load_component_file(Path::new(HOSTILE))
-        .expect("hostile component loads")
-}
-
-fn evidence() -> PreparedEvidence {
-    PreparedEvidence::new(&Evidence::from_session(&[], RunFacts::default()))
-}
-
-/// A workspace holding one file, plus a secret file beside it (outside the workspace).
-fn workspace() -> (tempfile::TempDir, std::path::PathBuf) {
-    let root = tempfile::tempdir().unwrap();
-    let ws = root.path().join("workspace");
-    std::fs::create_dir(&ws).unwrap();
-    std::fs::write(ws.join("notes.md"), "inside").unwrap();
-    std::fs::write(root.path().join("secret.txt"), "TOP-SECRET").unwrap();
-    (root, ws)
-}
-
-fn grade(c: &GraderComponent, probe: &str, ws: &Path) -> Result<Verdict, GraderError> {
-    c.grade(probe, "null", &evidence(), Some(ws)).0
-}
-
-/// The `ok` probe passes: the component still works after whatever came before.
-fn assert_next_call_works(c: &GraderComponent, ws: &Path) {
-    let verdict = grade(c, "ok", ws).expect("ok probe");
-    assert!(verdict.pass, "ok probe should pass: {verdict:?}");
-}
-
-/// A probe the sandbox must stop: it never passes (a pass means it got what it wanted).
-fn assert_contained(c: &GraderComponent, probe: &str, ws: &Path) -> GraderError {
-    match grade(c, probe, ws) {
-        Ok(v) => panic!("probe {probe} escaped the sandbox: {v:?}"),
-        Err(e) => {
-            assert_next_call_works(c, ws);
-            e
+/// One test per probe: `name` stopped as `expect` says, with the error text checked.
+macro_rules! probe_test {
+    ($test:ident, $probe:literal, $expect:expr, |$error:ident| $check:expr) => {
+        #[test]
+        fn $test() {
+            let $error = run(&probe($probe, $expect)).error;
+            assert!($check, "{}: {}", $probe, $error);
         }
-    }
+    };
 }
 
-#[test]
-fn filesystem_escapes_are_refused() {
-    let host = host(Limits::default());
-    let c = hostile(&host);
-    let (root, ws) = workspace();
-    std::os::unix::fs::symlink(root.path().join("secret.txt"), ws.join("link")).unwrap();
-    for probe in ["read-etc-passwd", "read-parent", "read-symlink"] {
-        let error = assert_contained(&c, probe, &ws);
-        assert!(
-            matches!(error, GraderError::Failed(_)),
-            "{probe}: expected the guest's own I/O error, got {error:?}"
-        );
-        assert!(
-            !error.to_string().contains("TOP-SECRET"),
-            "{probe}: {error}"
-        );
-    }
-}
-
-#[test]
-fn the_workspace_is_read_only() {
-    let host = host(Limits::default());
-    let c = hostile(&host);
-    let (_root, ws) = workspace();
-    let error = assert_contained(&c, "write-file", &ws);
-    assert!(matches!(error, GraderError::Failed(_)), "{error:?}");
-    assert!(
-        !ws.join("pwned.txt").exists(),
-        "the guest created a file in the workspace"
-    );
-}
-
-#[test]
-fn an_infinite_loop_exhausts_fuel() {
-    let host = host(Limits {
-        fuel: 20_000_000,
-        ..Limits::default()
-    });
-    let c = hostile(&host);
-    let (_root, ws) = workspace();
-    let error = assert_contained(&c, "infinite-loop", &ws);
-    assert_eq!(error, GraderError::FuelExhausted { budget: 20_000_000 });
-    assert_eq!(
-        error.to_string(),
-        "fuel exhausted after 20000000 instructions"
-    );
-}
-
-#[test]
-fn an_infinite_loop_hits_the_wall_clock_deadline() {
-    let host = host(Limits {
-        fuel: u64::MAX,
-        deadline: Duration::from_millis(200),
-        ..Limits::default()
-    });
-    let c = hostile(&host);
-    let (_root, ws) = workspace();
-    let error = assert_contained(&c, "infinite-loop", &ws);
-    assert!(
-        matches!(error, GraderError::DeadlineExceeded { .. }),
-        "{error:?}"
-    );
-}
-
-#[test]
-fn a_one_gib_allocation_hits_the_memory_cap() {
-    let host = host(Limits::default());
-    let c = hostile(&host);
-    let (_root, ws) = workspace();
-    let error = assert_contained(&c, "alloc-1gib", &ws);
-    assert!(
-        matches!(error, GraderError::MemoryLimit { .. }),
-        "{error:?}"
-    );
-    assert!(error.to_string().starts_with("memory limit"), "{error}");
-}
-
-#[test]
-fn deep_recursion_is_a_stack_overflow() {
-    let host = host(Limits::default());
-    let c = hostile(&host);
-    let (_root, ws) = workspace();
-    let error = assert_contained(&c, "deep-recursion", &ws);
-    assert_eq!(error, GraderError::StackOverflow);
-}
-
-#[test]
-fn ten_mib_of_stdout_hits_the_output_limit() {
-    let host = host(Limits::default());
-    let c = hostile(&host);
-    let (_root, ws) = workspace();
-    let error = assert_contained(&c, "stdout-flood", &ws);
-    assert!(matches!(error, GraderError::OutputLimit(_)), "{error:?}");
-    assert_eq!(
-        error.to_string(),
-        format!(
+probe_test!(reading_etc_passwd_is_refused, "read-etc-passwd", Expect::Refused, |e| {
+    e.starts_with("grader failed: /etc/passwd:")
+});
+probe_test!(reading_through_dotdot_is_refused, "read-parent", Expect::Refused, |e| {
+    e.contains("/workspace/../secret.txt:") && e.contains("../secret.txt:")
+});
+probe_test!(an_absolute_symlink_out_is_refused, "read-symlink", Expect::Refused, |e| {
+    e.contains("/workspace/link:")
+});
+probe_test!(a_symlink_chain_out_is_refused, "read-symlink-chain", Expect::Refused, |e| {
+    e.contains("/workspace/chain:")
+});
+probe_test!(
+    trailing_slash_and_dot_forms_are_refused,
+    "read-trailing-slash",
+    Expect::Refused,
+    |e| e.contains("/workspace/../secret.txt/:") && e.contains("/workspace/..:")
+);
+probe_test!(creating_a_file_is_refused, "write-file", Expect::Refused, |e| {
+    e.contains("/workspace/pwned.txt:")
+});
+probe_test!(truncating_is_refused, "truncate", Expect::Refused, |e| {
+    e.contains("O_TRUNC") && e.contains("set_len(0)")
+});
+probe_test!(create_new_and_mkdir_are_refused, "create", Expect::Refused, |e| {
+    e.contains("create created.txt:") && e.contains("create created-dir:")
+});
+probe_test!(renaming_is_refused, "rename", Expect::Refused, |e| e
+    .contains("rename notes.md:"));
+probe_test!(hard_linking_is_refused, "hard-link", Expect::Refused, |e| e
+    .contains("hard-link notes.md:"));
+probe_test!(setting_times_is_refused, "set-times", Expect::Refused, |e| e
+    .contains("set-times notes.md:"));
+probe_test!(removing_is_refused, "remove", Expect::Refused, |e| e
+    .contains("remove notes.md:"));
+probe_test!(connecting_out_is_refused, "network", Expect::Refused, |e| {
+    e.contains("127.0.0.1:80:") && e.contains("1.1.1.1:443:")
+});
+probe_test!(listening_and_binding_are_refused, "socket-listen", Expect::Refused, |e| {
+    e.contains("tcp listen:") && e.contains("udp bind:")
+});
+probe_test!(no_environment_and_no_arguments, "env", Expect::Refused, |e| e
+    == "grader failed: no environment variables and no arguments");
+probe_test!(an_infinite_loop_exhausts_fuel, "infinite-loop", Expect::Fuel, |e| e
+    == "fuel exhausted after 20000000 instructions");
+probe_test!(
+    an_infinite_loop_hits_the_wall_clock_deadline,
+    "infinite-loop",
+    Expect::Deadline,
+    |e| e == "deadline exceeded: still running after 500ms"
+);
+probe_test!(
+    a_memory_copy_busy_loop_hits_the_deadline,
+    "memory-copy-loop",
+    Expect::Deadline,
+    |e| e == "deadline exceeded: still running after 500ms"
+);
+probe_test!(a_one_gib_allocation_hits_the_memory_cap, "alloc-1gib", Expect::Memory, |e| {
+    e.starts_with("memory limit: tried to grow linear memory to ")
+        && e.ends_with(&format!("(cap {})", Limits::default().memory_bytes))
+});
+probe_test!(a_table_past_the_cap_is_refused, "ok", Expect::Table, |e| {
+    e.starts_with("table limit: tried to grow a table to ") && e.ends_with("(cap 1)")
+});
+probe_test!(deep_recursion_is_a_stack_overflow, "deep-recursion", Expect::Stack, |e| e
+    == "stack overflow");
+probe_test!(
+    a_hundred_mib_of_stdout_hits_the_output_limit,
+    "stdout-flood",
+    Expect::Output,
+    |e| e
+        == format!(
             "output limit: wrote more than {} bytes to stdout",
             Limits::default().output_bytes
         )
-    );
-}
-
-#[test]
-fn no_environment_and_no_arguments() {
-    let host = host(Limits::default());
-    let c = hostile(&host);
-    let (_root, ws) = workspace();
-    assert_contained(&c, "env", &ws);
-}
+);
+probe_test!(
+    a_hundred_mib_verdict_message_hits_the_message_limit,
+    "huge-verdict",
+    Expect::Message,
+    |e| e == "message limit: the grader returned a 104857600-byte message (cap 65536)"
+);
+probe_test!(a_panic_is_named_with_its_message, "panic", Expect::Panicked, |e| {
+    e.starts_with("grader panicked: panicked at ") && e.ends_with("the panic probe panicked")
+});
+probe_test!(unreachable_is_a_named_trap, "unreachable", Expect::Unreachable, |e| e
+    == "trapped: wasm `unreachable` instruction executed");
+probe_test!(
+    a_component_of_another_world_is_refused_at_load,
+    "wrong-world",
+    Expect::WrongWorld,
+    |e| e.contains("does not export the evalhost grader world")
+);
+probe_test!(
+    an_unknown_import_is_refused_at_load,
+    "unknown-import",
+    Expect::UnknownImport,
+    |e| e.contains("imports something the grader sandbox does not provide")
+);
+probe_test!(
+    a_hundred_mib_schema_is_refused_at_load,
+    "huge-schema",
+    Expect::Schema,
+    |e| e.contains("schema limit: grader `huge-schema` lists a 104857618-byte config schema (cap 1048576)")
+);
 
 #[test]
 fn clock_and_random_are_virtual_and_deterministic() {
     let host = host(Limits::default());
     let c = hostile(&host);
-    let (_root, ws) = workspace();
-    let first = grade(&c, "clock", &ws).expect("clock probe");
-    let second = grade(&c, "clock", &ws).expect("clock probe");
-    assert_eq!(first, second, "clock/random must not vary between calls");
+    let sandbox = Sandbox::new();
+    let grade = || {
+        c.grade("clock", "null", &evidence(), Some(&sandbox.workspace))
+            .0
+            .expect("clock probe")
+    };
+    let first = grade();
+    assert_eq!(first, grade(), "clock/random must not vary between calls");
     assert!(
         first.message.contains("1767225600"),
         "virtual wall clock: {first:?}"
     );
+    // A second host (another process, another day) sees the same.
+    let other = hostile(&hostile_support::host(Limits::default()));
+    let (again, _) = other.grade("clock", "null", &evidence(), Some(&sandbox.workspace));
+    assert_eq!(again.expect("clock probe"), first);
 }
 
 #[test]
 fn fuel_used_is_the_same_on_every_call() {
     let host = host(Limits::default());
     let c = hostile(&host);
-    let (_root, ws) = workspace();
+    let sandbox = Sandbox::new();
     let fuel: Vec<u64> = (0..3)
-        .map(|_| c.grade("ok", "null", &evidence(), Some(&ws)).1.fuel_used)
+        .map(|_| {
+            c.grade("ok", "null", &evidence(), Some(&sandbox.workspace))
+                .1
+                .fuel_used
+        })
         .collect();
     assert!(fuel[0] > 0);
     assert!(fuel.iter().all(|f| *f == fuel[0]), "{fuel:?}");
+}
+
+#[test]
+fn the_fuel_budget_stops_a_loop_whatever_the_deadline() {
+    // Fuel is deterministic: the same budget, the same error, on every call.
+    let host = host(Limits {
+        fuel: 5_000_000,
+        deadline: Duration::from_secs(30),
+        ..Limits::default()
+    });
+    let c = hostile(&host);
+    let sandbox = Sandbox::new();
+    for _ in 0..2 {
+        let (result, stats) =
+            c.grade("infinite-loop", "null", &evidence(), Some(&sandbox.workspace));
+        assert_eq!(result, Err(GraderError::FuelExhausted { budget: 5_000_000 }));
+        assert_eq!(stats.fuel_used, 5_000_000);
+    }
 }

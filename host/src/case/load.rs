@@ -41,18 +41,7 @@ pub fn load_cases_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Vec<C
     // Case name -> the file that defined it.
     let mut names: HashMap<String, PathBuf> = HashMap::new();
     for path in paths {
-        let metadata = std::fs::metadata(path).map_err(|source| CaseError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        let files = if metadata.is_dir() && nexus::is_case_dir(path) {
-            vec![path.clone()]
-        } else if metadata.is_dir() {
-            case_files_in(path)?
-        } else {
-            vec![path.clone()]
-        };
-        for file in files {
+        for file in case_sources(path)? {
             let Parsed {
                 case,
                 name_location,
@@ -96,6 +85,23 @@ pub fn load_cases_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Vec<C
         }
     }
     Ok(cases)
+}
+
+/// What one path given to [`load_cases_with`] contributes, in load order: a case file, a
+/// Nexus case directory, or the case files and Nexus case directories of a directory.
+///
+/// Each source holds exactly one case, so a caller can load them one by one (as
+/// `evalhost check` does, to report every broken file rather than the first).
+pub fn case_sources(path: &Path) -> Result<Vec<PathBuf>, CaseError> {
+    let metadata = std::fs::metadata(path).map_err(|source| CaseError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if metadata.is_dir() && !nexus::is_case_dir(path) {
+        case_files_in(path)
+    } else {
+        Ok(vec![path.to_path_buf()])
+    }
 }
 
 /// The case files of a directory, in name order.

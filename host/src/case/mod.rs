@@ -25,14 +25,18 @@ mod load;
 pub mod nexus;
 mod parse;
 mod recorded;
+mod schema;
 mod workspace;
 mod yaml;
 
 pub use error::{CaseError, Location};
 pub use external::{DEFAULT_AGENT_TIMEOUT_SECS, ExternalAgent, MAX_AGENT_TIMEOUT_SECS, PromptVia};
-pub use load::{LoadOptions, MAX_CASES_PER_DIR, load_case, load_cases, load_cases_with};
+pub use load::{
+    LoadOptions, MAX_CASES_PER_DIR, case_sources, load_case, load_cases, load_cases_with,
+};
 pub use parse::parse_case;
 pub use recorded::{RecordError, replay_case_yaml};
+pub use schema::case_schema;
 
 use std::path::PathBuf;
 

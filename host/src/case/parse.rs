@@ -9,7 +9,7 @@ use super::{
 };
 
 /// The fields of a case document, in the order the docs list them.
-const CASE_FIELDS: &[&str] = &[
+pub(super) const CASE_FIELDS: &[&str] = &[
     "name",
     "description",
     "prompt",
@@ -23,9 +23,9 @@ const CASE_FIELDS: &[&str] = &[
     "tags",
     "agent",
 ];
-const WORKSPACE_FIELDS: &[&str] = &["files"];
-const STEP_FIELDS: &[&str] = &["text", "call", "expect_input_contains"];
-const CALL_FIELDS: &[&str] = &["tool", "arguments"];
+pub(super) const WORKSPACE_FIELDS: &[&str] = &["files"];
+pub(super) const STEP_FIELDS: &[&str] = &["text", "call", "expect_input_contains"];
+pub(super) const CALL_FIELDS: &[&str] = &["tool", "arguments"];
 
 /// Parse and validate one YAML case file; `path` names the file in errors and gives the
 /// stem the case name must equal.

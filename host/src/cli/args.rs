@@ -4,7 +4,13 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-const EXIT_CODES: &str = "\
+const AFTER_HELP: &str = "\
+Examples:
+  evalhost run cases/mino
+  evalhost check cases/mino cases/nexus
+  evalhost list cases/nexus
+  evalhost help run
+
 Exit status:
   0  every case passed every run
   1  some case did not pass every run (`Error: Eval failed: ...`)
@@ -14,10 +20,17 @@ Exit status:
 
 /// Evaluate LLM agents; every grader is a sandboxed WebAssembly component.
 #[derive(Debug, Parser)]
-#[command(name = "evalhost", version, after_help = EXIT_CODES)]
+#[command(name = "evalhost", version, after_help = AFTER_HELP)]
 pub struct Args {
     #[command(subcommand)]
     pub command: Command,
+    /// Colour pass/fail words and `Error:` lines: auto (only on a terminal, and not when
+    /// NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_name = "WHEN", default_value_t = clap::ColorChoice::Auto)]
+    pub color: clap::ColorChoice,
+    /// No progress bar (the report and errors are printed as usual).
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -36,17 +49,99 @@ pub enum Command {
   3  evalhost itself failed
   130  interrupted (Ctrl-C / SIGTERM); the report of the runs that finished was printed"))]
     Run(RunArgs),
+    /// List cases without running them: name, format, runs, tags and the graders each uses.
+    #[command(after_help = "Examples:
+  evalhost list cases/mino
+  evalhost list cases/mino cases/nexus cases/agentcompany
+  evalhost list --json cases/mino | jq -r '.[].name'
+
+Exit status: 0 listed; 2 a path or case file is invalid.")]
+    List(crate::cli::list::ListArgs),
+    /// Validate cases, grader references and grader configs without running anything.
+    #[command(after_help = "Examples:
+  evalhost check cases/mino
+  evalhost check cases/mino/bash-denied.yaml my-suite/
+
+Exit status: 0 everything is valid (`ok: N cases, M grader entries`); 2 some case, grader
+reference or config is invalid (each error is printed with file:line:col and field).")]
+    Check(crate::cli::check::CheckArgs),
     /// List the graders evalhost provides, with a one-line summary each.
+    #[command(after_help = "Examples:
+  evalhost graders
+  evalhost graders | grep ^tool_
+
+Exit status: 0; 3 the built-in graders failed to load.")]
     Graders,
     /// Record an AgentCompany fixture against a live provider (needs the provider's API key).
     Record(crate::cli::record::RecordArgs),
     /// Turn a recorded session (evalhost session log or Nexus journal) into a Nexus case directory.
     #[command(after_help = "Examples:
   evalhost promote --session out/greet/run-1.jsonl --case greet
-  evalhost promote --session ~/.nexus/sessions/20260501-1200/journal --case build-fix --force")]
+  evalhost promote --session ~/.nexus/sessions/20260501-1200/journal --case build-fix --force
+
+Exit status: 0 promoted; 2 bad session or the case exists (use --force); 3 write failed.")]
     Promote(crate::cli::promote::PromoteArgs),
     /// Grader authors' tools: check a component, grade saved evidence, scaffold a grader.
+    #[command(after_help = "Examples:
+  evalhost grader new no-secrets --lang rust
+  evalhost grader check grader.wasm
+  evalhost grader test grader.wasm --evidence out/greet/run-1.evidence.json")]
     Grader(crate::cli::grader::GraderArgs),
+    /// Vetted grader bundles: pack, sign, print the signed manifest, verify, install.
+    #[command(after_help = "Examples:
+  evalhost bundle pack graders/bundles/acme-checks
+  evalhost bundle sign acme-checks-1.0.0.tar.gz --key ~/.ssh/id_ed25519
+  evalhost bundle install acme-checks-1.0.0.tar.gz --allowed-signers allowed_signers")]
+    Bundle(crate::cli::bundle::BundleArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = "Examples:
+  evalhost completions bash > ~/.local/share/bash-completion/completions/evalhost
+  evalhost completions zsh > ~/.zfunc/_evalhost
+  evalhost completions fish > ~/.config/fish/completions/evalhost.fish
+
+Exit status: 0; 2 unknown shell.")]
+    Completions(crate::cli::completions::CompletionsArgs),
+    /// Print a JSON Schema: `case` is the case YAML format (for editors' YAML language server).
+    #[command(after_help = "Examples:
+  evalhost schema case > schema/case.schema.json
+  # first line of a case file, for the YAML language server:
+  # yaml-language-server: $schema=../../schema/case.schema.json
+
+Exit status: 0; 2 unknown schema name.")]
+    Schema(crate::cli::schema::SchemaArgs),
+    /// Re-grade the saved evidence of `run --out DIR` with the graders of the case files, and
+    /// print how the verdicts changed.
+    #[command(after_help = "The agent and model do not run again: each saved run's evidence and \
+workspace snapshot (DIR/<case>/run-N.evidence.json, run-N.workspace/) are graded with the graders \
+the case files declare now. Cases are looked up by name in PATHS (default: the case paths \
+recorded in DIR/report.json).
+
+Examples:
+  evalhost grade --evidence out/
+  evalhost grade --evidence out/ cases/mino -o regraded.json
+
+Exit status:
+  0  every case passed every run
+  1  some case did not pass every run
+  2  bad usage, unreadable DIR, a case missing from PATHS, or an invalid grader config
+  3  evalhost itself failed")]
+    Grade(crate::cli::grade::GradeArgs),
+    /// Compare a JSON report with a baseline report; fail on regressions.
+    #[command(after_help = "A regression is a case that passed every run and no longer does, a \
+pass-rate drop beyond --max-drop, or growth of mean tokens or duration per run beyond the limits \
+(duration growth under --min-latency-growth-ms is ignored). Cases in one report only are listed.
+
+Examples:
+  evalhost baseline --against main/report.json out/report.json
+  evalhost baseline --against main/ out/ --max-drop 0 --max-latency-growth inf
+
+Exit status:
+  0  no regression
+  1  some regression (`Error: Baseline failed: ...`)
+  2  bad usage, or a report is unreadable or of another schema version")]
+    Baseline(crate::cli::baseline::BaselineArgs),
+    /// Work with saved JSON reports: merge the reports of a partitioned suite.
+    Report(crate::cli::report::ReportArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -86,4 +181,9 @@ pub struct RunArgs {
     /// Runs made concurrently (default: number of cores; at most 128).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=128))]
     pub jobs: Option<u32>,
+    /// Run only shard M of N: `hash:M/N` (by a hash of the case name; a case keeps its shard
+    /// as the suite changes) or `slice:M/N` (round-robin in load order; even sizes). Applied
+    /// after --filter and --tags. Merge the shards' reports with `evalhost report merge`.
+    #[arg(long, value_name = "hash:M/N")]
+    pub partition: Option<evalhost::runner::Partition>,
 }

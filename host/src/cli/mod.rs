@@ -2,13 +2,23 @@
 //! 0 every case passed, 1 some case failed a run, 2 usage or case-file error, 3 internal error.
 
 mod args;
+mod baseline;
+mod bundle;
+mod check;
+mod completions;
+mod grade;
 mod grader;
+mod list;
 mod live;
 mod promote;
 mod record;
+mod report;
 mod record_live;
+mod progress;
 mod run;
+mod schema;
 mod signals;
+mod ui;
 
 use std::process::ExitCode;
 
@@ -66,17 +76,26 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    let ui = ui::Ui::new(args.color, args.quiet);
     let result = match args.command {
-        Command::Run(run) => run::run(run),
+        Command::Run(run) => run::run(run, &ui),
+        Command::List(list) => list::list(list),
+        Command::Check(check) => check::check(check),
+        Command::Completions(completions) => Ok(completions::completions(completions)),
+        Command::Schema(schema) => schema::schema(schema),
         Command::Graders => run::list_graders(),
         Command::Record(record) => record::record(record),
         Command::Promote(promote) => promote::promote(promote),
         Command::Grader(grader) => grader::grader(grader),
+        Command::Bundle(args) => bundle::bundle(args),
+        Command::Grade(grade) => grade::grade(grade),
+        Command::Baseline(baseline) => baseline::baseline(baseline),
+        Command::Report(report) => report::report(report),
     };
     match result {
         Ok(code) => ExitCode::from(code),
         Err(failure) => {
-            eprintln!("Error: {:#}", failure.error);
+            eprintln!("{} {:#}", ui.error_prefix(), failure.error);
             ExitCode::from(failure.code)
         }
     }

@@ -19,7 +19,10 @@ use super::Failure;
   evalhost record --scenario \"Empty company, CEO bootstrap\" --fixture-id ceo-bootstrap-empty \\
     --system-prompt-file cases/agentcompany/scenarios/ceo-bootstrap-empty/system.txt \\
     --user-message-file cases/agentcompany/scenarios/ceo-bootstrap-empty/user.txt \\
-    --output cases/agentcompany/ceo-bootstrap-empty.jsonl")]
+    --output cases/agentcompany/ceo-bootstrap-empty.jsonl
+
+Exit status: 0 recorded; 2 bad arguments, case or provider configuration; 3 the live run or
+writing the output failed.")]
 pub struct RecordArgs {
     /// Run the case file CASE live once and write a replay case of it (`--output`, default
     /// `<case>-recorded.yaml` beside it): the responses as received become the model script.

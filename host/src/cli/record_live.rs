@@ -9,7 +9,7 @@ use evalhost::case::{Case, load_case, replay_case_yaml};
 use evalhost::grader::GraderHost;
 use evalhost::provider::LiveEndpoint;
 use evalhost::report::RunReport;
-use evalhost::runner::{RunOptions, prepare_cases, run_suite};
+use evalhost::runner::{RunOptions, prepare_cases_with, run_suite};
 use evalhost::session::{Record, read_session_log};
 
 use super::{Failure, exit};
@@ -63,7 +63,8 @@ pub fn run_live_once(case: Case) -> Result<(RunReport, Vec<Record>), Failure> {
         .context("failed to load the built-in graders")
         .map_err(Failure::internal)?;
     let name = case.name.clone();
-    let prepared = prepare_cases(vec![case], &host).map_err(Failure::usage)?;
+    let prepared = prepare_cases_with(vec![case], &host, &mut super::bundle::project_bundles()?)
+        .map_err(Failure::usage)?;
     let out_dir = tempfile::tempdir()
         .context("failed to create a temp directory for the recording")
         .map_err(Failure::internal)?;

@@ -11,10 +11,10 @@ use evalhost::case::agentcompany::FixtureOptions;
 use evalhost::case::{LoadOptions, load_cases_with};
 use evalhost::grader::GraderHost;
 use evalhost::provider::LiveEndpoint;
-use evalhost::report::render_text;
-use evalhost::runner::{RunOptions, prepare_cases, run_suite};
+use evalhost::report::{render_text, render_text_in_color};
+use evalhost::runner::{RunOptions, prepare_cases_with, run_suite};
 
-pub fn run(args: RunArgs) -> Result<u8, Failure> {
+pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
     let options = LoadOptions {
         fixtures: FixtureOptions {
             expected_agent_core_version: args.expect_agent_core_version.clone(),
@@ -37,6 +37,14 @@ pub fn run(args: RunArgs) -> Result<u8, Failure> {
                 args.tags.join(",")
             )));
         }
+    }
+    if let Some(partition) = &args.partition {
+        // An empty shard is not an error: a suite may have fewer cases than CI has shards.
+        cases = partition.select(cases, |c| c.name.as_str());
+        println!(
+            "Partition {partition}: {} cases in this shard.",
+            cases.len()
+        );
     }
     if let Some(command) = &args.agent_cmd {
         let agent = evalhost::case::ExternalAgent::shell(command);
@@ -79,7 +87,8 @@ pub fn run(args: RunArgs) -> Result<u8, Failure> {
     let host = GraderHost::with_builtins()
         .context("failed to load the built-in graders")
         .map_err(Failure::internal)?;
-    let prepared = prepare_cases(cases, &host).map_err(Failure::usage)?;
+    let prepared = prepare_cases_with(cases, &host, &mut super::bundle::project_bundles()?)
+        .map_err(Failure::usage)?;
     let mut options = RunOptions {
         runs,
         out: args.out,
@@ -91,6 +100,12 @@ pub fn run(args: RunArgs) -> Result<u8, Failure> {
     }
     if let Some(jobs) = args.jobs {
         options.jobs = jobs as usize;
+    }
+    let progress = ui
+        .progress
+        .then(|| Arc::new(super::progress::RunProgress::new(ui.color_stderr)));
+    if let Some(progress) = &progress {
+        options.progress = Some(progress.clone());
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -109,11 +124,20 @@ pub fn run(args: RunArgs) -> Result<u8, Failure> {
         run_suite(prepared, &options)
             .await
             .map_err(Failure::internal)
-    })?;
-    print!("{}", render_text(&report));
+    });
+    if let Some(progress) = &progress {
+        progress.finish();
+    }
+    let report = report?;
+    if ui.color_stdout {
+        print!("{}", render_text_in_color(&report));
+    } else {
+        print!("{}", render_text(&report));
+    }
     if report.interrupted {
         eprintln!(
-            "Error: Interrupted: {} runs cancelled; the report covers the runs that finished",
+            "{} Interrupted: {} runs cancelled; the report covers the runs that finished",
+            ui.error_prefix(),
             report.cancelled.len()
         );
         return Ok(exit::INTERRUPTED);
@@ -123,7 +147,8 @@ pub fn run(args: RunArgs) -> Result<u8, Failure> {
         Ok(exit::OK)
     } else {
         eprintln!(
-            "Error: Eval failed: {failed} of {} cases did not pass every run",
+            "{} Eval failed: {failed} of {} cases did not pass every run",
+            ui.error_prefix(),
             report.cases.len()
         );
         Ok(EVAL_FAILED)

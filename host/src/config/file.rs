@@ -20,6 +20,20 @@ pub(super) const ENV_OVERRIDES: &[(&str, &str)] = &[
 #[serde(deny_unknown_fields)]
 struct ConfigFile {
     provider: Option<ProviderTable>,
+    trust: Option<TrustTable>,
+}
+
+/// `[trust]`: which grader bundles and components a project accepts (read from the
+/// project's `evalhost.toml` only; see `crate::bundle::TrustPolicy`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrustTable {
+    /// The allowed_signers file whose keys may sign bundles, relative to the file.
+    pub allowed_signers: Option<std::path::PathBuf>,
+    /// Accept bundles without a signature, or whose signature cannot be checked (default true).
+    pub allow_unsigned: Option<bool>,
+    /// Accept `path/to/grader.wasm#NAME` references (default true).
+    pub allow_wasm_paths: Option<bool>,
 }
 
 /// `[provider]` as written in a file; every field optional, the merge checks completeness.
@@ -50,6 +64,15 @@ pub struct ProviderTable {
 
 /// Read a file's `[provider]`; a file that does not exist is `None`.
 pub(super) fn read(path: &Path) -> Result<Option<ProviderTable>, ConfigError> {
+    Ok(read_file(path)?.and_then(|file| file.provider))
+}
+
+/// Read a file's `[trust]`; a file that does not exist is `None`.
+pub(super) fn read_trust(path: &Path) -> Result<Option<TrustTable>, ConfigError> {
+    Ok(read_file(path)?.and_then(|file| file.trust))
+}
+
+fn read_file(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -64,7 +87,7 @@ pub(super) fn read(path: &Path) -> Result<Option<ProviderTable>, ConfigError> {
         path: path.to_owned(),
         message: e.to_string().trim_end().to_owned(),
     })?;
-    Ok(file.provider)
+    Ok(Some(file))
 }
 
 /// Fields merged so far, each with where it came from.

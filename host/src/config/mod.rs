@@ -9,6 +9,9 @@
 //! The API key itself is never in a file: `api_key_env` names the environment variable that
 //! holds it, and [`ProviderConfig::api_key`] reads it from there only.
 //!
+//! The project's `evalhost.toml` may also hold `[trust]`, the grader-bundle trust policy
+//! ([`ConfigSources::trust`], docs/bundles.md).
+//!
 //! ```
 //! use evalhost::config::{ConfigSources, ProviderKind};
 //!
@@ -31,7 +34,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use file::ProviderTable;
+pub use file::{ProviderTable, TrustTable};
 
 /// Name of the project configuration file, looked up in the current directory.
 pub const PROJECT_FILE: &str = "evalhost.toml";
@@ -240,6 +243,16 @@ impl ConfigSources {
             }
         }
         merged.finish(&self.places())
+    }
+
+    /// The project's trust policy for grader bundles: `[trust]` of the project's
+    /// `evalhost.toml` (defaults when the file or the table is absent).
+    pub fn trust(&self) -> Result<crate::bundle::TrustPolicy, ConfigError> {
+        let Some(path) = &self.project_file else {
+            return Ok(crate::bundle::TrustPolicy::default());
+        };
+        let table = file::read_trust(path)?.unwrap_or_default();
+        Ok(crate::bundle::TrustPolicy::from_table(&table, path))
     }
 
     /// The files a field may be set in, for messages.

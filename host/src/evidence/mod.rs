@@ -14,8 +14,9 @@ use crate::session::{Event, OutputItem, Record};
 /// Guest path of the read-only workspace preopen.
 pub const WORKSPACE_GUEST_PATH: &str = "/workspace";
 
-/// The normalized record of one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The normalized record of one run. `Default` is an empty run, a start for hand-made
+/// evidence (`Evidence { final_text: "..".into(), ..Default::default() }`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
     pub case_name: String,
     pub run: u32,
@@ -41,7 +42,7 @@ pub struct Message {
 }
 
 /// One tool call the model requested.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
     pub index: u32,
     pub call_id: String,

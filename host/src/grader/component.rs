@@ -73,10 +73,12 @@ impl GraderComponent {
             graders: Arc::from([]),
         };
         let (listed, _) = loaded.call(None, |grader, store| grader.list_graders(store));
-        let listed = listed.map_err(|error| GraderHostError::ListGraders {
-            origin: origin.to_owned(),
-            error,
-        })?;
+        let listed = listed
+            .and_then(|listed| within_schema_limit(listed, loaded.shared.limits.schema_bytes))
+            .map_err(|error| GraderHostError::ListGraders {
+                origin: origin.to_owned(),
+                error,
+            })?;
         loaded.graders = listed
             .into_iter()
             .map(|g| GraderInfo {
@@ -123,7 +125,7 @@ impl GraderComponent {
         });
         match result {
             Ok(None) => None,
-            Ok(Some(Ok(text))) => Some(Ok(text)),
+            Ok(Some(Ok(text))) => Some(within_message_limit(text, self.shared.limits.message_bytes)),
             Ok(Some(Err(e))) => Some(Err(GraderError::from(e))),
             Err(e) => Some(Err(e)),
         }
@@ -141,11 +143,15 @@ impl GraderComponent {
             g.grade(store, grader, config, &evidence.0)
         });
         let result = match result {
-            Ok(Ok(v)) => Ok(Verdict {
-                pass: v.pass,
-                score: v.score,
-                message: cap_message(v.message, self.shared.limits.message_bytes),
-            }),
+            Ok(Ok(v)) => {
+                within_message_limit(v.message, self.shared.limits.message_bytes).map(|message| {
+                    Verdict {
+                        pass: v.pass,
+                        score: v.score,
+                        message,
+                    }
+                })
+            }
             Ok(Err(e)) => Err(GraderError::from(e)),
             Err(e) => Err(e),
         };
@@ -176,12 +182,13 @@ impl GraderComponent {
             .instantiate(&mut store)
             .and_then(|grader| f(&grader, &mut store));
         let fuel_left = store.get_fuel().unwrap_or(0);
-        let result = result.map_err(|e| classify(e, &store, &limits));
+        let stderr = captured.stderr.text();
+        let result = result.map_err(|e| classify(e, &store, &limits, &stderr));
         let stats = CallStats {
             fuel_used: limits.fuel.saturating_sub(fuel_left),
             duration: started.elapsed(),
             stdout: captured.stdout.text(),
-            stderr: captured.stderr.text(),
+            stderr,
         };
         (result, stats)
     }
@@ -210,6 +217,7 @@ fn classify(
     error: wasmtime::Error,
     store: &Store<SandboxState>,
     limits: &super::Limits,
+    stderr: &str,
 ) -> GraderError {
     if let Some(hit) = sandbox::limit_hit(store) {
         return match hit {
@@ -236,6 +244,10 @@ fn classify(
             deadline: limits.deadline,
         },
         Some(Trap::StackOverflow) => GraderError::StackOverflow,
+        Some(Trap::UnreachableCodeReached) => match panic_message(stderr) {
+            Some(message) => GraderError::Panicked(message),
+            None => GraderError::Trap(Trap::UnreachableCodeReached.to_string()),
+        },
         Some(trap) => GraderError::Trap(trap.to_string()),
         None => GraderError::Trap(root_message(&error)),
     }
@@ -249,17 +261,48 @@ fn root_message(error: &wasmtime::Error) -> String {
         .unwrap_or_else(|| error.to_string())
 }
 
-fn cap_message(mut message: String, cap: usize) -> String {
-    if message.len() > cap {
-        let mut end = cap;
-        while !message.is_char_boundary(end) {
-            end -= 1;
-        }
-        let dropped = message.len() - end;
-        message.truncate(end);
-        message.push_str(&format!("... [{dropped} more bytes cut by evalhost]"));
+/// Longest panic message quoted in a [`GraderError::Panicked`].
+const PANIC_MESSAGE_BYTES: usize = 1024;
+
+/// The panic a Rust guest printed to stderr before aborting (`unreachable`), if any:
+/// `panicked at FILE:LINE:COL:` and the message, without std's backtrace note.
+fn panic_message(stderr: &str) -> Option<String> {
+    let start = stderr.find("panicked at ")?;
+    let panic = &stderr[start..];
+    let panic = panic.split("\nnote: ").next().unwrap_or(panic).trim_end();
+    let mut end = panic.len().min(PANIC_MESSAGE_BYTES);
+    while !panic.is_char_boundary(end) {
+        end -= 1;
     }
-    message
+    Some(panic[..end].replace('\n', " "))
+}
+
+/// A grader's message or description, refused when longer than the cap: a grader that
+/// answers with megabytes is misbehaving, and the report must not carry its output.
+fn within_message_limit(message: String, cap: usize) -> Result<String, GraderError> {
+    if message.len() > cap {
+        return Err(GraderError::MessageLimit {
+            cap,
+            len: message.len(),
+        });
+    }
+    Ok(message)
+}
+
+/// The listed graders, refused when one lists a config schema longer than the cap (it would
+/// be kept for the component's lifetime and printed by `grader list`).
+fn within_schema_limit(
+    listed: Vec<types::GraderInfo>,
+    cap: usize,
+) -> Result<Vec<types::GraderInfo>, GraderError> {
+    match listed.iter().find(|g| g.config_schema.len() > cap) {
+        Some(g) => Err(GraderError::SchemaLimit {
+            grader: g.name.chars().take(128).collect(),
+            cap,
+            len: g.config_schema.len(),
+        }),
+        None => Ok(listed),
+    }
 }
 
 /// Evidence converted once per run into the WIT types, shared by every grader of the run.

@@ -15,8 +15,12 @@ pub struct Limits {
     pub table_elements: usize,
     /// Cap on captured stdout and on captured stderr, each, in bytes.
     pub output_bytes: usize,
-    /// Largest verdict message kept, in bytes (longer messages are cut, with a note).
+    /// Largest verdict message (and `describe` text) a grader may return, in bytes; a longer
+    /// one is [`GraderError::MessageLimit`](super::GraderError::MessageLimit).
     pub message_bytes: usize,
+    /// Largest config schema a component may list for one grader, in bytes; a longer one
+    /// fails the component's load with [`GraderError::SchemaLimit`](super::GraderError::SchemaLimit).
+    pub schema_bytes: usize,
 }
 
 impl Default for Limits {
@@ -28,6 +32,7 @@ impl Default for Limits {
             table_elements: 100_000,
             output_bytes: 64 << 10,
             message_bytes: 64 << 10,
+            schema_bytes: 1 << 20,
         }
     }
 }

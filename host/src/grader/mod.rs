@@ -72,6 +72,17 @@ pub enum GraderError {
     TableLimit { cap: usize, desired: usize },
     #[error("stack overflow")]
     StackOverflow,
+    /// The guest panicked (a Rust guest's panic aborts with `unreachable` after printing).
+    #[error("grader panicked: {0}")]
+    Panicked(String),
+    #[error("message limit: the grader returned a {len}-byte message (cap {cap})")]
+    MessageLimit { cap: usize, len: usize },
+    #[error("schema limit: grader `{grader}` lists a {len}-byte config schema (cap {cap})")]
+    SchemaLimit {
+        grader: String,
+        cap: usize,
+        len: usize,
+    },
     #[error(transparent)]
     OutputLimit(OutputLimitExceeded),
     #[error("trapped: {0}")]

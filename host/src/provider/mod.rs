@@ -14,9 +14,11 @@ mod endpoint;
 mod error;
 mod responses;
 pub mod retry;
+mod stream;
 
 pub use endpoint::{Exchange, LiveEndpoint, LiveSession};
 pub use error::ProviderError;
+pub use stream::ReplyStream;
 
 use std::time::Duration;
 
@@ -27,7 +29,7 @@ use serde_json::Value;
 use crate::agent::error_chain;
 use crate::config::{ApiKey, ProviderConfig, ProviderKind};
 use crate::model::responses::ResponsesRequest;
-use crate::model::{SseEvent, SseParser};
+use crate::model::SseEvent;
 use crate::session::OutputItem;
 use error::excerpt;
 
@@ -174,28 +176,17 @@ impl Provider {
                 retry_after,
             });
         }
-        let mut decoder = Decoder::new(config.kind);
+        let mut reader = ReplyStream::new(config.kind);
         let mut stream = response.bytes_stream();
-        let mut parser = SseParser::new();
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| ProviderError::Stream {
                 message: error_chain(&e),
             })?;
-            let events = parser.push(&chunk).map_err(|e| ProviderError::Malformed {
-                message: e.to_string(),
-            })?;
-            for event in events {
-                if let Some(reply) = decoder.event(event)? {
-                    return Ok(reply);
-                }
+            if let Some(reply) = reader.push(&chunk)? {
+                return Ok(reply);
             }
         }
-        if let Some(event) = parser.finish()
-            && let Some(reply) = decoder.event(event)?
-        {
-            return Ok(reply);
-        }
-        decoder.end()
+        reader.finish()
     }
 
     /// Never let the key reach an error message, whatever the provider echoes.
@@ -228,6 +219,7 @@ fn error_text(body: &str) -> String {
 }
 
 /// The stream reader of each dialect.
+#[derive(Debug)]
 enum Decoder {
     Responses(responses::Decoder),
     Chat(chat::Decoder),

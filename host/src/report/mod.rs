@@ -1,13 +1,26 @@
 //! Verdicts → statistics → reports: Mino's text table and the JSON report.
 
+mod baseline;
+mod escape;
+mod junit;
+mod merge;
+pub(crate) mod read;
 mod stats;
 mod table;
 mod text;
+mod verdict_diff;
 
+pub use baseline::{
+    BaselineDiff, Finding, Movement, Rate, Thresholds, compare as compare_baseline, render_baseline,
+};
+pub use junit::render_junit;
+pub use merge::{MergeError, merge_reports};
+pub use read::{ReadReportError, read_report};
 pub use stats::{pass_at_k, pass_hat_k, wilson_interval};
-pub use text::render_text;
+pub use table::render as render_table;
+pub use text::{render_text, render_text_in_color};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::evidence::Usage;
 
@@ -15,7 +28,7 @@ use crate::evidence::Usage;
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
 
 /// The report of one suite run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SuiteReport {
     pub schema_version: u32,
     pub evalhost_version: String,
@@ -38,7 +51,7 @@ pub struct SuiteReport {
 
 /// A run the suite's cancellation stopped: `started` says whether it was running (and was
 /// cancelled) or had not started yet.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CancelledRun {
     pub case: String,
     /// 1-based.
@@ -47,7 +60,7 @@ pub struct CancelledRun {
 }
 
 /// A 95% confidence interval (Wilson score) on a pass rate.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     pub low: f64,
     pub high: f64,
@@ -67,7 +80,7 @@ impl Interval {
 }
 
 /// Suite-level numbers: every run of every case counted once.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SuiteSummary {
     /// Runs made.
     pub runs: u32,
@@ -102,7 +115,7 @@ fn rate(runs: u32, passed: u32) -> f64 {
 }
 
 /// All runs of one case.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CaseReport {
     pub name: String,
     pub path: String,
@@ -111,7 +124,7 @@ pub struct CaseReport {
 }
 
 /// The numbers of one table row.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CaseSummary {
     /// Runs made (n).
     pub runs: u32,
@@ -140,7 +153,7 @@ pub struct CaseSummary {
 }
 
 /// One run of one case.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunReport {
     /// 1-based.
     pub run: u32,
@@ -154,12 +167,15 @@ pub struct RunReport {
 }
 
 /// One grader's outcome for one run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GraderVerdict {
     pub grader: String,
     pub config: serde_json::Value,
     /// sha256 of the component that graded.
     pub component_digest: String,
+    /// The grader bundle (`name`, `version`) the component came from; `null` for built-in
+    /// graders and components named by path.
+    pub bundle: Option<crate::bundle::BundleRef>,
     /// `pass`, `fail` or `error`.
     pub outcome: Outcome,
     pub score: f64,
@@ -167,14 +183,14 @@ pub struct GraderVerdict {
     pub message: String,
     pub fuel_used: u64,
     pub duration_us: u64,
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub stdout: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub stderr: String,
 }
 
 /// A grader's outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Pass,

@@ -1,7 +1,7 @@
 //! A minimal elastic-tabstop table: left-aligned cells, two spaces between columns.
 
 /// Render rows as columns padded to the widest cell plus two spaces (the last column unpadded).
-pub(crate) fn render(rows: &[Vec<String>]) -> String {
+pub fn render(rows: &[Vec<String>]) -> String {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|i| {

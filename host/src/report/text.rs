@@ -2,8 +2,32 @@
 
 use super::{SuiteReport, table};
 
+/// ANSI styles of the words a reader scans for.
+const PASS_STYLE: &str = "\x1b[32m";
+const FAIL_STYLE: &str = "\x1b[1;31m";
+const RESET: &str = "\x1b[0m";
+
 /// Render the text report. The closing `Error: Eval failed: ...` line is the CLI's.
 pub fn render_text(report: &SuiteReport) -> String {
+    render(report, false)
+}
+
+/// [`render_text`] for a terminal: the STATUS words and the closing verdict line in colour
+/// (ANSI: green for pass, bold red for failure); otherwise byte for byte the same text.
+pub fn render_text_in_color(report: &SuiteReport) -> String {
+    render(report, true)
+}
+
+/// `text` in `style` when colouring.
+fn paint(text: &str, style: &str, color: bool) -> String {
+    if color {
+        format!("{style}{text}{RESET}")
+    } else {
+        text.to_owned()
+    }
+}
+
+fn render(report: &SuiteReport, color: bool) -> String {
     let mut out = String::new();
     let n = report.cases.len();
     let runs = report.runs_per_case;
@@ -57,7 +81,12 @@ pub fn render_text(report: &SuiteReport) -> String {
             format!("{:.1}", s.mean_tool_calls),
             s.input_tokens.to_string(),
             s.output_tokens.to_string(),
-            if s.pass { "pass" } else { "FAIL" }.to_owned(),
+            // The last column is not padded, so colour codes cannot misalign the table.
+            if s.pass {
+                paint("pass", PASS_STYLE, color)
+            } else {
+                paint("FAIL", FAIL_STYLE, color)
+            },
         ]);
         rows.push(row);
     }
@@ -102,9 +131,11 @@ pub fn render_text(report: &SuiteReport) -> String {
         n => format!(" ({n} assertions not evaluable)"),
     };
     if failed == 0 {
-        out.push_str(&format!("All cases passed{note}.\n"));
+        let verdict = paint("All cases passed", PASS_STYLE, color);
+        out.push_str(&format!("{verdict}{note}.\n"));
     } else {
-        out.push_str(&format!("{failed} of {n} cases failed{note}.\n"));
+        let verdict = paint(&format!("{failed} of {n} cases failed"), FAIL_STYLE, color);
+        out.push_str(&format!("{verdict}{note}.\n"));
     }
     out
 }

@@ -5,12 +5,20 @@ mod cancel;
 mod external;
 mod live;
 mod out;
+mod partition;
 mod prepare;
+mod regrade;
+mod progress;
 pub mod reference;
 mod run;
+mod snapshot;
 
 pub use cancel::CancelToken;
-pub use prepare::{BoundGrader, PreparedCase, prepare_cases};
+pub use partition::{MAX_SHARDS, Partition, PartitionError, PartitionScheme};
+pub use regrade::{RegradeError, Regraded, cases_of_report, recorded_case_paths, regrade};
+pub use snapshot::{MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_ENTRIES};
+pub use prepare::{BoundGrader, PreparedCase, prepare_cases, prepare_cases_with};
+pub use progress::Progress;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,6 +50,8 @@ pub struct RunOptions {
     /// Cancelled (Ctrl-C, SIGTERM): no new run starts, running ones are dropped, and the
     /// report of what finished is still made, with `interrupted` set.
     pub cancel: CancelToken,
+    /// Told about the plan and every finished run (the CLI's progress bar); `None`: nobody.
+    pub progress: Option<Arc<dyn Progress>>,
 }
 
 impl Default for RunOptions {
@@ -54,6 +64,7 @@ impl Default for RunOptions {
             k: None,
             live: None,
             cancel: CancelToken::new(),
+            progress: None,
         }
     }
 }
@@ -61,8 +72,15 @@ impl Default for RunOptions {
 /// Why the runner could not make a run at all (as opposed to a run that failed).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("failed to create the run's temp directory: {source}")]
+    #[error("failed to create the run's temp directory in `{path}`: {source}")]
     TempRoot {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("failed to remove the run's temp directory `{path}`: {source}")]
+    TempCleanup {
+        path: PathBuf,
         #[source]
         source: std::io::Error,
     },
@@ -104,6 +122,14 @@ pub async fn run_suite(
         .enumerate()
         .flat_map(|(i, c)| (1..=c.case.runs.unwrap_or(options.runs)).map(move |run| (i, run)))
         .collect();
+    if let Some(progress) = &options.progress {
+        let runs = |c: &PreparedCase| c.case.runs.unwrap_or(options.runs);
+        let plan: Vec<(&str, u32)> = cases
+            .iter()
+            .map(|c| (c.case.name.as_str(), runs(c)))
+            .collect();
+        progress.started(&plan);
+    }
     let results: Vec<(usize, Result<RunReport, CancelledRun>)> = futures_util::stream::iter(plan)
         .map(|(i, run)| {
             let prepared = cases[i].clone();
@@ -123,15 +149,21 @@ pub async fn run_suite(
                     made = run::run_once(prepared.clone(), run, server, options) => made,
                 };
                 let report = match made {
-                    Ok(artifacts) => match &options.out {
-                        Some(dir) => match out::keep_run(dir, &prepared.case.name, &artifacts) {
-                            Ok(()) => artifacts.report,
+                    Ok(artifacts) => {
+                        let kept = match &options.out {
+                            Some(dir) => out::keep_run(dir, &prepared.case.name, &artifacts),
+                            None => Ok(()),
+                        };
+                        match kept.and_then(|()| artifacts.clean_up()) {
+                            Ok(report) => report,
                             Err(e) => errored(run, e.to_string()),
-                        },
-                        None => artifacts.report,
-                    },
+                        }
+                    }
                     Err(e) => errored(run, e.to_string()),
                 };
+                if let Some(progress) = &options.progress {
+                    progress.run_finished(&prepared.case.name, &report);
+                }
                 (i, Ok(report))
             }
         })

@@ -4,7 +4,8 @@
 //! - `path/to/grader.wasm#grader_name` — the grader `grader_name` of the component at that
 //!   path, relative to the case file (an absolute path is used as it is). `#grader_name`
 //!   may be left out when the component provides exactly one grader.
-//! - `bundle-name/grader-name` — a grader of an installed bundle (reserved for bundles).
+//! - `bundle-name/grader-name` — a grader of an installed bundle (`crate::bundle`), at the
+//!   version `evalhost.lock` pins.
 //!
 //! A component named by path is checked as `evalhost grader check` checks it (supported
 //! world, imports limited to what the sandbox grants) and loaded once per suite, however

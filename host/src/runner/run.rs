@@ -26,6 +26,23 @@ pub(crate) struct RunArtifacts {
     pub _root: tempfile::TempDir,
 }
 
+impl RunArtifacts {
+    /// The run's finished workspace (there as long as the artifacts are).
+    pub fn workspace(&self) -> PathBuf {
+        self._root.path().join("workspace")
+    }
+
+    /// Remove the temp root and hand back the report; a root that cannot be removed makes
+    /// the run errored, with the reason (it would otherwise be left behind silently).
+    pub(crate) fn clean_up(self) -> Result<RunReport, RunError> {
+        let path = self._root.path().to_owned();
+        self._root
+            .close()
+            .map_err(|source| RunError::TempCleanup { path, source })?;
+        Ok(self.report)
+    }
+}
+
 /// Make one run of `prepared`.
 pub(crate) async fn run_once(
     prepared: Arc<PreparedCase>,
@@ -35,15 +52,19 @@ pub(crate) async fn run_once(
 ) -> Result<RunArtifacts, RunError> {
     let case = &prepared.case;
     let started = Instant::now();
+    let temp = std::env::temp_dir();
     let root = tempfile::Builder::new()
         .prefix("evalhost-run-")
-        .tempdir()
-        .map_err(|source| RunError::TempRoot { source })?;
+        .tempdir_in(&temp)
+        .map_err(|source| RunError::TempRoot { path: temp, source })?;
     let workspace = root.path().join("workspace");
     let home = root.path().join("home");
     let session_dir = root.path().join("session");
     for dir in [&workspace, &home, &session_dir] {
-        std::fs::create_dir(dir).map_err(|source| RunError::TempRoot { source })?;
+        std::fs::create_dir(dir).map_err(|source| RunError::TempRoot {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     }
     let seeded_files = seed_workspace(&workspace, case).map_err(|source| RunError::Seed {
         case: case.name.clone(),
@@ -123,10 +144,7 @@ pub(crate) async fn run_once(
     } else {
         Vec::new()
     };
-    let pass = error.is_none()
-        && verdicts
-            .iter()
-            .all(|v| matches!(v.outcome, Outcome::Pass | Outcome::NotEvaluable));
+    let pass = error.is_none() && run_passes(&verdicts);
     let report = RunReport {
         run,
         pass,
@@ -187,8 +205,15 @@ fn seed_workspace(workspace: &Path, case: &crate::case::Case) -> std::io::Result
     Ok(seeded)
 }
 
+/// A graded run passes when no grader failed or errored (not evaluable does not fail it).
+pub(crate) fn run_passes(verdicts: &[GraderVerdict]) -> bool {
+    verdicts
+        .iter()
+        .all(|v| matches!(v.outcome, Outcome::Pass | Outcome::NotEvaluable))
+}
+
 /// Grade one run with every bound grader, on a blocking thread (wasmtime calls are sync).
-async fn grade_run(
+pub(crate) async fn grade_run(
     prepared: Arc<PreparedCase>,
     evidence: &Evidence,
     workspace: &Path,
@@ -208,6 +233,7 @@ async fn grade_run(
             grader: "evalhost".into(),
             config: serde_json::Value::Null,
             component_digest: String::new(),
+            bundle: None,
             outcome: Outcome::Error,
             score: 0.0,
             message: format!("grading thread failed: {join}"),
@@ -224,7 +250,7 @@ fn grade_one(bound: &BoundGrader, evidence: &PreparedEvidence, workspace: &Path)
     let (result, stats) =
         bound
             .component
-            .grade(&bound.grader, &bound.config_json, evidence, Some(workspace));
+            .grade(&bound.grader, &bound.config_json, evidence, bound.reads_workspace.then_some(workspace));
     let (outcome, score, message) = match result {
         Ok(v) if v.pass => (Outcome::Pass, v.score, String::new()),
         Ok(v) => (Outcome::Fail, v.score, v.message),
@@ -235,6 +261,7 @@ fn grade_one(bound: &BoundGrader, evidence: &PreparedEvidence, workspace: &Path)
         grader: name.clone(),
         config: bound.spec.config.clone(),
         component_digest: bound.component.digest().to_owned(),
+        bundle: bound.bundle.clone(),
         outcome,
         score,
         message,

@@ -1,10 +1,13 @@
 //! The bash tool: `bash -c` in the workspace, in its own process group, with a cleared
 //! environment, a timeout and an output cap. On timeout, on the cap, and when bash exits,
-//! the whole group gets SIGKILL, so no background child outlives the call.
+//! the whole group gets SIGKILL, and so does every process still carrying the call's marker
+//! variable (one that left the group with `setsid`, double-forked), so no process started
+//! by the call outlives it.
 
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
@@ -30,6 +33,14 @@ const REAP_TIMEOUT: Duration = Duration::from_secs(5);
 
 const READ_CHUNK: usize = 16 * 1024;
 
+/// The variable marking every process a bash call starts. Environments are inherited through
+/// fork and exec, so it follows processes that leave the process group; only a process that
+/// replaces its whole environment (`env -i`) loses it.
+const CALL_MARKER: &str = "EVALHOST_TOOL_CALL";
+
+/// Sweeps of /proc after the group is killed: a marked process may fork while being found.
+const SWEEP_ROUNDS: usize = 8;
+
 /// How the output loop ended.
 enum End {
     Exited(ExitStatus),
@@ -50,6 +61,7 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
         Err(e) => return ToolOutput::failed(format!("Could not start bash: pipe: {e}.")),
     };
     let path = std::env::var_os("PATH").unwrap_or_else(|| FALLBACK_PATH.into());
+    let marker = call_marker();
     let mut cmd = tokio::process::Command::new("bash");
     cmd.arg("-c")
         .arg(command)
@@ -57,6 +69,7 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
         .env_clear()
         .env("PATH", path)
         .env("HOME", &ctx.home)
+        .env(CALL_MARKER, &marker)
         .stdin(Stdio::null())
         .stdout(writer)
         .stderr(stderr_writer)
@@ -73,7 +86,7 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
     let Some(pid) = child.id() else {
         return ToolOutput::failed("Could not start bash: it exited before it could be tracked.");
     };
-    let mut group = ProcessGroup::new(pid);
+    let mut group = ProcessGroup::new(pid, marker);
     let mut reader = match pipe::Receiver::from_owned_fd(OwnedFd::from(reader)) {
         Ok(reader) => reader,
         Err(e) => return ToolOutput::failed(format!("Could not read bash output: {e}.")),
@@ -180,19 +193,32 @@ fn seconds(duration: Duration) -> String {
     }
 }
 
-/// The process group bash leads. Killed once: explicitly, or on drop when the turn is
-/// cancelled mid-call, so a dropped future does not leave the group running.
+/// A marker value no other call of this process (or another evalhost) uses.
+fn call_marker() -> String {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        CALLS.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The process group bash leads, and the marker its processes carry. Killed once:
+/// explicitly, or on drop when the turn is cancelled mid-call, so a dropped future does not
+/// leave anything running.
 struct ProcessGroup {
     pgid: Pid,
+    marker: String,
     alive: bool,
 }
 
 impl ProcessGroup {
-    fn new(pid: u32) -> Self {
+    fn new(pid: u32, marker: String) -> Self {
         Self {
             // Pids fit in i32 on every platform tokio supports; 0 would mean "our own group",
             // so an impossible value must never reach killpg.
             pgid: Pid::from_raw(i32::try_from(pid).unwrap_or(-1)),
+            marker,
             alive: true,
         }
     }
@@ -201,6 +227,37 @@ impl ProcessGroup {
         if std::mem::replace(&mut self.alive, false) && self.pgid.as_raw() > 0 {
             // ESRCH (nothing left in the group) is the expected case after a clean exit.
             let _ = killpg(self.pgid, Signal::SIGKILL);
+            kill_marked(&self.marker);
+        }
+    }
+}
+
+/// SIGKILL every process whose environment carries `CALL_MARKER=marker`, until none is left
+/// (or [`SWEEP_ROUNDS`] sweeps). Processes of other users are unreadable and skipped.
+fn kill_marked(marker: &str) {
+    let needle = format!("{CALL_MARKER}={marker}\0");
+    for _ in 0..SWEEP_ROUNDS {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        let mut found = false;
+        for pid in entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()) {
+            let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+                continue;
+            };
+            // Entries are NUL-terminated; matching after a NUL (or at the start) anchors
+            // the name, so `XEVALHOST_TOOL_CALL=..` does not count.
+            let marked = environ.starts_with(needle.as_bytes())
+                || environ
+                    .windows(needle.len() + 1)
+                    .any(|w| w[0] == 0 && &w[1..] == needle.as_bytes());
+            if marked && pid > 0 {
+                found = true;
+                let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+            }
+        }
+        if !found {
+            return;
         }
     }
 }

@@ -79,42 +79,8 @@ pub fn read_journal(dir: &Path) -> Result<Journal, CaseError> {
             "the journal has no header.json (it is required)",
         ));
     }
-    let text = read_capped(&header_path, std::fs::File::open(&header_path))?;
-    let header: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
-        malformed(
-            &header_path,
-            e.line(),
-            format!("invalid JSON: {}", without_position(&e)),
-        )
-    })?;
-    let version = match header.get("schema_version") {
-        Some(serde_json::Value::String(v)) => v.clone(),
-        Some(serde_json::Value::Number(n)) => n.to_string(),
-        Some(other) => {
-            return Err(malformed(
-                &header_path,
-                0,
-                format!("schema_version must be a string, found {other}"),
-            ));
-        }
-        None => return Err(malformed(&header_path, 0, "missing field `schema_version`")),
-    };
-    if !SUPPORTED_SCHEMA_VERSIONS.contains(&version.as_str()) {
-        return Err(malformed(
-            &header_path,
-            0,
-            format!(
-                "schema_version {version:?} is not supported (supported: {})",
-                SUPPORTED_SCHEMA_VERSIONS.join(", ")
-            ),
-        ));
-    }
-    let session_id = header
-        .get("session_id")
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let mut events = Vec::new();
+    let header = read_capped(&header_path, std::fs::File::open(&header_path))?;
+    let mut journal = Journal::from_header(&header_path, &header)?;
     let files = segment_files(dir)?;
     if files.is_empty() {
         return Err(malformed(
@@ -124,15 +90,72 @@ pub fn read_journal(dir: &Path) -> Result<Journal, CaseError> {
         ));
     }
     for file in files {
-        let bytes = read_segment(&file)?;
-        parse_lines(&file, &bytes, &mut events)?;
+        let bytes = read_capped(&file, std::fs::File::open(&file))?;
+        journal.push_segment(&file, &bytes)?;
     }
-    Ok(Journal {
-        schema_version: version,
-        session_id,
-        header,
-        events,
-    })
+    Ok(journal)
+}
+
+impl Journal {
+    /// A journal without events from the bytes of its `header.json`; `path` names the file
+    /// in errors.
+    pub fn from_header(path: &Path, bytes: &[u8]) -> Result<Journal, CaseError> {
+        check_size(path, bytes.len())?;
+        let header: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+            malformed(
+                path,
+                e.line(),
+                format!("invalid JSON: {}", without_position(&e)),
+            )
+        })?;
+        let version = match header.get("schema_version") {
+            Some(serde_json::Value::String(v)) => v.clone(),
+            Some(serde_json::Value::Number(n)) => n.to_string(),
+            Some(other) => {
+                return Err(malformed(
+                    path,
+                    0,
+                    format!("schema_version must be a string, found {other}"),
+                ));
+            }
+            None => return Err(malformed(path, 0, "missing field `schema_version`")),
+        };
+        if !SUPPORTED_SCHEMA_VERSIONS.contains(&version.as_str()) {
+            return Err(malformed(
+                path,
+                0,
+                format!(
+                    "schema_version {version:?} is not supported (supported: {})",
+                    SUPPORTED_SCHEMA_VERSIONS.join(", ")
+                ),
+            ));
+        }
+        let session_id = header
+            .get("session_id")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        Ok(Journal {
+            schema_version: version,
+            session_id,
+            header,
+            events: Vec::new(),
+        })
+    }
+
+    /// Append the events of one event file from its bytes, decompressing them first when
+    /// `path` ends in `.zst`; `path` names the file in errors.
+    pub fn push_segment(&mut self, path: &Path, bytes: &[u8]) -> Result<(), CaseError> {
+        check_size(path, bytes.len())?;
+        let decompressed;
+        let lines = if path.extension().is_some_and(|e| e == "zst") {
+            decompressed = decompress(path, bytes)?;
+            decompressed.as_slice()
+        } else {
+            bytes
+        };
+        parse_lines(path, lines, &mut self.events)
+    }
 }
 
 /// The event files of a journal, in reading order.
@@ -190,13 +213,9 @@ fn check_size(path: &Path, len: usize) -> Result<(), CaseError> {
     Ok(())
 }
 
-/// A segment's bytes, decompressed when it is `.zst`.
-fn read_segment(path: &Path) -> Result<Vec<u8>, CaseError> {
-    let compressed = read_capped(path, std::fs::File::open(path))?;
-    if path.extension().is_none_or(|e| e != "zst") {
-        return Ok(compressed);
-    }
-    let decoder = ruzstd::decoding::StreamingDecoder::new(compressed.as_slice())
+/// A `.zst` segment's bytes, decompressed.
+fn decompress(path: &Path, compressed: &[u8]) -> Result<Vec<u8>, CaseError> {
+    let decoder = ruzstd::decoding::StreamingDecoder::new(compressed)
         .map_err(|e| malformed(path, 0, format!("not a zstd stream: {e}")))?;
     let mut bytes = Vec::new();
     decoder

@@ -151,10 +151,10 @@ probe!(
 probe!(
     StdoutFlood,
     "stdout-flood",
-    "Prints 10 MiB to stdout",
+    "Prints 100 MiB to stdout",
     |_evidence| {
         const CHUNK: usize = 64 * 1024;
-        const TOTAL: usize = 10 * 1024 * 1024;
+        const TOTAL: usize = 100 << 20;
         let chunk = [b'A'; CHUNK];
         let mut stdout = std::io::stdout().lock();
         for written in (0..TOTAL).step_by(CHUNK) {
@@ -247,9 +247,242 @@ probe!(
 probe!(
     HugeVerdict,
     "huge-verdict",
-    "Passes with a 16 MiB message",
-    |_evidence| { Ok(Verdict::pass_with("x".repeat(16 * 1024 * 1024))) }
+    "Passes with a 100 MiB message",
+    |_evidence| { Ok(Verdict::pass_with("x".repeat(100 << 20))) }
 );
+probe!(
+    ReadSymlinkChain,
+    "read-symlink-chain",
+    "Reads /workspace/chain, a chain of symlinks inside the workspace whose last link points outside",
+    |_evidence| { read_probe(&format!("{WORKSPACE}/chain")) }
+);
+
+probe!(
+    ReadTrailingSlash,
+    "read-trailing-slash",
+    "Reads or lists outside the workspace through trailing-slash, `.` and `//` path forms",
+    |_evidence| {
+        let mut errors = Vec::new();
+        for path in [
+            "/workspace/../secret.txt/",
+            "/workspace/./../secret.txt",
+            "/workspace//..//secret.txt",
+            "/workspace/link/",
+            "/workspace/link/.",
+            "/workspace/chain/",
+            "//etc/passwd",
+            "/workspace/../secret.txt/.",
+        ] {
+            match read_probe(path) {
+                Ok(verdict) => return Ok(verdict),
+                Err(error) => errors.push(error.message().to_owned()),
+            }
+        }
+        for dir in ["/workspace/..", "/workspace/../", "/workspace/.././", "/"] {
+            match std::fs::read_dir(dir) {
+                Ok(entries) => {
+                    let names: Vec<String> = entries
+                        .filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned()))
+                        .collect();
+                    if names.iter().any(|n| n == "secret.txt" || n == "etc") {
+                        return Ok(Verdict::pass_with(format!("listed {dir}: {names:?}")));
+                    }
+                    errors.push(format!("{dir}: listed only {names:?}"));
+                }
+                Err(e) => errors.push(format!("{dir}: {e}")),
+            }
+        }
+        Err(GradeError::Failed(errors.join("; ")))
+    }
+);
+
+/// A pass when `attempt` succeeded at changing the workspace, else the OS error.
+fn write_probe(what: &str, attempt: std::io::Result<()>) -> Result<Verdict, GradeError> {
+    attempt
+        .map(|()| Verdict::pass_with(format!("{what}: done")))
+        .map_err(|e| GradeError::Failed(format!("{what}: {e}")))
+}
+
+probe!(
+    Truncate,
+    "truncate",
+    "Truncates /workspace/notes.md, by opening it for truncation and by set_len",
+    |_evidence| {
+        let path = format!("{WORKSPACE}/notes.md");
+        let by_open = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(&path)
+            .map(drop);
+        if by_open.is_ok() {
+            return write_probe("open with O_TRUNC", by_open);
+        }
+        let by_set_len = std::fs::File::open(&path).and_then(|f| f.set_len(0));
+        match by_set_len {
+            Ok(()) => write_probe("set_len(0)", Ok(())),
+            Err(e) => Err(GradeError::Failed(format!(
+                "{path}: open with O_TRUNC: {}; set_len(0): {e}",
+                by_open.err().map(|e| e.to_string()).unwrap_or_default()
+            ))),
+        }
+    }
+);
+
+probe!(
+    Create,
+    "create",
+    "Creates /workspace/created.txt and /workspace/created-dir",
+    |_evidence| {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(format!("{WORKSPACE}/created.txt"))
+            .map(drop);
+        if file.is_ok() {
+            return write_probe("create created.txt", file);
+        }
+        let dir = std::fs::create_dir(format!("{WORKSPACE}/created-dir"));
+        if dir.is_ok() {
+            return write_probe("create created-dir", dir);
+        }
+        Err(GradeError::Failed(format!(
+            "create created.txt: {}; create created-dir: {}",
+            file.err().map(|e| e.to_string()).unwrap_or_default(),
+            dir.err().map(|e| e.to_string()).unwrap_or_default()
+        )))
+    }
+);
+
+probe!(
+    Rename,
+    "rename",
+    "Renames /workspace/notes.md to /workspace/renamed.md",
+    |_evidence| {
+        write_probe(
+            "rename notes.md",
+            std::fs::rename(
+                format!("{WORKSPACE}/notes.md"),
+                format!("{WORKSPACE}/renamed.md"),
+            ),
+        )
+    }
+);
+
+probe!(
+    HardLink,
+    "hard-link",
+    "Hard-links /workspace/notes.md as /workspace/hard.md",
+    |_evidence| {
+        write_probe(
+            "hard-link notes.md",
+            std::fs::hard_link(
+                format!("{WORKSPACE}/notes.md"),
+                format!("{WORKSPACE}/hard.md"),
+            ),
+        )
+    }
+);
+
+probe!(
+    SetTimes,
+    "set-times",
+    "Sets the modification time of /workspace/notes.md to the epoch",
+    |_evidence| {
+        let times = std::fs::FileTimes::new()
+            .set_modified(std::time::UNIX_EPOCH)
+            .set_accessed(std::time::UNIX_EPOCH);
+        write_probe(
+            "set-times notes.md",
+            std::fs::File::open(format!("{WORKSPACE}/notes.md")).and_then(|f| f.set_times(times)),
+        )
+    }
+);
+
+probe!(
+    Remove,
+    "remove",
+    "Removes /workspace/notes.md",
+    |_evidence| {
+        write_probe(
+            "remove notes.md",
+            std::fs::remove_file(format!("{WORKSPACE}/notes.md")),
+        )
+    }
+);
+
+probe!(
+    SocketListen,
+    "socket-listen",
+    "Opens listening TCP and bound UDP sockets",
+    |_evidence| {
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0");
+        if let Ok(listener) = &tcp {
+            return Ok(Verdict::pass_with(format!(
+                "listening on {:?}",
+                listener.local_addr()
+            )));
+        }
+        let udp = std::net::UdpSocket::bind("0.0.0.0:0");
+        if let Ok(socket) = &udp {
+            return Ok(Verdict::pass_with(format!(
+                "bound UDP {:?}",
+                socket.local_addr()
+            )));
+        }
+        Err(GradeError::Failed(format!(
+            "tcp listen: {}; udp bind: {}",
+            tcp.err().map(|e| e.to_string()).unwrap_or_default(),
+            udp.err().map(|e| e.to_string()).unwrap_or_default()
+        )))
+    }
+);
+
+probe!(
+    MemoryCopyLoop,
+    "memory-copy-loop",
+    "Copies 32 MiB within a 64 MiB buffer forever (one `memory.copy` per iteration)",
+    |_evidence| {
+        const HALF: usize = 32 << 20;
+        let mut buffer = vec![0x5Au8; 2 * HALF];
+        let mut round = 0u8;
+        loop {
+            buffer[0] = round;
+            // With bulk memory (on by default for wasm32-wasip2) this is a single
+            // `memory.copy`: a few units of fuel for 32 MiB of work.
+            buffer.copy_within(..HALF, HALF);
+            round = black_box(buffer[HALF]).wrapping_add(1);
+        }
+    }
+);
+
+probe!(
+    OpenFiles,
+    "open-files",
+    "Opens /workspace/notes.md a million times without closing (host descriptors)",
+    |_evidence| {
+        let mut files = Vec::new();
+        for _ in 0..1_000_000 {
+            match std::fs::File::open(format!("{WORKSPACE}/notes.md")) {
+                Ok(file) => files.push(file),
+                Err(e) => {
+                    return Err(GradeError::Failed(format!(
+                        "open failed after {} files: {e}",
+                        files.len()
+                    )));
+                }
+            }
+        }
+        Ok(Verdict::pass_with(format!("holding {} open files", files.len())))
+    }
+);
+
+probe!(
+    Unreachable,
+    "unreachable",
+    "Executes the `unreachable` instruction",
+    |_evidence| { core::arch::wasm32::unreachable() }
+);
+
 
 probe!(Panic, "panic", "Panics", |_evidence| {
     panic!("the panic probe panicked")
@@ -270,4 +503,16 @@ evalhost_sdk::register_graders!(
     Network,
     HugeVerdict,
     Panic,
+    ReadSymlinkChain,
+    ReadTrailingSlash,
+    Truncate,
+    Create,
+    Rename,
+    HardLink,
+    SetTimes,
+    Remove,
+    SocketListen,
+    MemoryCopyLoop,
+    OpenFiles,
+    Unreachable,
 );

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Seed fuzz/corpus/<target>/ from the shipped cases and test data (see docs/fuzzing.md).
+
+Usage: python3 fuzz/seed_corpus.py [RUN_OUT_DIR ...]
+
+RUN_OUT_DIR: directories written by `evalhost run --out`, whose *.evidence.json and run-*.jsonl
+session logs seed the evidence target. Seeds are written under their content's SHA-1 (libFuzzer's
+naming), so re-seeding adds nothing twice. Minimize afterwards with `cargo +nightly fuzz cmin`.
+"""
+
+import hashlib
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "fuzz" / "corpus"
+
+
+def add(target, data):
+    if isinstance(data, str):
+        data = data.encode()
+    directory = CORPUS / target
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / hashlib.sha1(data).hexdigest()).write_bytes(data)
+
+
+def case_seeds():
+    # The target parses every document as `fuzz/case.yaml`, so the name must be `case`.
+    sources = list((ROOT / "cases").glob("*/*.yaml"))
+    sources += list((ROOT / "host" / "tests" / "data" / "cases").rglob("*.y*ml"))
+    for path in sources:
+        text = path.read_text()
+        add("case_yaml", re.sub(r"(?m)^name:.*$", "name: case", text, count=1))
+
+
+def agentcompany_seeds():
+    for path in (ROOT / "cases").glob("agentcompany*/*.jsonl"):
+        add("agentcompany_fixture", path.read_bytes())
+
+
+def nexus_seeds():
+    # First byte: 0 header.json, 1 events.jsonl, 2 events-NNN.jsonl.zst.
+    for journal in (ROOT / "cases").glob("nexus*/*/journal"):
+        add("nexus_journal", b"\x00" + (journal / "header.json").read_bytes())
+        events = (journal / "events.jsonl").read_bytes()
+        add("nexus_journal", b"\x01" + events)
+        zst = subprocess.run(["zstd", "-q", "-c"], input=events, capture_output=True, check=True)
+        add("nexus_journal", b"\x02" + zst.stdout)
+
+
+def sse(events, end="\n"):
+    return "".join(f"data: {json.dumps(e) if not isinstance(e, str) else e}{end}{end}" for e in events)
+
+
+def stream_seeds():
+    response = {"id": "resp_1", "object": "response", "status": "completed", "model": "m"}
+    responses = [
+        "event: response.created\n" + sse([{"type": "response.created", "response": dict(response, status="in_progress")}]),
+        "event: response.output_text.delta\n" + sse([{"type": "response.output_text.delta", "item_id": "msg_1", "delta": "Hel"}]),
+        "event: response.output_item.done\n" + sse([{"type": "response.output_item.done", "output_index": 0, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "bash", "arguments": "{\"command\":\"ls\"}", "status": "completed"}}]),
+        "event: response.completed\n" + sse([{"type": "response.completed", "response": dict(response, output=[{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": "Hello", "annotations": []}]}], usage={"input_tokens": 12, "output_tokens": 3, "total_tokens": 15})}]),
+    ]
+    failed = sse([{"type": "response.failed", "response": dict(response, status="failed", error={"code": "server_error", "message": "boom"})}])
+    incomplete = sse([{"type": "response.incomplete", "response": dict(response, status="incomplete", incomplete_details={"reason": "max_output_tokens"})}])
+    error = sse([{"type": "error", "code": "rate_limit", "message": ""}])
+    chat_text = sse([
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hel"}}]},
+        {"choices": [{"index": 0, "delta": {"content": "lo"}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 3}},
+        "[DONE]",
+    ])
+    chat_call = sse([
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{\"comm"}}]}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "and\":\"ls\"}"}}]}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        "[DONE]",
+    ])
+    chat_error = sse([{"error": {"message": "bad request"}}])
+    anthropic_text = sse([
+        {"type": "message_start", "message": {"usage": {"input_tokens": 10, "cache_read_input_tokens": 2, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "ping"},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hello"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}},
+        {"type": "message_stop"},
+    ])
+    anthropic_call = sse([
+        {"type": "message_start", "message": {"usage": {"input_tokens": 10, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"command\":"}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "\"ls\"}"}},
+        {"type": "message_stop"},
+    ])
+    anthropic_error = sse([{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}])
+    # provider_stream: first byte % 3 is the dialect (0 Responses, 1 Chat, 2 Messages).
+    for body in ["".join(responses), failed, incomplete, error]:
+        add("provider_stream", b"\x00" + body.encode())
+    for body in [chat_text, chat_call, chat_error]:
+        add("provider_stream", b"\x01" + body.encode())
+    for body in [anthropic_text, anthropic_call, anthropic_error]:
+        add("provider_stream", b"\x02" + body.encode())
+    # sse_stream: first byte picks the chunking; bodies exercise the line and field rules.
+    add("sse_stream", b"\x03" + "".join(responses).encode())
+    add("sse_stream", b"\x07" + anthropic_text.replace("\n", "\r\n").encode())
+    add("sse_stream", b"\x0b" + chat_text.replace("\n", "\r").encode())
+    add("sse_stream", b"\x00\xef\xbb\xbf: comment\nid: 7\nretry: 3000\nevent: x\ndata\ndata:no space\ndata:  two\n\nid: a\x00b\ndata: \xff\xfe\n\nevent: tail\ndata: {\"unterminated\"")
+
+
+def evidence_seeds(out_dirs):
+    for out in out_dirs:
+        for path in pathlib.Path(out).rglob("*.evidence.json"):
+            add("evidence_json", path.read_bytes())
+        for path in pathlib.Path(out).rglob("run-*.jsonl"):
+            add("evidence_json", path.read_bytes())
+
+
+def main():
+    case_seeds()
+    agentcompany_seeds()
+    nexus_seeds()
+    stream_seeds()
+    evidence_seeds(sys.argv[1:])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+//! Vetted grader bundles: a team packs its grader components with a manifest of every
+//! file's sha256, signs the manifest with its SSH key (OpenSSH `SSHSIG`, namespace
+//! `evalhost-bundle`), and other projects verify and install it into a local,
+//! content-addressed store, pinned by `evalhost.lock`. Cases then name its graders as
+//! `bundle-name/grader-name`. See docs/bundles.md.
+//!
+//! - [`manifest`]: `bundle.toml` and the signed `MANIFEST.toml`;
+//! - [`archive`]: the deterministic packer's writer and the safe unpacker;
+//! - [`pack()`]: a source directory becomes an archive, components checked;
+//! - [`sshsig`]: signing, verifying, `allowed_signers`;
+//! - [`verify_bundle`]: signature, exact file set, digests — all before anything is written;
+//! - [`BundleStore`], [`Lock`], [`TrustPolicy`], [`BundleResolver`] (load time).
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use evalhost::bundle::{BundleStore, Lock, TrustPolicy, verify_bundle};
+//!
+//! let policy = TrustPolicy::default();
+//! let options = policy.verify_options(Some(Path::new("allowed_signers")), None)?;
+//! let bundle = verify_bundle(Path::new("acme-checks-1.0.0.tar.gz"), &options)?;
+//! let mut lock = Lock::read(Path::new("evalhost.lock"))?;
+//! lock.check(&bundle.manifest.name, &bundle.manifest.version, &bundle.digest)?;
+//! BundleStore::new("/tmp/store").install(&bundle)?;
+//! lock.pin(&bundle.manifest.name, &bundle.manifest.version, &bundle.digest);
+//! lock.write()?;
+//! # Ok::<(), evalhost::bundle::BundleError>(())
+//! ```
+
+pub mod archive;
+mod error;
+mod lock;
+pub mod manifest;
+mod pack;
+mod resolve;
+pub mod sshsig;
+mod store;
+mod trust;
+mod verify;
+
+pub use archive::UnpackLimits;
+pub use error::BundleError;
+pub use lock::{LOCK_FILE, Lock, Pin};
+pub use manifest::{Manifest, READS_WORKSPACE};
+pub use pack::{PackedBundle, pack};
+pub use resolve::{BundleGrader, BundleResolver};
+pub use sshsig::{AllowedSigners, NAMESPACE, Signer};
+pub use store::{BundleStore, STORE_ENV, StoredBundle};
+pub use trust::TrustPolicy;
+pub use verify::{Signature, VerifiedBundle, VerifyOptions, manifest_bytes, signature_path, verify_bundle};
+
+use serde::{Deserialize, Serialize};
+
+/// The bundle a grader came from, as the JSON report names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleRef {
+    /// The bundle's name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}

@@ -1,0 +1,210 @@
+//! Binding `bundle-name/grader-name` references of cases to installed bundles at load time:
+//! the lock decides the version, the store must hold it with the pinned digest, the trust
+//! policy re-checks the signature it was installed with, and every component's digest is
+//! checked against the manifest before the component is compiled.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use super::lock::Lock;
+use super::manifest::{MANIFEST_FILE, READS_WORKSPACE};
+use super::sshsig::AllowedSigners;
+use super::store::{BundleStore, StoredBundle};
+use super::trust::TrustPolicy;
+use super::{BundleError, BundleRef};
+use crate::grader::{GraderComponent, GraderHost};
+
+/// A bundle grader ready to bind.
+#[derive(Debug, Clone)]
+pub struct BundleGrader {
+    /// The component providing it.
+    pub component: GraderComponent,
+    /// The bundle and version it came from.
+    pub bundle: BundleRef,
+    /// Whether it was granted the run's workspace (`reads-workspace`).
+    pub reads_workspace: bool,
+}
+
+/// Resolves bundle graders for one suite, loading each bundle and component once.
+#[derive(Debug)]
+pub struct BundleResolver {
+    store: Option<BundleStore>,
+    lock: Lock,
+    policy: TrustPolicy,
+    bundles: HashMap<String, StoredBundle>,
+    components: HashMap<(String, String), GraderComponent>,
+}
+
+impl Default for BundleResolver {
+    /// No store, an empty lock, the default policy: every bundle reference is "not installed".
+    fn default() -> Self {
+        Self::new(None, Lock::default(), TrustPolicy::default())
+    }
+}
+
+impl BundleResolver {
+    /// A resolver over `store` (`None`: no store could be located), pinned by `lock`.
+    pub fn new(store: Option<BundleStore>, lock: Lock, policy: TrustPolicy) -> Self {
+        Self {
+            store,
+            lock,
+            policy,
+            bundles: HashMap::new(),
+            components: HashMap::new(),
+        }
+    }
+
+    /// The trust policy in force (it also governs `.wasm` path references).
+    pub fn policy(&self) -> &TrustPolicy {
+        &self.policy
+    }
+
+    /// The grader `grader` of the bundle `name`.
+    pub fn grader(
+        &mut self,
+        host: &GraderHost,
+        name: &str,
+        grader: &str,
+    ) -> Result<BundleGrader, BundleError> {
+        if !self.bundles.contains_key(name) {
+            let stored = self.open(name)?;
+            self.bundles.insert(name.to_owned(), stored);
+        }
+        let stored = &self.bundles[name];
+        let manifest = &stored.manifest;
+        let Some(entry) = manifest.graders.get(grader) else {
+            return Err(BundleError::UnknownGrader {
+                name: name.to_owned(),
+                version: manifest.version.clone(),
+                grader: grader.to_owned(),
+                provided: manifest.graders.keys().cloned().collect::<Vec<_>>().join(", "),
+            });
+        };
+        let bundle = BundleRef {
+            name: manifest.name.clone(),
+            version: manifest.version.clone(),
+        };
+        let key = (name.to_owned(), entry.component.clone());
+        let component = match self.components.get(&key) {
+            Some(component) => component.clone(),
+            None => {
+                let bytes = stored.read_file(&entry.component)?;
+                let origin = format!("{name}@{}/{}", manifest.version, entry.component);
+                let (component, _) = host.check_component(&bytes, &origin).map_err(|e| {
+                    BundleError::Component {
+                        grader: grader.to_owned(),
+                        component: entry.component.clone(),
+                        message: e.to_string(),
+                    }
+                })?;
+                self.components.insert(key, component.clone());
+                component
+            }
+        };
+        if !component.graders().iter().any(|g| g.name == grader) {
+            return Err(BundleError::Component {
+                grader: grader.to_owned(),
+                component: entry.component.clone(),
+                message: "the component does not provide this grader, though the manifest says so".into(),
+            });
+        }
+        Ok(BundleGrader {
+            component,
+            bundle,
+            reads_workspace: entry.capabilities.iter().any(|c| c == READS_WORKSPACE),
+        })
+    }
+
+    /// The installed version of `name` the lock allows, checked.
+    fn open(&self, name: &str) -> Result<StoredBundle, BundleError> {
+        let Some(store) = &self.store else {
+            return Err(BundleError::NotInstalled {
+                name: name.to_owned(),
+                store: PathBuf::from("(no store: set EVALHOST_BUNDLE_STORE, XDG_DATA_HOME or HOME)"),
+            });
+        };
+        let versions = store.versions(name)?;
+        let Some((newest, newest_digest)) = versions.last() else {
+            return Err(BundleError::NotInstalled {
+                name: name.to_owned(),
+                store: store.root.clone(),
+            });
+        };
+        let (version, digest) = match self.lock.bundles.get(name) {
+            None => (newest.to_string(), newest_digest.clone()),
+            Some(pin) => {
+                let locked = semver::Version::parse(&pin.version).ok();
+                match versions.iter().find(|(v, _)| Some(v) == locked.as_ref()) {
+                    Some((_, digest)) if *digest == pin.manifest_sha256 => {
+                        (pin.version.clone(), digest.clone())
+                    }
+                    Some((_, digest)) => {
+                        return Err(BundleError::LockMismatch {
+                            name: name.to_owned(),
+                            version: pin.version.clone(),
+                            expected: pin.manifest_sha256.clone(),
+                            actual: digest.clone(),
+                            pinned_by: self.lock.path.clone(),
+                        });
+                    }
+                    None if Some(newest) < locked.as_ref() => {
+                        return Err(BundleError::Rollback {
+                            name: name.to_owned(),
+                            version: newest.to_string(),
+                            locked: pin.version.clone(),
+                            lock: self.lock.path.clone(),
+                        });
+                    }
+                    None => {
+                        return Err(BundleError::LockedVersionMissing {
+                            name: name.to_owned(),
+                            locked: pin.version.clone(),
+                            installed: versions
+                                .iter()
+                                .map(|(v, _)| v.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            lock: self.lock.path.clone(),
+                        });
+                    }
+                }
+            }
+        };
+        let stored = store.open(name, &version, &digest)?;
+        self.check_trust(store, &stored)?;
+        Ok(stored)
+    }
+
+    /// The signature the bundle was installed with, checked against today's policy.
+    fn check_trust(&self, store: &BundleStore, stored: &StoredBundle) -> Result<(), BundleError> {
+        let sig_path = stored.dir.with_extension("sig");
+        let signature = match std::fs::read_to_string(&sig_path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(source) => {
+                return Err(BundleError::Io {
+                    action: "read",
+                    path: sig_path,
+                    source,
+                });
+            }
+        };
+        match (signature, &self.policy.allowed_signers) {
+            (Some(text), Some(signers)) => {
+                let signers = AllowedSigners::read(signers)?;
+                let manifest_path = stored.dir.join(MANIFEST_FILE);
+                let bytes = std::fs::read(&manifest_path)
+                    .map_err(BundleError::io("read", &manifest_path))?;
+                signers.verify(&bytes, &text, &sig_path, &stored.dir, None)?;
+                Ok(())
+            }
+            (Some(_), None) if self.policy.allow_unsigned => Ok(()),
+            (Some(_), None) => Err(BundleError::NoAllowedSigners { signature: sig_path }),
+            (None, _) if self.policy.allow_unsigned => Ok(()),
+            (None, _) => Err(BundleError::Unsigned {
+                archive: store.root.join("objects").join(&stored.digest),
+                signature: sig_path,
+            }),
+        }
+    }
+}

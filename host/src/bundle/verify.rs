@@ -1,0 +1,185 @@
+//! Opening a bundle archive: read it safely into memory, check the signature over the
+//! manifest bytes, then the exact file set and every digest. Nothing touches the disk
+//! until all of it passed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::archive::{UnpackLimits, read_archive};
+use super::manifest::{MANIFEST_FILE, Manifest, manifest_origin, sha256_hex};
+use super::sshsig::{AllowedSigners, Signer};
+use super::BundleError;
+
+/// How a bundle's signature was judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Signature {
+    /// Verified against an allowed_signers file.
+    Verified(Signer),
+    /// No signature file; accepted because the policy allows unsigned bundles.
+    Unsigned,
+    /// A signature exists but no allowed_signers file was given; accepted because the policy
+    /// allows bundles it cannot check.
+    Unchecked,
+}
+
+/// What verifying a bundle needs to know.
+#[derive(Debug, Clone, Default)]
+pub struct VerifyOptions {
+    /// Whose signatures are accepted; `None` when no allowed_signers file is configured.
+    pub allowed_signers: Option<AllowedSigners>,
+    /// Require this signer identity (a principal of the matching allowed_signers line).
+    pub identity: Option<String>,
+    /// Accept a bundle without a signature, or one that cannot be checked.
+    pub allow_unsigned: bool,
+    /// The signature file (default: the archive path plus `.sig`).
+    pub signature: Option<PathBuf>,
+    /// Unpacker caps.
+    pub limits: UnpackLimits,
+}
+
+/// A bundle whose signature, file set and digests all checked out, held in memory.
+#[derive(Debug, Clone)]
+pub struct VerifiedBundle {
+    /// The archive it came from.
+    pub archive: PathBuf,
+    /// The parsed manifest.
+    pub manifest: Manifest,
+    /// The manifest's exact bytes (what was signed).
+    pub manifest_bytes: Vec<u8>,
+    /// sha256 of `manifest_bytes`: the bundle's identity in the store and the lock.
+    pub digest: String,
+    /// Every file but the manifest, path → bytes.
+    pub files: BTreeMap<String, Vec<u8>>,
+    /// How the signature was judged.
+    pub signature: Signature,
+    /// The signature text, when there was one.
+    pub signature_text: Option<String>,
+}
+
+/// The signature file of `archive`: `ARCHIVE.sig`.
+pub fn signature_path(archive: &Path) -> PathBuf {
+    let mut name = archive.as_os_str().to_owned();
+    name.push(".sig");
+    PathBuf::from(name)
+}
+
+/// The manifest's exact bytes from an archive (what `evalhost bundle manifest` prints).
+pub fn manifest_bytes(archive: &Path, limits: &UnpackLimits) -> Result<Vec<u8>, BundleError> {
+    let mut files = read_archive(archive, limits)?;
+    files
+        .remove(MANIFEST_FILE)
+        .ok_or_else(|| BundleError::NoManifest {
+            archive: archive.to_owned(),
+            file: MANIFEST_FILE,
+        })
+}
+
+/// Verify the bundle at `archive`.
+pub fn verify_bundle(archive: &Path, options: &VerifyOptions) -> Result<VerifiedBundle, BundleError> {
+    let mut files = read_archive(archive, &options.limits)?;
+    let manifest_bytes = files
+        .remove(MANIFEST_FILE)
+        .ok_or_else(|| BundleError::NoManifest {
+            archive: archive.to_owned(),
+            file: MANIFEST_FILE,
+        })?;
+    let sig_path = options
+        .signature
+        .clone()
+        .unwrap_or_else(|| signature_path(archive));
+    let signature_text = match std::fs::read_to_string(&sig_path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(source) => {
+            return Err(BundleError::Io {
+                action: "read",
+                path: sig_path,
+                source,
+            });
+        }
+    };
+    let signature = match (&signature_text, &options.allowed_signers) {
+        (Some(text), Some(signers)) => Signature::Verified(signers.verify(
+            &manifest_bytes,
+            text,
+            &sig_path,
+            archive,
+            options.identity.as_deref(),
+        )?),
+        (Some(_), None) if options.allow_unsigned => Signature::Unchecked,
+        (Some(_), None) => return Err(BundleError::NoAllowedSigners { signature: sig_path }),
+        (None, _) if options.allow_unsigned && options.identity.is_none() => Signature::Unsigned,
+        (None, _) => {
+            return Err(BundleError::Unsigned {
+                archive: archive.to_owned(),
+                signature: sig_path,
+            });
+        }
+    };
+    let manifest = Manifest::parse(&manifest_bytes, &manifest_origin(archive))?;
+    check_files(archive, &manifest, &files)?;
+    Ok(VerifiedBundle {
+        archive: archive.to_owned(),
+        digest: sha256_hex(&manifest_bytes),
+        manifest,
+        manifest_bytes,
+        files,
+        signature,
+        signature_text,
+    })
+}
+
+/// The archive's files are exactly the manifest's, each with its digest.
+fn check_files(
+    archive: &Path,
+    manifest: &Manifest,
+    files: &BTreeMap<String, Vec<u8>>,
+) -> Result<(), BundleError> {
+    let digests: BTreeMap<&str, String> = files
+        .iter()
+        .map(|(path, bytes)| (path.as_str(), sha256_hex(bytes)))
+        .collect();
+    let missing: Vec<&super::manifest::ManifestFile> = manifest
+        .files
+        .iter()
+        .filter(|f| !files.contains_key(&f.path))
+        .collect();
+    let extra: Vec<&str> = digests
+        .keys()
+        .copied()
+        .filter(|path| manifest.file(path).is_none())
+        .collect();
+    for listed in &missing {
+        if let Some(to) = extra.iter().find(|path| digests[*path] == listed.sha256) {
+            return Err(BundleError::RenamedFile {
+                archive: archive.to_owned(),
+                from: listed.path.clone(),
+                to: (*to).to_owned(),
+            });
+        }
+    }
+    if let Some(file) = extra.first() {
+        return Err(BundleError::ExtraFile {
+            archive: archive.to_owned(),
+            file: (*file).to_owned(),
+        });
+    }
+    if let Some(file) = missing.first() {
+        return Err(BundleError::MissingFile {
+            archive: archive.to_owned(),
+            file: file.path.clone(),
+        });
+    }
+    for listed in &manifest.files {
+        let actual = &digests[listed.path.as_str()];
+        if *actual != listed.sha256 {
+            return Err(BundleError::DigestMismatch {
+                archive: archive.to_owned(),
+                file: listed.path.clone(),
+                expected: listed.sha256.clone(),
+                actual: actual.clone(),
+            });
+        }
+    }
+    Ok(())
+}

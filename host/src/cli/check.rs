@@ -1,0 +1,73 @@
+//! `evalhost check`: validate cases, grader references and grader configs without running
+//! anything (no model server, no agent).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, anyhow};
+
+use super::{Failure, exit};
+use evalhost::case::{Case, case_sources, load_cases_with};
+use evalhost::grader::GraderHost;
+use evalhost::runner::prepare_cases;
+
+/// `evalhost check`.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Case files, AgentCompany fixtures (`*.jsonl`), Nexus case directories, or directories
+    /// of them.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+/// Run `evalhost check`: every case file is loaded and every case's graders bound and
+/// their configs checked, so one run reports every broken file rather than the first.
+pub fn check(args: CheckArgs) -> Result<u8, Failure> {
+    let mut errors: Vec<String> = Vec::new();
+    let mut cases: Vec<Case> = Vec::new();
+    for path in &args.paths {
+        let sources = match case_sources(path) {
+            Ok(sources) => sources,
+            Err(e) => {
+                errors.push(e.to_string());
+                continue;
+            }
+        };
+        for source in sources {
+            match load_cases_with(&[source], &Default::default()) {
+                Ok(loaded) => cases.extend(loaded),
+                Err(e) => errors.push(e.to_string()),
+            }
+        }
+    }
+    if errors.is_empty() {
+        // What only shows across files (a case name defined twice), with the loader's rule.
+        if let Err(e) = load_cases_with(&args.paths, &Default::default()) {
+            errors.push(e.to_string());
+        }
+    }
+    let host = GraderHost::with_builtins()
+        .context("failed to load the built-in graders")
+        .map_err(Failure::internal)?;
+    let total = cases.len();
+    let mut entries = 0;
+    for case in cases {
+        entries += case.graders.len();
+        if let Err(e) = prepare_cases(vec![case], &host) {
+            errors.push(e.to_string());
+        }
+    }
+    if errors.is_empty() {
+        println!("ok: {total} cases, {entries} grader entries");
+        return Ok(exit::OK);
+    }
+    for error in &errors {
+        eprintln!("{error}");
+    }
+    let problems = match errors.len() {
+        1 => "1 problem".to_owned(),
+        n => format!("{n} problems"),
+    };
+    Err(Failure::usage(anyhow!(
+        "check failed: {problems} (each shown above with its file, line and field)"
+    )))
+}

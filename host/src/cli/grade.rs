@@ -1,0 +1,99 @@
+//! `evalhost grade --evidence DIR [PATHS...]`: re-grade saved runs with the case files'
+//! current graders and print how the verdicts changed.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use super::{Failure, exit};
+use evalhost::case::{LoadOptions, load_cases_with};
+use evalhost::grader::GraderHost;
+use evalhost::report::{diff_verdicts, read_report, render_text, render_verdict_diff};
+use evalhost::runner::{cases_of_report, prepare_cases, recorded_case_paths, regrade};
+
+/// `evalhost grade`.
+#[derive(Debug, clap::Args)]
+pub struct GradeArgs {
+    /// The directory `evalhost run --out DIR` wrote (report.json, <case>/run-N.evidence.json,
+    /// <case>/run-N.workspace/).
+    #[arg(long, value_name = "DIR")]
+    pub evidence: PathBuf,
+    /// Case files or directories defining the saved cases (default: the case paths recorded
+    /// in DIR/report.json).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Write the re-graded JSON report to this file.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Runs graded concurrently (default: number of cores; at most 128).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=128))]
+    pub jobs: Option<u32>,
+}
+
+pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
+    let saved = read_report(&args.evidence).map_err(Failure::usage)?;
+    let (paths, recorded) = if args.paths.is_empty() {
+        (recorded_case_paths(&saved), true)
+    } else {
+        (args.paths.clone(), false)
+    };
+    let loaded = load_cases_with(&paths, &LoadOptions::default())
+        .map_err(anyhow::Error::from)
+        .map_err(|e| {
+            if recorded {
+                e.context(
+                    "failed to load the case paths recorded in the saved report (give the case files or directories as PATHS)",
+                )
+            } else {
+                e
+            }
+        })
+        .map_err(Failure::usage)?;
+    let cases = cases_of_report(&saved, loaded, &paths).map_err(Failure::usage)?;
+    let host = GraderHost::with_builtins()
+        .context("failed to load the built-in graders")
+        .map_err(Failure::internal)?;
+    let prepared = prepare_cases(cases, &host).map_err(Failure::usage)?;
+    let jobs = args.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(2, |n| n.get()),
+        |j| j as usize,
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("failed to start the async runtime")
+        .map_err(Failure::internal)?;
+    let regraded = runtime
+        .block_on(regrade(&args.evidence, &saved, prepared, jobs))
+        .map_err(Failure::usage)?;
+    let report = regraded.report;
+    let runs: usize = report.cases.iter().map(|c| c.runs.len()).sum();
+    println!(
+        "Re-graded {runs} runs of {} cases from {} (no agent or model ran).",
+        report.cases.len(),
+        args.evidence.display()
+    );
+    let (deltas, flips) = diff_verdicts(&saved, &report);
+    print!("{}", render_verdict_diff(&deltas, &flips));
+    for (case, run) in &regraded.without_workspace {
+        println!(
+            "Note: {case} run {run} has no workspace snapshot (run-{run}.workspace/): its file graders saw an empty workspace."
+        );
+    }
+    print!("{}", render_text(&report));
+    if let Some(path) = &args.out {
+        std::fs::write(path, report.to_json())
+            .with_context(|| format!("failed to write the re-graded report `{}`", path.display()))
+            .map_err(Failure::internal)?;
+    }
+    let failed = report.failed_cases();
+    if failed == 0 {
+        Ok(exit::OK)
+    } else {
+        eprintln!(
+            "Error: Eval failed: {failed} of {} cases did not pass every run",
+            report.cases.len()
+        );
+        Ok(exit::EVAL_FAILED)
+    }
+}

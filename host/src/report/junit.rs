@@ -1,0 +1,243 @@
+//! The JUnit XML report (`evalhost run --junit FILE`), in the dialect CI systems read
+//! (Jenkins, GitLab, GitHub test-report actions): valid against the Jenkins xunit plugin's
+//! `junit-10.xsd`, which the tests check with `xmllint`.
+//!
+//! One `<testsuite>` per directory of cases (a Nexus case directory counts as a case in its
+//! parent), one `<testcase>` per case: `classname` is the directory, `name` the case. A case
+//! fails when any of its runs failed, like the text table's STATUS. The runs themselves, and
+//! pass@k / pass^k, are `<properties>` of the suite (the schema has no per-testcase
+//! properties), named `<case> run N` and `<case> pass@k`.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use super::escape::{attribute, text};
+use super::{CaseReport, Outcome, RunReport, SuiteReport};
+
+/// The report as a JUnit XML document.
+pub fn render_junit(report: &SuiteReport) -> String {
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let suites = group_by_directory(&report.cases);
+    let count = |status: Status| {
+        report
+            .cases
+            .iter()
+            .filter(|c| Status::of(c) == status)
+            .count()
+    };
+    let _ = writeln!(
+        xml,
+        r#"<testsuites name="evalhost" tests="{}" failures="{}" errors="{}" time="{}">"#,
+        report.cases.len(),
+        count(Status::Failure),
+        count(Status::Error),
+        seconds(report.cases.iter().flat_map(|c| &c.runs))
+    );
+    for (directory, cases) in &suites {
+        write_suite(&mut xml, report, directory, cases);
+    }
+    xml.push_str("</testsuites>\n");
+    xml
+}
+
+fn write_suite(xml: &mut String, report: &SuiteReport, directory: &str, cases: &[&CaseReport]) {
+    let count = |status: Status| cases.iter().filter(|c| Status::of(c) == status).count();
+    let _ = writeln!(
+        xml,
+        r#"  <testsuite name="{}" tests="{}" failures="{}" errors="{}" skipped="{}" time="{}">"#,
+        attribute(directory),
+        cases.len(),
+        count(Status::Failure),
+        count(Status::Error),
+        count(Status::Skipped),
+        seconds(cases.iter().flat_map(|c| &c.runs)),
+    );
+    xml.push_str("    <properties>\n");
+    let mut property = |name: &str, value: &str| {
+        let _ = writeln!(
+            xml,
+            r#"      <property name="{}" value="{}"/>"#,
+            attribute(name),
+            attribute(value)
+        );
+    };
+    property("evalhost.version", &report.evalhost_version);
+    property("evalhost.mode", &report.mode);
+    property("evalhost.model", &report.model);
+    if report.interrupted {
+        property(
+            "evalhost.interrupted",
+            &format!("{} runs cancelled", report.cancelled.len()),
+        );
+    }
+    for case in cases {
+        let s = &case.summary;
+        property(
+            &format!("{} pass@k", case.name),
+            &format!("{:.2} (k={}, n={})", s.pass_at_k, s.k, s.runs),
+        );
+        property(
+            &format!("{} pass^k", case.name),
+            &format!("{:.2} (k={}, n={})", s.pass_hat_k, s.k, s.runs),
+        );
+        property(
+            &format!("{} pass rate", case.name),
+            &format!(
+                "{:.2} (95% interval {})",
+                s.pass_rate,
+                s.pass_rate_ci95.compact()
+            ),
+        );
+        for run in &case.runs {
+            property(&format!("{} run {}", case.name, run.run), &run_summary(run));
+        }
+    }
+    xml.push_str("    </properties>\n");
+    for case in cases {
+        write_case(xml, directory, case, report);
+    }
+    xml.push_str("  </testsuite>\n");
+}
+
+fn write_case(xml: &mut String, directory: &str, case: &CaseReport, report: &SuiteReport) {
+    let _ = write!(
+        xml,
+        r#"    <testcase name="{}" classname="{}" time="{}""#,
+        attribute(&case.name),
+        attribute(directory),
+        seconds(&case.runs)
+    );
+    let status = Status::of(case);
+    let not_evaluable: Vec<String> = case
+        .runs
+        .iter()
+        .flat_map(|r| {
+            r.not_evaluable_lines()
+                .into_iter()
+                .map(move |l| format!("run {}: {l}", r.run))
+        })
+        .collect();
+    if status == Status::Pass && not_evaluable.is_empty() {
+        xml.push_str("/>\n");
+        return;
+    }
+    xml.push_str(">\n");
+    let failed: Vec<&RunReport> = case.runs.iter().filter(|r| !r.pass).collect();
+    let body: String = failed
+        .iter()
+        .flat_map(|r| {
+            r.failure_lines()
+                .into_iter()
+                .map(move |l| format!("run {}: {l}\n", r.run))
+        })
+        .collect();
+    let message = format!("{} of {} runs failed", failed.len(), case.runs.len());
+    match status {
+        Status::Pass => {}
+        Status::Failure | Status::Error => {
+            let (element, kind) = if status == Status::Error {
+                ("error", "evalhost.run-error")
+            } else {
+                ("failure", "evalhost.grader-failed")
+            };
+            let _ = writeln!(
+                xml,
+                r#"      <{element} message="{}" type="{kind}">{}</{element}>"#,
+                attribute(&message),
+                text(&body)
+            );
+        }
+        Status::Skipped => {
+            let cancelled = report
+                .cancelled
+                .iter()
+                .filter(|c| c.case == case.name)
+                .count();
+            let _ = writeln!(
+                xml,
+                r#"      <skipped message="{}"/>"#,
+                attribute(&format!(
+                    "no run finished: {cancelled} runs cancelled (interrupted)"
+                ))
+            );
+        }
+    }
+    if !not_evaluable.is_empty() {
+        let _ = writeln!(
+            xml,
+            "      <system-out>{}</system-out>",
+            text(&(not_evaluable.join("\n") + "\n"))
+        );
+    }
+    xml.push_str("    </testcase>\n");
+}
+
+/// How a case shows in JUnit: an errored run (the run itself broke, or a grader errored)
+/// makes an `<error>`, a grader's failure a `<failure>`, a case without finished runs is
+/// `<skipped>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Pass,
+    Failure,
+    Error,
+    Skipped,
+}
+
+impl Status {
+    fn of(case: &CaseReport) -> Self {
+        let errored = |r: &RunReport| {
+            r.error.is_some() || r.verdicts.iter().any(|v| v.outcome == Outcome::Error)
+        };
+        if case.runs.is_empty() {
+            Status::Skipped
+        } else if case.runs.iter().any(errored) {
+            Status::Error
+        } else if case.summary.pass {
+            Status::Pass
+        } else {
+            Status::Failure
+        }
+    }
+}
+
+/// `pass, 59 ms, 2 requests, 1439 in / 77 out tokens, 1 tool calls`.
+fn run_summary(run: &RunReport) -> String {
+    let outcome = if run.pass {
+        "pass"
+    } else if run.error.is_some() {
+        "error"
+    } else {
+        "fail"
+    };
+    format!(
+        "{outcome}, {} ms, {} requests, {} in / {} out tokens, {} tool calls",
+        run.duration_ms,
+        run.usage.requests,
+        run.usage.input_tokens,
+        run.usage.output_tokens,
+        run.tool_calls
+    )
+}
+
+/// Summed run time in seconds, as JUnit's `time` attribute wants it.
+fn seconds<'a>(runs: impl IntoIterator<Item = &'a RunReport>) -> String {
+    let ms: u64 = runs.into_iter().map(|r| r.duration_ms).sum();
+    format!("{}.{:03}", ms / 1000, ms % 1000)
+}
+
+/// Cases grouped by the directory that holds them, in the order directories first appear.
+fn group_by_directory(cases: &[CaseReport]) -> Vec<(String, Vec<&CaseReport>)> {
+    let mut groups: Vec<(String, Vec<&CaseReport>)> = Vec::new();
+    for case in cases {
+        let directory = Path::new(&case.path)
+            .parent()
+            .map(|p| p.display().to_string())
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| ".".to_owned());
+        match groups.iter_mut().find(|(d, _)| *d == directory) {
+            Some((_, group)) => group.push(case),
+            None => groups.push((directory, vec![case])),
+        }
+    }
+    groups
+}

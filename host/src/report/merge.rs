@@ -1,0 +1,107 @@
+//! `evalhost report merge`: the reports of the shards of one suite (`run --partition`)
+//! become one report, as if the suite had run on one machine.
+//!
+//! Every input must come from the same evalhost version, mode, model, `--runs` and `--k`;
+//! a case may appear in only one input (two shards running the same case means the
+//! partition was wrong, and silently keeping one would hide it). Cases are ordered by case
+//! path, then name, which is the order `evalhost run` loads one directory in. Case and
+//! suite summaries are recomputed from the runs.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::{CaseSummary, SuiteReport, SuiteSummary};
+
+/// Why reports could not be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("no report to merge")]
+    Empty,
+    #[error(
+        "{path}: {field} is {found}, but {first} has {expected}: only reports of one suite run (same evalhost, mode, model, --runs and --k) can be merged"
+    )]
+    Mismatch {
+        path: PathBuf,
+        field: &'static str,
+        found: String,
+        first: PathBuf,
+        expected: String,
+    },
+    #[error(
+        "case `{case}` is in both {first} and {second}: shards must not overlap (were both made with the same --partition?)"
+    )]
+    DuplicateCase {
+        case: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+}
+
+/// Merge reports read from the given paths (the paths are only for error messages).
+pub fn merge_reports(reports: Vec<(PathBuf, SuiteReport)>) -> Result<SuiteReport, MergeError> {
+    let mut reports = reports.into_iter();
+    let (first_path, mut merged) = reports.next().ok_or(MergeError::Empty)?;
+    let mut seen: HashMap<String, PathBuf> = merged
+        .cases
+        .iter()
+        .map(|c| (c.name.clone(), first_path.clone()))
+        .collect();
+    for (path, report) in reports {
+        check_same_run(&first_path, &merged, &path, &report)?;
+        for case in &report.cases {
+            if let Some(first) = seen.insert(case.name.clone(), path.clone()) {
+                return Err(MergeError::DuplicateCase {
+                    case: case.name.clone(),
+                    first,
+                    second: path,
+                });
+            }
+        }
+        merged.interrupted |= report.interrupted;
+        merged.cancelled.extend(report.cancelled);
+        merged.cases.extend(report.cases);
+    }
+    merged
+        .cases
+        .sort_by(|a, b| (&a.path, &a.name).cmp(&(&b.path, &b.name)));
+    let k = merged.k;
+    for case in &mut merged.cases {
+        case.summary = CaseSummary::with_k(&case.runs, k);
+    }
+    merged.summary = SuiteSummary::of(&merged.cases);
+    Ok(merged)
+}
+
+fn check_same_run(
+    first_path: &Path,
+    first: &SuiteReport,
+    path: &Path,
+    report: &SuiteReport,
+) -> Result<(), MergeError> {
+    let show_k = |k: Option<u32>| k.map_or_else(|| "not set".to_owned(), |k| k.to_string());
+    let fields: [(&'static str, String, String); 5] = [
+        (
+            "evalhost_version",
+            report.evalhost_version.clone(),
+            first.evalhost_version.clone(),
+        ),
+        ("mode", report.mode.clone(), first.mode.clone()),
+        ("model", report.model.clone(), first.model.clone()),
+        (
+            "runs_per_case",
+            report.runs_per_case.to_string(),
+            first.runs_per_case.to_string(),
+        ),
+        ("k", show_k(report.k), show_k(first.k)),
+    ];
+    match fields.into_iter().find(|(_, found, expected)| found != expected) {
+        Some((field, found, expected)) => Err(MergeError::Mismatch {
+            path: path.to_owned(),
+            field,
+            found,
+            first: first_path.to_owned(),
+            expected,
+        }),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,77 @@
+//! Reading a saved JSON report back (for `grade`, `baseline` and `report merge`).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::{REPORT_SCHEMA_VERSION, SuiteReport};
+
+/// Why a saved report could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadReportError {
+    #[error("failed to read report `{path}`: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: not an evalhost JSON report: {message}")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error(
+        "{path}: schema_version: the report has schema version {found}, this evalhost reads version {expected} (re-run the suite with this evalhost)"
+    )]
+    SchemaVersion {
+        path: PathBuf,
+        found: u32,
+        expected: u32,
+    },
+}
+
+/// Read a JSON report as `evalhost run` writes it. `path` is the report file, or a
+/// directory holding `report.json` (what `evalhost run --out DIR` writes).
+///
+/// The schema version is checked before anything else, so a report of another version is
+/// refused with that reason rather than with whichever field moved.
+pub fn read_report(path: &Path) -> Result<SuiteReport, ReadReportError> {
+    let path = if path.is_dir() {
+        path.join("report.json")
+    } else {
+        path.to_owned()
+    };
+    let text = std::fs::read_to_string(&path).map_err(|source| ReadReportError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let parse_error = |e: serde_json::Error| ReadReportError::Parse {
+        path: path.clone(),
+        line: e.line(),
+        column: e.column(),
+        message: strip_position(&e.to_string()),
+    };
+    #[derive(Deserialize)]
+    struct Versioned {
+        schema_version: u32,
+    }
+    let versioned: Versioned = serde_json::from_str(&text).map_err(parse_error)?;
+    if versioned.schema_version != REPORT_SCHEMA_VERSION {
+        return Err(ReadReportError::SchemaVersion {
+            path,
+            found: versioned.schema_version,
+            expected: REPORT_SCHEMA_VERSION,
+        });
+    }
+    serde_json::from_str(&text).map_err(parse_error)
+}
+
+/// serde_json ends its messages with ` at line L column C`; the error carries them in front.
+pub(crate) fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_owned(),
+        None => message.to_owned(),
+    }
+}
