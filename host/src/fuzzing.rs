@@ -18,6 +18,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("sse_stream", sse_stream),
     ("provider_stream", provider_stream),
     ("evidence_json", evidence_json),
+    ("bundle", bundle),
 ];
 
 /// The file a fuzzed case document claims to be; its stem is the case name it must carry.
@@ -225,6 +226,58 @@ pub fn evidence_json(data: &[u8]) {
         assert_eq!(&again, record, "a session record changed in a round trip");
     }
     round_trip(&Evidence::from_session(&records, RunFacts::default()));
+}
+
+/// A bundle's signed manifest (first byte % 3 == 0), a `.tar.gz` archive as given (1), or a
+/// tar stream the target gzips itself (2), so mutations reach the tar reader past the
+/// checksums. An unpacked archive stays within its limits and holds safe paths only; a
+/// parsed manifest round-trips through the bytes `pack` writes.
+pub fn bundle(data: &[u8]) {
+    use crate::bundle::{Manifest, UnpackLimits, archive};
+    use std::io::Write as _;
+
+    let Some((mode, rest)) = data.split_first() else {
+        return;
+    };
+    if mode % 3 == 0 {
+        let origin = Path::new("fuzz/MANIFEST.toml");
+        match Manifest::parse(rest, origin) {
+            Ok(manifest) => {
+                let again = Manifest::parse(&manifest.to_bytes(), origin)
+                    .expect("a written manifest parses");
+                assert_eq!(again, manifest, "a manifest changed in a round trip");
+            }
+            Err(error) => assert!(error.to_string().contains("fuzz/MANIFEST.toml"), "{error}"),
+        }
+        return;
+    }
+    let gzip = if mode % 3 == 1 {
+        rest.to_vec()
+    } else {
+        let mut encoder =
+            flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(rest).expect("writing to memory");
+        encoder.finish().expect("writing to memory")
+    };
+    let path = Path::new("fuzz/bundle.tar.gz");
+    let limits = UnpackLimits {
+        max_files: 8,
+        max_total_bytes: 16 * 1024,
+    };
+    match archive::unpack(path, gzip.as_slice(), &limits) {
+        Ok(files) => {
+            assert!(files.len() <= limits.max_files);
+            let total: usize = files.values().map(Vec::len).sum();
+            assert!(total as u64 <= limits.max_total_bytes);
+            for name in files.keys() {
+                assert_eq!(archive::check_entry_path(name), Ok(()), "{name}");
+            }
+            if let Some(manifest) = files.get(crate::bundle::manifest::MANIFEST_FILE) {
+                let _ = Manifest::parse(manifest, path);
+            }
+        }
+        Err(error) => assert!(error.to_string().contains("fuzz/bundle.tar.gz"), "{error}"),
+    }
 }
 
 /// Evidence survives serializing and decoding unchanged (graders receive it as JSON).

@@ -182,3 +182,72 @@ fn the_fuel_budget_stops_a_loop_whatever_the_deadline() {
         assert_eq!(stats.fuel_used, 5_000_000);
     }
 }
+
+#[test]
+fn a_case_with_hostile_graders_does_not_affect_the_next_case() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(hostile_support::HOSTILE, dir.path().join("hostile.wasm")).unwrap();
+    let case = |name: &str, graders: &str| {
+        let path = dir.path().join(format!("{name}.yaml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name: {name}\nprompt: Say hello.\nmodel:\n  - text: Hello there!\ngraders:\n{graders}"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let hostile_case = case(
+        "a-hostile",
+        "  - hostile.wasm#panic: null\n  - hostile.wasm#stdout-flood: null\n  - hostile.wasm#deep-recursion: null\n  - hostile.wasm#alloc-1gib: null\n  - hostile.wasm#huge-verdict: null\n",
+    );
+    let next_case = case("b-next", "  - final_text_contains: Hello\n  - hostile.wasm#ok: null\n");
+    let out = dir.path().join("out");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_evalhost"))
+        .args(["run", "--jobs", "1", "--out"])
+        .arg(&out)
+        .args([&hostile_case, &next_case])
+        .env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("evalhost-test-cache"),
+        )
+        .output()
+        .expect("evalhost runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked at"), "{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let verdicts = |case: usize| report["cases"][case]["runs"][0]["verdicts"].clone();
+    let outcomes: Vec<(String, String)> = verdicts(0)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["outcome"].as_str().unwrap_or_default().to_owned(),
+                v["message"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let messages: Vec<&str> = outcomes.iter().map(|(_, m)| m.as_str()).collect();
+    assert!(outcomes.iter().all(|(o, _)| o == "error"), "{outcomes:?}");
+    for expected in [
+        "grader panicked: ",
+        "output limit: ",
+        "stack overflow",
+        "memory limit: ",
+        "message limit: ",
+    ] {
+        assert!(
+            messages.iter().any(|m| m.contains(expected)),
+            "{expected}: {messages:?}"
+        );
+    }
+    assert_eq!(report["cases"][1]["runs"][0]["pass"], true, "{report}");
+    assert!(
+        report.to_string().len() < 1 << 20,
+        "the report carries no flood"
+    );
+}

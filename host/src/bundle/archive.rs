@@ -114,8 +114,18 @@ pub fn read_archive(
     limits: &UnpackLimits,
 ) -> Result<BTreeMap<String, Vec<u8>>, BundleError> {
     let file = std::fs::File::open(archive).map_err(BundleError::io("read", archive))?;
+    unpack(archive, std::io::BufReader::new(file), limits)
+}
+
+/// Unpack a bundle archive's gzip stream into memory (path → bytes), refusing anything
+/// unsafe; `archive` names it in errors.
+pub fn unpack(
+    archive: &Path,
+    gzip: impl Read,
+    limits: &UnpackLimits,
+) -> Result<BTreeMap<String, Vec<u8>>, BundleError> {
     let mut capped = Capped {
-        inner: GzDecoder::new(std::io::BufReader::new(file)),
+        inner: GzDecoder::new(gzip),
         read: 0,
         limit: limits.max_stream_bytes(),
         exceeded: false,

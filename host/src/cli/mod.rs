@@ -13,6 +13,7 @@ mod live;
 mod promote;
 mod record;
 mod report;
+mod report_files;
 mod record_live;
 mod progress;
 mod run;

@@ -107,6 +107,9 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
     if let Some(progress) = &progress {
         options.progress = Some(progress.clone());
     }
+    if args.html.is_some() {
+        options.details = Some(Arc::new(evalhost::runner::RunDetails::new()));
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -129,6 +132,13 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         progress.finish();
     }
     let report = report?;
+    let details = options.details.as_ref().map(|d| d.take()).unwrap_or_default();
+    super::report_files::write(
+        args.junit.as_deref(),
+        args.html.as_deref(),
+        &report,
+        &details,
+    )?;
     if ui.color_stdout {
         print!("{}", render_text_in_color(&report));
     } else {

@@ -4,6 +4,7 @@
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, Linker};
@@ -23,6 +24,9 @@ pub(crate) struct Shared {
     pub limits: Limits,
     cache_dir: Option<PathBuf>,
     engine_key: String,
+    /// Components compiled (not loaded from the cache) by this host: the perf guard's
+    /// deterministic count of compile work on the hot path.
+    compilations: AtomicU64,
 }
 
 impl Shared {
@@ -58,6 +62,7 @@ impl Shared {
             limits,
             cache_dir,
             engine_key,
+            compilations: AtomicU64::new(0),
         }))
     }
 
@@ -80,6 +85,7 @@ impl Shared {
         {
             return Ok((component, digest));
         }
+        self.compilations.fetch_add(1, Ordering::Relaxed);
         let component =
             Component::new(&self.engine, bytes).map_err(|e| GraderHostError::Compile {
                 origin: origin.to_owned(),
@@ -90,6 +96,11 @@ impl Shared {
             let _ = store_precompiled(&component, path);
         }
         Ok((component, digest))
+    }
+
+    /// How many components this host has compiled rather than loaded precompiled.
+    pub(crate) fn compilations(&self) -> u64 {
+        self.compilations.load(Ordering::Relaxed)
     }
 }
 

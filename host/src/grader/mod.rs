@@ -160,6 +160,12 @@ impl GraderHost {
         &self.shared.limits
     }
 
+    /// How many components this host compiled instead of loading them precompiled from
+    /// its cache (0 once the cache is warm; the perf guard counts it).
+    pub fn compilations(&self) -> u64 {
+        self.shared.compilations()
+    }
+
     /// Load a component without registering its graders by name.
     pub fn load_component(
         &self,

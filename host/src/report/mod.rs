@@ -1,7 +1,9 @@
 //! Verdicts → statistics → reports: Mino's text table and the JSON report.
 
 mod baseline;
+mod details;
 mod escape;
+mod html;
 mod junit;
 mod merge;
 pub(crate) mod read;
@@ -13,6 +15,8 @@ mod verdict_diff;
 pub use baseline::{
     BaselineDiff, Finding, Movement, Rate, Thresholds, compare as compare_baseline, render_baseline,
 };
+pub use details::{ChangeKind, FileChange, RunDetail, WorkspaceChanges};
+pub use html::render_html;
 pub use junit::render_junit;
 pub use merge::{MergeError, merge_reports};
 pub use read::{ReadReportError, read_report};

@@ -2,6 +2,7 @@
 //! scripted model, evidence, and verdicts; then the suite report.
 
 mod cancel;
+mod details;
 mod external;
 mod live;
 mod out;
@@ -14,6 +15,7 @@ mod run;
 mod snapshot;
 
 pub use cancel::CancelToken;
+pub use details::RunDetails;
 pub use partition::{MAX_SHARDS, Partition, PartitionError, PartitionScheme};
 pub use regrade::{RegradeError, Regraded, cases_of_report, recorded_case_paths, regrade};
 pub use snapshot::{MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_ENTRIES};
@@ -52,6 +54,9 @@ pub struct RunOptions {
     pub cancel: CancelToken,
     /// Told about the plan and every finished run (the CLI's progress bar); `None`: nobody.
     pub progress: Option<Arc<dyn Progress>>,
+    /// Collects every finished run's evidence and workspace changes (the HTML report);
+    /// `None`: nothing is kept beyond the report.
+    pub details: Option<Arc<RunDetails>>,
 }
 
 impl Default for RunOptions {
@@ -65,6 +70,7 @@ impl Default for RunOptions {
             live: None,
             cancel: CancelToken::new(),
             progress: None,
+            details: None,
         }
     }
 }
@@ -150,6 +156,9 @@ pub async fn run_suite(
                 };
                 let report = match made {
                     Ok(artifacts) => {
+                        if let Some(details) = &options.details {
+                            details.record(&prepared.case, &artifacts);
+                        }
                         let kept = match &options.out {
                             Some(dir) => out::keep_run(dir, &prepared.case.name, &artifacts),
                             None => Ok(()),

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# evalhost's benchmark: one command, markdown on stdout (progress on stderr).
+#
+#   bench/run.sh                 # full: suites of 10, 100, 1000, 5000 cases, grading, peers
+#   bench/run.sh --quick         # smoke: 10 and 100 cases, fewer calls, 1 repeat, no peers
+#   bench/run.sh --sizes "100 1000" --repeats 5 --no-peers
+#
+# What it does (docs/performance.md explains every number):
+#   1. builds target/release/evalhost and target/release/evalhost-bench;
+#   2. generates replay suites (bench/src/suite.rs) into a temp dir;
+#   3. times `evalhost run --jobs 2` on each (median wall of --repeats, peak RSS), a warm
+#      start of one case, and a first-ever run with an empty component cache;
+#   4. grading: built-in graders through the WASM host vs natively, per kind and for the
+#      1,000-case suite, plus the Python and JavaScript example graders;
+#   5. peers: installs promptfoo and inspect_ai into bench/.peers/ (peers/install.sh) and
+#      runs the same 1,000 cases x 5 checks with 2 workers, median of --repeats.
+set -euo pipefail
+
+sizes="10 100 1000 5000"
+repeats=3
+calls=2000
+peers=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) sizes="10 100"; repeats=1; calls=200; peers=0 ;;
+    --sizes) sizes="$2"; shift ;;
+    --repeats) repeats="$2"; shift ;;
+    --calls) calls="$2"; shift ;;
+    --no-peers) peers=0 ;;
+    *) echo "usage: bench/run.sh [--quick] [--sizes \"10 100\"] [--repeats N] [--calls N] [--no-peers]" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+bench="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$bench")"
+say() { echo "bench: $*" >&2; }
+
+say "building release binaries"
+(cd "$root" && cargo build --release --quiet -p evalhost -p evalhost-bench)
+evalhost="$root/target/release/evalhost"
+tool="$root/target/release/evalhost-bench"
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/evalhost-bench.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+# measure OUT_PREFIX CMD...: run CMD --repeats times under /usr/bin/time; sets
+# wall (median seconds) and rss_mb (largest peak RSS) and fails loudly on a non-zero exit.
+measure() {
+  local name="$1"; shift
+  local walls=() rss=0 i
+  for i in $(seq "$repeats"); do
+    if ! /usr/bin/time -f '%e %M' -o "$work/time" "$@" >"$work/$name.out" 2>"$work/$name.err"; then
+      say "$name failed (exit code above); its output:"; tail -20 "$work/$name.out" "$work/$name.err" >&2
+      exit 1
+    fi
+    read -r w m <"$work/time"
+    walls+=("$w")
+    [ "$m" -gt "$rss" ] && rss="$m"
+  done
+  wall="$(printf '%s\n' "${walls[@]}" | sort -g | sed -n "$(( (${#walls[@]} + 1) / 2 ))p")"
+  rss_mb="$(awk -v k="$rss" 'BEGIN { printf "%.0f", k / 1024 }')"
+}
+
+echo "## evalhost benchmark"
+echo
+echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo),"\
+  "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load before: $(cut -d' ' -f1-3 /proc/loadavg);"\
+  "$("$evalhost" --version 2>/dev/null || echo evalhost)"
+echo
+
+declare -A dirs
+for n in $sizes; do
+  say "generating $n cases"
+  dirs[$n]="$("$tool" gen "$work/suite-$n" --cases "$n" | tr '\n' ' ')"
+done
+
+# The first-ever run compiles the built-in component once; every later run loads it.
+first="$(ls "${dirs[$(echo "$sizes" | cut -d' ' -f1)]%% *}"/*.yaml | head -1)"
+say "first-ever run (empty component cache) and warm start"
+repeats_saved="$repeats"; repeats=1
+XDG_CACHE_HOME="$work/empty-cache" measure cold "$evalhost" run --jobs 2 "$first"
+cold="$wall"
+repeats=$(( repeats_saved > 5 ? repeats_saved : 5 ))
+measure warm "$evalhost" run --jobs 2 "$first"
+warm="$wall"; warm_rss="$rss_mb"
+repeats="$repeats_saved"
+
+echo "### evalhost run, replay, --jobs 2 (median of $repeats)"
+echo
+echo "| cases | graders | wall s | cases/s | peak RSS MB |"
+echo "|--:|--:|--:|--:|--:|"
+declare -A cps
+for n in $sizes; do
+  say "evalhost run: $n cases"
+  # shellcheck disable=SC2086
+  measure "run-$n" "$evalhost" run --jobs 2 ${dirs[$n]}
+  cps[$n]="$(awk -v n="$n" -v w="$wall" 'BEGIN { printf "%.0f", n / (w > 0 ? w : 0.001) }')"
+  echo "| $n | $((n * 5)) | $wall | ${cps[$n]} | $rss_mb |"
+  eval "wall_$n=$wall rss_$n=$rss_mb"
+done
+echo
+echo "Warm start, one case: ${warm} s wall, ${warm_rss} MB peak RSS (median of 5)."
+echo "First-ever run, one case, empty component cache (compiles the built-in component): ${cold} s."
+echo
+
+# Grading, WASM vs native, on the evidence of the largest suite up to 1,000 cases.
+grade_n=""
+for n in $sizes; do [ "$n" -le 1000 ] && grade_n="$n"; done
+if [ -n "$grade_n" ]; then
+  say "evidence of the $grade_n-case suite (--out) and grading comparison"
+  # shellcheck disable=SC2086
+  "$evalhost" run --jobs 2 --out "$work/out-$grade_n" ${dirs[$grade_n]} >/dev/null
+  components=()
+  for example in "python/no-todo-comments#no_todo_comments" "js/polite-refusal#polite_refusal"; do
+    dir="$root/graders/examples/${example%%#*}"
+    if [ ! -f "$dir/grader.wasm" ]; then
+      say "building $dir/grader.wasm"
+      "$dir/build.sh" >&2 || { say "could not build $dir (skipped)"; continue; }
+    fi
+    components+=(--component "$dir/grader.wasm#${example##*#}")
+  done
+  # shellcheck disable=SC2086
+  "$tool" grading --out "$work/out-$grade_n" --calls "$calls" --rounds "$repeats" "${components[@]}" ${dirs[$grade_n]}
+  echo
+fi
+
+if [ "$peers" = 1 ] && [ -n "${dirs[1000]:-}" ]; then
+  say "installing peers"
+  "$bench/peers/install.sh"
+  export PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDATE=1 PROMPTFOO_CONFIG_DIR="$work/promptfoo-home"
+  say "promptfoo: 1000 cases"
+  measure promptfoo "$bench/.peers/promptfoo/node_modules/.bin/promptfoo" eval \
+    -c "$work/suite-1000/promptfoo/promptfooconfig.yaml" -j 2 --no-cache --no-table --no-progress-bar --no-write
+  pf_wall="$wall"; pf_rss="$rss_mb"
+  grep -E 'Passed|Failed|Results' "$work/promptfoo.out" | tail -3 >&2 || true
+  say "inspect_ai: 1000 cases"
+  cd "$bench/peers"  # inspect wants the task file as a relative path
+  measure inspect "$bench/.peers/inspect/bin/inspect" eval inspect_task.py \
+    -T samples="$work/suite-1000/inspect/samples.jsonl" --max-samples 2 --max-connections 2 \
+    --display none --no-log-samples --log-dir "$work/inspect-logs"
+  in_wall="$wall"; in_rss="$rss_mb"
+  cd "$root"
+  # Start-up alone: the CLI with nothing to do.
+  repeats_saved="$repeats"; repeats=3
+  measure pf-start "$bench/.peers/promptfoo/node_modules/.bin/promptfoo" --version
+  pf_start="$wall"
+  measure in-start "$bench/.peers/inspect/bin/inspect" --version
+  in_start="$wall"
+  repeats="$repeats_saved"
+
+  echo "### Against peers: the same 1,000 cases x 5 checks, 2 workers (median of $repeats)"
+  echo
+  echo "| tool | wall s | cases/s | peak RSS MB | start-up s | evalhost cases/s ÷ tool's |"
+  echo "|---|--:|--:|--:|--:|--:|"
+  row() { awk -v t="$1" -v w="$2" -v r="$3" -v s="$4" -v e="${cps[1000]}" \
+    'BEGIN { c = 1000 / w; printf "| %s | %.2f | %.0f | %s | %s | %.1f× |\n", t, w, c, r, s, e / c }'; }
+  row "evalhost $("$evalhost" --version 2>/dev/null | awk '{ print $2 }')" "$wall_1000" "$rss_1000" "$warm"
+  row "promptfoo $(cat "$bench/.peers/promptfoo/.installed")" "$pf_wall" "$pf_rss" "$pf_start"
+  row "inspect_ai $(cat "$bench/.peers/inspect/.installed")" "$in_wall" "$in_rss" "$in_start"
+  echo
+  echo "evalhost runs the agent loop, the scripted model over HTTP, the tools and a workspace per case;"
+  echo "the peers only check the recorded outcome (echo / mock model)."
+fi

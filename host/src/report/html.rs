@@ -1,0 +1,311 @@
+//! The HTML report (`evalhost run --html FILE`): one self-contained page, no network.
+//!
+//! A suite summary with a pass-rate chart per case (pass rate, Wilson 95% interval, pass@k,
+//! pass^k, as inline SVG), the table of cases, and per run its transcript (messages, tool
+//! calls with arguments and results, denials highlighted) beside the graders' verdicts, then
+//! the workspace diff. CSS and script are inlined from `html/`; every piece of run data is
+//! escaped (`escape.rs`), and a Content-Security-Policy forbids loading anything.
+
+mod chart;
+mod transcript;
+
+use std::fmt::Write;
+
+use super::escape::{attribute, text};
+use super::{CaseReport, GraderVerdict, Outcome, RunDetail, RunReport, SuiteReport, WorkspaceChanges};
+
+const CSS: &str = include_str!("html/report.css");
+const SCRIPT: &str = include_str!("html/report.js");
+
+/// The page for `report`, with each run's transcript and workspace changes from `details`
+/// (a run without an entry there shows its verdicts only).
+pub fn render_html(report: &SuiteReport, details: &[RunDetail]) -> String {
+    let mut html = String::with_capacity(64 * 1024);
+    let _ = write!(
+        html,
+        r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<title>evalhost report: {} of {} cases passed</title>
+<style>
+{CSS}</style>
+</head>
+<body>
+<main>
+"#,
+        report.cases.len() - report.failed_cases(),
+        report.cases.len()
+    );
+    summary(&mut html, report);
+    html.push_str(r#"<h2 id="chart">Pass rate per case</h2><div class="chart">"#);
+    html.push_str(&chart::pass_rate_chart(report));
+    html.push_str("</div>\n");
+    case_table(&mut html, report);
+    html.push_str(
+        r#"<h2 id="runs">Runs</h2><div class="toolbar"><label><input type="checkbox" id="only-failed"> only failing runs</label><button type="button" id="expand-all">expand all</button><button type="button" id="collapse-all">collapse all</button></div>
+"#,
+    );
+    for (i, case) in report.cases.iter().enumerate() {
+        case_section(&mut html, i, case, details);
+    }
+    let _ = write!(html, "</main>\n<script>\n{SCRIPT}</script>\n</body>\n</html>\n");
+    html
+}
+
+fn summary(html: &mut String, report: &SuiteReport) {
+    let s = &report.summary;
+    let cases_passed = report.cases.len() - report.failed_cases();
+    let k = report
+        .k
+        .map_or_else(|| "k = n".to_owned(), |k| format!("k = {k}"));
+    let _ = write!(
+        html,
+        r#"<h1>evalhost report</h1><p class="meta">{} mode · model {} · evalhost {} · {} runs per case · {}</p>"#,
+        text(&report.mode),
+        text(&report.model),
+        text(&report.evalhost_version),
+        report.runs_per_case,
+        k
+    );
+    if report.interrupted {
+        let _ = write!(
+            html,
+            r#"<div class="banner warn">Interrupted: {} runs were cancelled; this report covers the runs that finished.</div>"#,
+            report.cancelled.len()
+        );
+    }
+    let status = if report.failed_cases() == 0 {
+        r#"<span class="badge pass">all cases passed</span>"#.to_owned()
+    } else {
+        format!(
+            r#"<span class="badge fail">{} cases failed</span>"#,
+            report.failed_cases()
+        )
+    };
+    let _ = write!(
+        html,
+        r#"<div class="cards"><div class="card"><div class="value">{cases_passed} / {}</div><div class="label">cases passed every run</div></div><div class="card"><div class="value">{} / {}</div><div class="label">runs passed</div></div><div class="card"><div class="value">{:.2}</div><div class="label">pass rate (95% interval {})</div></div><div class="card"><div class="value">{status}</div><div class="label">suite</div></div></div>
+"#,
+        report.cases.len(),
+        s.passed,
+        s.runs,
+        s.pass_rate,
+        s.pass_rate_ci95.compact()
+    );
+}
+
+fn case_table(html: &mut String, report: &SuiteReport) {
+    html.push_str(
+        r#"<h2 id="cases">Cases</h2><table class="cases"><thead><tr><th>case</th><th class="num">runs</th><th class="num">passed</th><th class="num">pass@k</th><th class="num">pass^k</th><th class="num">k</th><th class="num">pass rate (95%)</th><th class="num">requests</th><th class="num">tool calls</th><th class="num">in tok</th><th class="num">out tok</th><th>status</th></tr></thead><tbody>
+"#,
+    );
+    for (i, case) in report.cases.iter().enumerate() {
+        let s = &case.summary;
+        let _ = writeln!(
+            html,
+            r##"<tr><td><a href="#case-{i}">{}</a></td><td class="num">{}</td><td class="num">{}</td><td class="num">{:.2}</td><td class="num">{:.2}</td><td class="num">{}</td><td class="num">{:.2} ({})</td><td class="num">{:.1}</td><td class="num">{:.1}</td><td class="num">{}</td><td class="num">{}</td><td>{}</td></tr>"##,
+            text(&case.name),
+            s.runs,
+            s.passed,
+            s.pass_at_k,
+            s.pass_hat_k,
+            s.k,
+            s.pass_rate,
+            s.pass_rate_ci95.compact(),
+            s.mean_requests,
+            s.mean_tool_calls,
+            s.input_tokens,
+            s.output_tokens,
+            case_badge(case)
+        );
+    }
+    html.push_str("</tbody></table>\n");
+}
+
+fn case_badge(case: &CaseReport) -> &'static str {
+    if case.runs.is_empty() {
+        r#"<span class="badge skipped">no runs</span>"#
+    } else if case.summary.pass {
+        r#"<span class="badge pass">pass</span>"#
+    } else {
+        r#"<span class="badge fail">fail</span>"#
+    }
+}
+
+fn case_section(html: &mut String, i: usize, case: &CaseReport, details: &[RunDetail]) {
+    let _ = write!(
+        html,
+        r#"<section class="case{}" id="case-{i}"><h2>{} {}</h2><p class="meta">{}</p>"#,
+        if case.summary.pass { "" } else { " failed" },
+        text(&case.name),
+        case_badge(case),
+        text(&case.path)
+    );
+    if case.runs.is_empty() {
+        html.push_str(r#"<p class="note">No run of this case finished.</p>"#);
+    }
+    for run in &case.runs {
+        let detail = details
+            .iter()
+            .find(|d| d.case == case.name && d.run == run.run);
+        run_block(html, run, detail);
+    }
+    html.push_str("</section>\n");
+}
+
+fn run_block(html: &mut String, run: &RunReport, detail: Option<&RunDetail>) {
+    let outcome = if run.pass {
+        r#"<span class="badge pass">pass</span>"#
+    } else if run.error.is_some() {
+        r#"<span class="badge error">error</span>"#
+    } else {
+        r#"<span class="badge fail">fail</span>"#
+    };
+    let _ = write!(
+        html,
+        r#"<details class="run{}"{}><summary>run {} {outcome} <span class="note">{} ms · {} requests · {} tool calls · {} in / {} out tokens{}</span></summary><div class="body">"#,
+        if run.pass { "" } else { " failed" },
+        if run.pass { "" } else { " open" },
+        run.run,
+        run.duration_ms,
+        run.usage.requests,
+        run.tool_calls,
+        run.usage.input_tokens,
+        run.usage.output_tokens,
+        if run.usage.synthetic { " (synthetic)" } else { "" }
+    );
+    html.push_str(r#"<div class="columns"><div><h3>Transcript</h3>"#);
+    match detail {
+        Some(detail) => html.push_str(&transcript::transcript(&detail.evidence)),
+        None => {
+            html.push_str(r#"<p class="note">No transcript: the run could not be made.</p>"#)
+        }
+    }
+    html.push_str("</div><div><h3>Verdicts</h3>");
+    verdicts(html, run);
+    html.push_str("</div></div>");
+    if let Some(detail) = detail {
+        workspace_diff(html, &detail.workspace);
+    }
+    html.push_str("</div></details>\n");
+}
+
+fn verdicts(html: &mut String, run: &RunReport) {
+    if let Some(error) = &run.error {
+        let _ = write!(
+            html,
+            r#"<div class="banner fail">The run ended early: {}</div>"#,
+            transcript::shown(error)
+        );
+    }
+    if run.verdicts.is_empty() {
+        html.push_str(r#"<p class="note">No grader ran.</p>"#);
+        return;
+    }
+    html.push_str(
+        r#"<table class="verdicts"><thead><tr><th>grader</th><th>outcome</th><th class="num">score</th></tr></thead><tbody>"#,
+    );
+    for v in &run.verdicts {
+        verdict_row(html, v);
+    }
+    html.push_str("</tbody></table>");
+}
+
+fn verdict_row(html: &mut String, v: &GraderVerdict) {
+    let outcome = match v.outcome {
+        Outcome::Pass => "pass",
+        Outcome::Fail => "fail",
+        Outcome::Error => "error",
+        Outcome::NotEvaluable => "not_evaluable",
+    };
+    let config = serde_json::to_string(&v.config).unwrap_or_default();
+    let digest: String = v.component_digest.chars().take(12).collect();
+    let bundle = v
+        .bundle
+        .as_ref()
+        .map(|b| format!(" · bundle {} {}", text(&b.name), text(&b.version)))
+        .unwrap_or_default();
+    let _ = write!(
+        html,
+        r#"<tr><td><code>{}</code> <span class="note">{}</span><div class="note" title="{}">component {digest}{bundle} · {} fuel · {} µs</div>"#,
+        text(&v.grader),
+        transcript::shown(&config),
+        attribute(&v.component_digest),
+        v.fuel_used,
+        v.duration_us
+    );
+    if !v.message.is_empty() {
+        let _ = write!(html, r#"<pre>{}</pre>"#, transcript::shown(&v.message));
+    }
+    for (name, output) in [("stdout", &v.stdout), ("stderr", &v.stderr)] {
+        if !output.is_empty() {
+            let _ = write!(
+                html,
+                r#"<details><summary class="note">{name}</summary><pre>{}</pre></details>"#,
+                transcript::shown(output)
+            );
+        }
+    }
+    let _ = write!(
+        html,
+        r#"</td><td><span class="badge {outcome}">{}</span></td><td class="num">{:.2}</td></tr>"#,
+        outcome.replace('_', " "),
+        v.score
+    );
+}
+
+fn workspace_diff(html: &mut String, changes: &WorkspaceChanges) {
+    html.push_str("<h3>Workspace changes</h3>");
+    if let Some(reason) = &changes.unavailable {
+        let _ = write!(html, r#"<p class="note">{}</p>"#, text(reason));
+        return;
+    }
+    if changes.files.is_empty() {
+        html.push_str(r#"<p class="note">No file was created, modified or deleted.</p>"#);
+    }
+    for file in &changes.files {
+        let _ = write!(
+            html,
+            r#"<div class="file"><span class="badge neutral">{}</span> <code>{}</code>"#,
+            file.kind.as_str(),
+            text(&file.path)
+        );
+        if let Some(note) = &file.note {
+            let _ = write!(html, r#" <span class="note">{}</span>"#, text(note));
+        }
+        if !file.diff.is_empty() {
+            html.push_str(r#"<pre class="diff">"#);
+            for line in file.diff.lines() {
+                let class = match line.as_bytes().first() {
+                    _ if line.starts_with("+++") || line.starts_with("---") => "",
+                    Some(b'+') => "add",
+                    Some(b'-') => "del",
+                    Some(b'@') => "hunk",
+                    _ => "",
+                };
+                if class.is_empty() {
+                    let _ = writeln!(html, "{}", text(line));
+                } else {
+                    let _ = write!(html, r#"<span class="{class}">{}</span>"#, text(line));
+                }
+            }
+            html.push_str("</pre>");
+        }
+        html.push_str("</div>");
+    }
+    if changes.omitted > 0 {
+        let _ = write!(
+            html,
+            r#"<p class="note">{} more changed files not shown.</p>"#,
+            changes.omitted
+        );
+    }
+    if changes.partial {
+        html.push_str(
+            r#"<p class="note">The workspace has more entries than are compared; only part of it is shown.</p>"#,
+        );
+    }
+}

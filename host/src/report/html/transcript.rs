@@ -1,0 +1,113 @@
+//! One run's transcript: the messages in order, each tool call (name, arguments, status,
+//! output) where its result arrived, denials highlighted, and the run's error.
+
+use std::fmt::Write;
+
+use crate::evidence::{Evidence, ToolCall};
+use crate::report::escape::text;
+
+/// Longest message, argument or output shown; the rest is cut with a note.
+const MAX_SHOWN: usize = 16 * 1024;
+
+pub(super) fn transcript(evidence: &Evidence) -> String {
+    let mut html = String::new();
+    // Tool messages are the calls' results, in the order they arrived.
+    let mut answered = evidence.calls.iter().filter(|c| !c.status.is_empty());
+    for message in &evidence.messages {
+        if message.role == "tool" {
+            match answered.next() {
+                Some(call) => html.push_str(&call_block(call)),
+                None => html.push_str(&message_block("tool", &message.content)),
+            }
+        } else {
+            html.push_str(&message_block(&message.role, &message.content));
+        }
+    }
+    for call in evidence.calls.iter().filter(|c| c.status.is_empty()) {
+        html.push_str(&call_block(call));
+    }
+    if let Some(error) = &evidence.run_error {
+        let _ = write!(
+            html,
+            r#"<div class="msg error"><div class="role">run error</div><div class="text">{}</div></div>"#,
+            shown(error)
+        );
+    }
+    if html.is_empty() {
+        html.push_str(r#"<p class="note">The run has no messages.</p>"#);
+    }
+    html
+}
+
+fn message_block(role: &str, content: &str) -> String {
+    format!(
+        r#"<div class="msg {}"><div class="role">{}</div><div class="text">{}</div></div>"#,
+        css_class(role),
+        text(role),
+        shown(content)
+    )
+}
+
+fn call_block(call: &ToolCall) -> String {
+    let status = if call.status.is_empty() {
+        if call.started {
+            "no result"
+        } else {
+            "not started"
+        }
+    } else {
+        call.status.as_str()
+    };
+    let badge = match status {
+        "completed" => "pass",
+        "denied" => "denied",
+        "no result" | "not started" => "neutral",
+        _ => "fail",
+    };
+    let arguments = serde_json::from_str::<serde_json::Value>(&call.arguments)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| call.arguments.clone());
+    let mut html = format!(
+        r#"<div class="call {}"><div class="head">#{} {} <span class="badge {badge}">{}</span> <span class="note">{} ms</span></div><div class="part"><div class="label">arguments</div><pre>{}</pre></div>"#,
+        css_class(status),
+        call.index,
+        text(&call.name),
+        text(status),
+        call.duration_ms,
+        shown(&arguments)
+    );
+    if !call.status.is_empty() {
+        let _ = write!(
+            html,
+            r#"<div class="part"><div class="label">result</div><pre>{}</pre></div>"#,
+            shown(&call.output)
+        );
+    }
+    html.push_str("</div>");
+    html
+}
+
+/// `content` escaped, cut at [`MAX_SHOWN`] bytes with a note.
+pub(super) fn shown(content: &str) -> String {
+    if content.len() <= MAX_SHOWN {
+        return text(content);
+    }
+    let mut cut = MAX_SHOWN;
+    while !content.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(
+        "{}\n<span class=\"note\">… cut: {} of {} bytes shown</span>",
+        text(&content[..cut]),
+        cut,
+        content.len()
+    )
+}
+
+/// A role or status as a CSS class: letters, digits and `_` only.
+fn css_class(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
