@@ -119,12 +119,54 @@ def evidence_seeds(out_dirs):
             add("evidence_json", path.read_bytes())
 
 
+def bundle_seeds():
+    # First byte: 0 MANIFEST.toml, 1 a .tar.gz as given, 2 a tar the target gzips.
+    import gzip
+    import io
+    import tarfile
+
+    component = b"\0asm\x0d\0\x01\0"
+    manifest = (
+        "# evalhost bundle manifest: these exact bytes are what a bundle signature covers.\n"
+        'format = 1\nname = "acme-checks"\nversion = "1.0.0"\n'
+        'description = "ACME platform team\'s reviewed graders"\n\n'
+        '[graders.final_text_is]\ncomponent = "final_text_is.wasm"\ncapabilities = []\n\n'
+        '[[files]]\npath = "final_text_is.wasm"\n'
+        f'sha256 = "{hashlib.sha256(component).hexdigest()}"\nsize = {len(component)}\n'
+    ).encode()
+    add("bundle", b"\x00" + manifest)
+
+    def tar(entries):
+        out = io.BytesIO()
+        with tarfile.open(fileobj=out, mode="w", format=tarfile.GNU_FORMAT) as archive:
+            for name, kind, data in entries:
+                info = tarfile.TarInfo(name)
+                info.type = kind
+                info.size = len(data) if kind == tarfile.REGTYPE else 0
+                if kind == tarfile.SYMTYPE:
+                    info.linkname = "/etc/passwd"
+                archive.addfile(info, io.BytesIO(data) if kind == tarfile.REGTYPE else None)
+        return out.getvalue()
+
+    good = tar([("MANIFEST.toml", tarfile.REGTYPE, manifest), ("final_text_is.wasm", tarfile.REGTYPE, component)])
+    add("bundle", b"\x01" + gzip.compress(good, mtime=0))
+    add("bundle", b"\x02" + good)
+    for entries in [
+        [("../escape", tarfile.REGTYPE, b"x")],
+        [("link", tarfile.SYMTYPE, b"")],
+        [("dir/", tarfile.DIRTYPE, b""), ("dir/a", tarfile.REGTYPE, b"a"), ("./dir/a", tarfile.REGTYPE, b"b")],
+        [("x" * 150, tarfile.REGTYPE, b"long name")],
+    ]:
+        add("bundle", b"\x02" + tar(entries))
+
+
 def main():
     case_seeds()
     agentcompany_seeds()
     nexus_seeds()
     stream_seeds()
     evidence_seeds(sys.argv[1:])
+    bundle_seeds()
 
 
 if __name__ == "__main__":

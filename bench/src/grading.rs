@@ -28,15 +28,14 @@ pub fn load(host: &GraderHost, dirs: &[PathBuf], out: &Path) -> Result<Vec<Grade
     prepared
         .into_iter()
         .map(|prepared| {
-            let path = out
-                .join(&prepared.case.name)
-                .join("run-1.evidence.json");
+            let path = out.join(&prepared.case.name).join("run-1.evidence.json");
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| format!("{}: {e} (run `evalhost run --out` first)", path.display()))?;
             let evidence: Evidence = serde_json::from_str(&text)
                 .map_err(|e| format!("{}: not evidence JSON: {e}", path.display()))?;
-            let workspace = rebuild_workspace(&prepared, &evidence)
-                .map_err(|e| format!("case {}: rebuilding the workspace: {e}", prepared.case.name))?;
+            let workspace = rebuild_workspace(&prepared, &evidence).map_err(|e| {
+                format!("case {}: rebuilding the workspace: {e}", prepared.case.name)
+            })?;
             let sdk_evidence = native::sdk_evidence(&evidence, workspace.path());
             Ok(GradedCase {
                 prepared,
@@ -75,7 +74,10 @@ fn rebuild_workspace(
             "edit_file" => {
                 let path = dir.path().join(text("path"));
                 let before = std::fs::read_to_string(&path)?;
-                std::fs::write(&path, before.replacen(text("old_text"), text("new_text"), 1))?;
+                std::fs::write(
+                    &path,
+                    before.replacen(text("old_text"), text("new_text"), 1),
+                )?;
             }
             _ => {}
         }
@@ -101,9 +103,10 @@ pub fn per_kind(cases: &[GradedCase], calls: usize) -> String {
         let ws = Some(case.workspace.path());
         let mut fuel = 0;
         let wasm = Percentiles::of(time_calls(calls, || {
-            let (_, stats) = bound
-                .component
-                .grade(&bound.grader, &bound.config_json, &prepared, ws);
+            let (_, stats) =
+                bound
+                    .component
+                    .grade(&bound.grader, &bound.config_json, &prepared, ws);
             fuel = stats.fuel_used;
         }));
         let native = Percentiles::of(time_calls(calls, || {

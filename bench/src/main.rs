@@ -109,11 +109,17 @@ fn grading_command(args: &[String]) -> Result<(), String> {
     let first = cases.first().ok_or("no cases")?;
 
     println!("### Built-in grader calls: WASM (fresh instance per call) vs native\n");
-    println!("{calls} calls each after a warm-up; evidence of the named case from `evalhost run --out`.\n");
+    println!(
+        "{calls} calls each after a warm-up; evidence of the named case from `evalhost run --out`.\n"
+    );
     print!("{}", grading::per_kind(&cases, calls));
 
     let suite = grading::suite(&cases, rounds);
-    println!("\n### Suite-level grading: {} cases, {} grader calls, one thread, median of {rounds}\n", cases.len(), suite.calls);
+    println!(
+        "\n### Suite-level grading: {} cases, {} grader calls, one thread, median of {rounds}\n",
+        cases.len(),
+        suite.calls
+    );
     println!("| path | total | per case | per call |\n|---|--:|--:|--:|");
     for (name, total) in [("WASM host", suite.wasm), ("native", suite.native)] {
         println!(
@@ -131,7 +137,10 @@ fn grading_command(args: &[String]) -> Result<(), String> {
 
     let components: Vec<&str> = args.all("component").collect();
     if !components.is_empty() {
-        println!("\n### Other languages: grader call, fresh instance, evidence of {}\n", first.prepared.case.name);
+        println!(
+            "\n### Other languages: grader call, fresh instance, evidence of {}\n",
+            first.prepared.case.name
+        );
         println!("| component | grader | p50 ms | p99 ms |\n|---|---|--:|--:|");
     }
     for spec in components {

@@ -168,7 +168,11 @@ fn log_text(i: usize, error_line: usize) -> String {
     let mut line = 1;
     while log.len() < BIG_OUTPUT_BYTES {
         let next = if line == error_line {
-            format!("2026-11-29T10:{:02}:{:02}Z ERROR disk full at line {line}\n", line / 60 % 60, line % 60)
+            format!(
+                "2026-11-29T10:{:02}:{:02}Z ERROR disk full at line {line}\n",
+                line / 60 % 60,
+                line % 60
+            )
         } else {
             format!(
                 "2026-11-29T10:{:02}:{:02}Z INFO app-{i} request {line} served in {} ms\n",

@@ -55,8 +55,9 @@ fn evidence() -> Evidence {
         run: 1,
         mode: "replay".into(),
         model: "scripted".into(),
-        prompt: "Run exactly this shell command and tell me what it printed: echo evalhost-$((6*7))"
-            .into(),
+        prompt:
+            "Run exactly this shell command and tell me what it printed: echo evalhost-$((6*7))"
+                .into(),
         final_text: "The command printed evalhost-42.".into(),
         messages: vec![Message {
             role: "assistant".into(),

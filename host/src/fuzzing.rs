@@ -138,13 +138,27 @@ pub fn sse_stream(data: &[u8]) {
     let events = whole.expect("no fuzz input reaches the default size limit");
     for event in &events {
         let again = read_sse(SseParser::new(), std::iter::once(event.encode().as_bytes()));
-        assert_eq!(again, Ok(vec![event.clone()]), "encode then parse changed it");
+        assert_eq!(
+            again,
+            Ok(vec![event.clone()]),
+            "encode then parse changed it"
+        );
     }
     // A small limit, so the size check is reached: it fails the same way however split.
     let limit = 64;
-    let whole = read_sse(SseParser::with_max_event_bytes(limit), std::iter::once(body));
-    let chunked = read_sse(SseParser::with_max_event_bytes(limit), chunks(body, *chunking));
-    assert_eq!(whole.is_err(), chunked.is_err(), "chunking changed the size check");
+    let whole = read_sse(
+        SseParser::with_max_event_bytes(limit),
+        std::iter::once(body),
+    );
+    let chunked = read_sse(
+        SseParser::with_max_event_bytes(limit),
+        chunks(body, *chunking),
+    );
+    assert_eq!(
+        whole.is_err(),
+        chunked.is_err(),
+        "chunking changed the size check"
+    );
 }
 
 fn read_sse<'a>(
@@ -254,8 +268,7 @@ pub fn bundle(data: &[u8]) {
     let gzip = if mode % 3 == 1 {
         rest.to_vec()
     } else {
-        let mut encoder =
-            flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         encoder.write_all(rest).expect("writing to memory");
         encoder.finish().expect("writing to memory")
     };
@@ -327,7 +340,11 @@ fn assert_inside(path: &Path, location: &Location, text: &str) {
         location.line,
         line_count(text)
     );
-    assert!(location.column <= text.len() + 1, "column {}", location.column);
+    assert!(
+        location.column <= text.len() + 1,
+        "column {}",
+        location.column
+    );
 }
 
 /// Lines of `text` for location checks, counting `\n`, `\r\n` and a lone `\r` as line ends

@@ -105,7 +105,16 @@ async fn runs_in_the_workspace_with_a_clean_environment() {
     );
     for name in &names {
         assert!(
-            ["PATH", "HOME", "PWD", "SHLVL", "_", "OLDPWD", "EVALHOST_TOOL_CALL"].contains(name),
+            [
+                "PATH",
+                "HOME",
+                "PWD",
+                "SHLVL",
+                "_",
+                "OLDPWD",
+                "EVALHOST_TOOL_CALL"
+            ]
+            .contains(name),
             "unexpected variable {name} in {names:?}"
         );
     }

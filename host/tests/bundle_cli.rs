@@ -15,40 +15,104 @@ fn our_signature_verifies_with_ssh_keygen_and_its_signature_with_us() {
     let signers = p.allowed_signers(&key);
     let b = bundle.to_str().unwrap();
 
-    let out = p.ok(&["bundle", "sign", b, "--key", key.to_str().unwrap(), "--identity", IDENTITY]);
-    assert!(out.contains(&format!("{IDENTITY} namespaces=\"evalhost-bundle\" ssh-ed25519 ")), "{out}");
+    let out = p.ok(&[
+        "bundle",
+        "sign",
+        b,
+        "--key",
+        key.to_str().unwrap(),
+        "--identity",
+        IDENTITY,
+    ]);
+    assert!(
+        out.contains(&format!(
+            "{IDENTITY} namespaces=\"evalhost-bundle\" ssh-ed25519 "
+        )),
+        "{out}"
+    );
     let sig = p.path("acme-checks-1.0.0.tar.gz.sig");
     let armored = std::fs::read_to_string(&sig).unwrap();
-    assert!(armored.starts_with("-----BEGIN SSH SIGNATURE-----\n"), "{armored}");
+    assert!(
+        armored.starts_with("-----BEGIN SSH SIGNATURE-----\n"),
+        "{armored}"
+    );
 
     // `evalhost bundle manifest B | ssh-keygen -Y verify ...` succeeds.
     let manifest = p.ok(&["bundle", "manifest", b]);
-    assert!(manifest.contains("final_text_is.wasm") && manifest.contains("sha256"), "{manifest}");
-    let (ok, said) = ssh_keygen(
-        &["-Y", "verify", "-f", signers.to_str().unwrap(), "-I", IDENTITY, "-n", "evalhost-bundle", "-s", sig.to_str().unwrap()],
+    assert!(
+        manifest.contains("final_text_is.wasm") && manifest.contains("sha256"),
+        "{manifest}"
+    );
+    let (ok, out, err) = ssh_keygen(
+        &[
+            "-Y",
+            "verify",
+            "-f",
+            signers.to_str().unwrap(),
+            "-I",
+            IDENTITY,
+            "-n",
+            "evalhost-bundle",
+            "-s",
+            sig.to_str().unwrap(),
+        ],
         manifest.as_bytes(),
     );
-    assert!(ok, "ssh-keygen refused our signature: {said}");
+    assert!(ok, "ssh-keygen refused our signature: {out}{err}");
+    assert!(
+        out.contains(&format!(
+            "Good \"evalhost-bundle\" signature for {IDENTITY}"
+        )),
+        "{out}"
+    );
     // ... and fails for other bytes, so the check above means something.
-    let (ok, _) = ssh_keygen(
-        &["-Y", "verify", "-f", signers.to_str().unwrap(), "-I", IDENTITY, "-n", "evalhost-bundle", "-s", sig.to_str().unwrap()],
+    let (ok, _, _) = ssh_keygen(
+        &[
+            "-Y",
+            "verify",
+            "-f",
+            signers.to_str().unwrap(),
+            "-I",
+            IDENTITY,
+            "-n",
+            "evalhost-bundle",
+            "-s",
+            sig.to_str().unwrap(),
+        ],
         format!("{manifest} ").as_bytes(),
     );
     assert!(!ok);
 
     // A signature made by ssh-keygen over the printed manifest is accepted by us.
-    let (ok, said) = ssh_keygen(
-        &["-Y", "sign", "-n", "evalhost-bundle", "-f", key.to_str().unwrap()],
+    let (ok, armored, err) = ssh_keygen(
+        &[
+            "-Y",
+            "sign",
+            "-n",
+            "evalhost-bundle",
+            "-f",
+            key.to_str().unwrap(),
+        ],
         manifest.as_bytes(),
     );
-    assert!(ok, "{said}");
+    assert!(ok, "{err}");
     let theirs = p.path("openssh.sig");
-    std::fs::write(&theirs, said.trim_start_matches(|c| c != '-')).unwrap();
+    std::fs::write(&theirs, armored).unwrap();
     let out = p.ok(&[
-        "bundle", "verify", b, "--allowed-signers", signers.to_str().unwrap(),
-        "--signature", theirs.to_str().unwrap(), "--identity", IDENTITY,
+        "bundle",
+        "verify",
+        b,
+        "--allowed-signers",
+        signers.to_str().unwrap(),
+        "--signature",
+        theirs.to_str().unwrap(),
+        "--identity",
+        IDENTITY,
     ]);
-    assert!(out.contains(&format!("verified acme-checks 1.0.0: signed by {IDENTITY}")), "{out}");
+    assert!(
+        out.contains(&format!("verified acme-checks 1.0.0: signed by {IDENTITY}")),
+        "{out}"
+    );
 }
 
 #[test]
@@ -57,27 +121,43 @@ fn an_installed_bundle_grades_a_case_and_the_report_names_it() {
     let bundle = p.pack("1.0.0");
     let key = p.keygen("team_key");
     p.allowed_signers(&key);
-    p.trust("allowed_signers = \"allowed_signers\"\nallow_unsigned = false\nallow_wasm_paths = false");
+    p.trust(
+        "allowed_signers = \"allowed_signers\"\nallow_unsigned = false\nallow_wasm_paths = false",
+    );
     let b = bundle.to_str().unwrap();
     p.ok(&["bundle", "sign", b, "--key", key.to_str().unwrap()]);
 
     let out = p.ok(&["bundle", "install", b]);
-    assert!(out.contains(&format!("signed by {IDENTITY}")) && out.contains("pinned in evalhost.lock"), "{out}");
+    assert!(
+        out.contains(&format!("signed by {IDENTITY}")) && out.contains("pinned in evalhost.lock"),
+        "{out}"
+    );
     let lock = std::fs::read_to_string(p.project().join("evalhost.lock")).unwrap();
-    assert!(lock.contains("[bundles.acme-checks]") && lock.contains("version = \"1.0.0\""), "{lock}");
+    assert!(
+        lock.contains("[bundles.acme-checks]") && lock.contains("version = \"1.0.0\""),
+        "{lock}"
+    );
     // Installing the same bundle again is fine (content-addressed, same digest).
     p.ok(&["bundle", "install", b]);
 
     let case = p.case("graded-by-bundle", "acme-checks/final_text_is");
     let (code, out, err) = p.evalhost(&["run", "--out", "out", &case]);
     assert_eq!(code, 0, "{out}\n{err}");
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(p.project().join("out/report.json")).unwrap()).unwrap();
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(p.project().join("out/report.json")).unwrap(),
+    )
+    .unwrap();
     let verdict = &report["cases"][0]["runs"][0]["verdicts"][0];
     assert_eq!(verdict["outcome"], "pass", "{verdict}");
-    assert_eq!(verdict["bundle"], serde_json::json!({"name": "acme-checks", "version": "1.0.0"}));
+    assert_eq!(
+        verdict["bundle"],
+        serde_json::json!({"name": "acme-checks", "version": "1.0.0"})
+    );
     let component = std::fs::read(bundle_support::COMPONENT).unwrap();
-    assert_eq!(verdict["component_digest"], hex::encode(Sha256::digest(&component)));
+    assert_eq!(
+        verdict["component_digest"],
+        hex::encode(Sha256::digest(&component))
+    );
 
     // The grader fails on other text: the bundle's component really grades.
     std::fs::write(
@@ -91,10 +171,15 @@ fn an_installed_bundle_grades_a_case_and_the_report_names_it() {
     // A built-in grader's verdict has `bundle: null`.
     let case = p.case("builtin", "final_text_contains");
     p.ok(&["run", "--out", "out2", &case]);
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(p.project().join("out2/report.json")).unwrap()).unwrap();
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(p.project().join("out2/report.json")).unwrap(),
+    )
+    .unwrap();
     let verdict = &report["cases"][0]["runs"][0]["verdicts"][0];
-    assert!(verdict.get("bundle").is_some_and(|b| b.is_null()), "{verdict}");
+    assert!(
+        verdict.get("bundle").is_some_and(|b| b.is_null()),
+        "{verdict}"
+    );
 }
 
 #[test]
@@ -105,12 +190,22 @@ fn unknown_graders_missing_bundles_and_refused_paths_are_load_time_errors() {
 
     let case = p.case("unknown-grader", "acme-checks/no_such_grader");
     let err = p.refused(&["run", &case]);
-    assert!(err.contains("unknown-grader.yaml") && err.contains("graders[0].acme-checks/no_such_grader"), "{err}");
-    assert!(err.contains("provides no grader `no_such_grader` (it provides: final_text_is)"), "{err}");
+    assert!(
+        err.contains("unknown-grader.yaml")
+            && err.contains("graders[0].acme-checks/no_such_grader"),
+        "{err}"
+    );
+    assert!(
+        err.contains("provides no grader `no_such_grader` (it provides: final_text_is)"),
+        "{err}"
+    );
 
     let case = p.case("missing-bundle", "other-team/final_text_is");
     let err = p.refused(&["run", &case]);
-    assert!(err.contains("missing-bundle.yaml") && err.contains("bundle `other-team` is not installed"), "{err}");
+    assert!(
+        err.contains("missing-bundle.yaml") && err.contains("bundle `other-team` is not installed"),
+        "{err}"
+    );
 
     // Loose .wasm components: allowed by default, refused by the policy.
     std::fs::copy(bundle_support::COMPONENT, p.project().join("loose.wasm")).unwrap();
@@ -118,7 +213,10 @@ fn unknown_graders_missing_bundles_and_refused_paths_are_load_time_errors() {
     p.ok(&["run", &case]);
     p.trust("allow_wasm_paths = false");
     let err = p.refused(&["run", &case]);
-    assert!(err.contains("loose.yaml") && err.contains("allow_wasm_paths = false"), "{err}");
+    assert!(
+        err.contains("loose.yaml") && err.contains("allow_wasm_paths = false"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -128,11 +226,17 @@ fn unsigned_bundles_are_accepted_by_default_and_refused_by_policy() {
     let b = bundle.to_str().unwrap();
     let (code, out, err) = p.evalhost(&["bundle", "verify", b]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("UNSIGNED") && err.contains("warning"), "{out}{err}");
+    assert!(
+        out.contains("UNSIGNED") && err.contains("warning"),
+        "{out}{err}"
+    );
 
     p.trust("allow_unsigned = false");
     let err = p.refused(&["bundle", "install", b]);
-    assert!(err.contains("is unsigned") && err.contains("allow_unsigned = false"), "{err}");
+    assert!(
+        err.contains("is unsigned") && err.contains("allow_unsigned = false"),
+        "{err}"
+    );
     assert!(p.store_files().is_empty());
     assert!(!p.project().join("evalhost.lock").exists());
 }

@@ -5,7 +5,9 @@ mod bundle_support;
 
 use std::path::PathBuf;
 
-use bundle_support::{Entry, IDENTITY, Project, read_entries, ssh_keygen, write_entries, write_tar};
+use bundle_support::{
+    Entry, IDENTITY, Project, read_entries, ssh_keygen, write_entries, write_tar,
+};
 
 /// A project trusting one key, with a signed 1.0.0 bundle: `(project, bundle, key)`.
 fn signed() -> (Project, PathBuf, PathBuf) {
@@ -14,7 +16,13 @@ fn signed() -> (Project, PathBuf, PathBuf) {
     let key = p.keygen("team_key");
     p.allowed_signers(&key);
     p.trust("allowed_signers = \"allowed_signers\"\nallow_unsigned = false");
-    p.ok(&["bundle", "sign", bundle.to_str().unwrap(), "--key", key.to_str().unwrap()]);
+    p.ok(&[
+        "bundle",
+        "sign",
+        bundle.to_str().unwrap(),
+        "--key",
+        key.to_str().unwrap(),
+    ]);
     (p, bundle, key)
 }
 
@@ -28,17 +36,30 @@ fn refused(p: &Project, bundle: &std::path::Path, expected: &[&str]) -> String {
         assert!(err.contains(needle), "expected `{needle}` in:\n{err}");
     }
     assert_eq!(p.store_files(), before, "the store changed after: {err}");
-    assert_eq!(std::fs::read(p.project().join("evalhost.lock")).ok(), lock, "the lock changed after: {err}");
+    assert_eq!(
+        std::fs::read(p.project().join("evalhost.lock")).ok(),
+        lock,
+        "the lock changed after: {err}"
+    );
     err
 }
 
 /// A copy of the signed bundle as `name` (signature copied along) after `edit` of its files.
-fn variant(p: &Project, bundle: &std::path::Path, name: &str, edit: impl FnOnce(&mut Vec<(String, Vec<u8>)>)) -> PathBuf {
+fn variant(
+    p: &Project,
+    bundle: &std::path::Path,
+    name: &str,
+    edit: impl FnOnce(&mut Vec<(String, Vec<u8>)>),
+) -> PathBuf {
     let mut entries = read_entries(bundle);
     edit(&mut entries);
     let out = p.path(name);
     write_entries(&out, &entries);
-    std::fs::copy(p.path("acme-checks-1.0.0.tar.gz.sig"), p.path(&format!("{name}.sig"))).unwrap();
+    std::fs::copy(
+        p.path("acme-checks-1.0.0.tar.gz.sig"),
+        p.path(&format!("{name}.sig")),
+    )
+    .unwrap();
     out
 }
 
@@ -60,22 +81,43 @@ fn the_untouched_bundle_installs() {
 fn a_flipped_byte_in_a_component_is_a_digest_mismatch() {
     let (p, bundle, _) = signed();
     let b = variant(&p, &bundle, "component.tar.gz", |entries| {
-        let (_, bytes) = entries.iter_mut().find(|(path, _)| path == "final_text_is.wasm").unwrap();
+        let (_, bytes) = entries
+            .iter_mut()
+            .find(|(path, _)| path == "final_text_is.wasm")
+            .unwrap();
         let middle = bytes.len() / 2;
         flip(bytes, middle);
     });
-    refused(&p, &b, &["file `final_text_is.wasm` has sha256", "but the manifest says", "modified after signing"]);
+    refused(
+        &p,
+        &b,
+        &[
+            "file `final_text_is.wasm` has sha256",
+            "but the manifest says",
+            "modified after signing",
+        ],
+    );
 }
 
 #[test]
 fn a_flipped_byte_in_the_manifest_breaks_the_signature() {
     let (p, bundle, _) = signed();
     let b = variant(&p, &bundle, "manifest.tar.gz", |entries| {
-        let (_, bytes) = entries.iter_mut().find(|(path, _)| path == "MANIFEST.toml").unwrap();
+        let (_, bytes) = entries
+            .iter_mut()
+            .find(|(path, _)| path == "MANIFEST.toml")
+            .unwrap();
         let at = bytes.len() - 5;
         flip(bytes, at);
     });
-    refused(&p, &b, &["does not match the manifest", "the manifest or the signature was modified"]);
+    refused(
+        &p,
+        &b,
+        &[
+            "does not match the manifest",
+            "the manifest or the signature was modified",
+        ],
+    );
 }
 
 #[test]
@@ -95,7 +137,11 @@ fn a_flipped_byte_in_the_signature_is_refused() {
     std::fs::write(&sig_path, forged.to_pem(ssh_key::LineEnding::LF).unwrap()).unwrap();
     refused(&p, &bundle, &["does not match the manifest"]);
     // Garbage instead of a signature has its own message.
-    std::fs::write(&sig_path, "-----BEGIN SSH SIGNATURE-----\nAAAA\n-----END SSH SIGNATURE-----\n").unwrap();
+    std::fs::write(
+        &sig_path,
+        "-----BEGIN SSH SIGNATURE-----\nAAAA\n-----END SSH SIGNATURE-----\n",
+    )
+    .unwrap();
     refused(&p, &bundle, &["is not an OpenSSH signature"]);
 }
 
@@ -105,16 +151,31 @@ fn extra_missing_and_renamed_files_are_refused() {
     let extra = variant(&p, &bundle, "extra.tar.gz", |entries| {
         entries.push(("notes.txt".into(), b"smuggled".to_vec()));
     });
-    refused(&p, &extra, &["file `notes.txt` is not listed in the manifest (an extra file)"]);
+    refused(
+        &p,
+        &extra,
+        &["file `notes.txt` is not listed in the manifest (an extra file)"],
+    );
     let missing = variant(&p, &bundle, "missing.tar.gz", |entries| {
         entries.retain(|(path, _)| path != "bundle.toml");
     });
-    refused(&p, &missing, &["file `bundle.toml` is listed in the manifest but missing from the archive"]);
+    refused(
+        &p,
+        &missing,
+        &["file `bundle.toml` is listed in the manifest but missing from the archive"],
+    );
     let renamed = variant(&p, &bundle, "renamed.tar.gz", |entries| {
-        let entry = entries.iter_mut().find(|(path, _)| path == "final_text_is.wasm").unwrap();
+        let entry = entries
+            .iter_mut()
+            .find(|(path, _)| path == "final_text_is.wasm")
+            .unwrap();
         entry.0 = "other.wasm".into();
     });
-    refused(&p, &renamed, &["file `final_text_is.wasm` of the manifest was renamed to `other.wasm`"]);
+    refused(
+        &p,
+        &renamed,
+        &["file `final_text_is.wasm` of the manifest was renamed to `other.wasm`"],
+    );
     let unpacked = variant(&p, &bundle, "no-manifest.tar.gz", |entries| {
         entries.retain(|(path, _)| path != "MANIFEST.toml");
     });
@@ -125,13 +186,36 @@ fn extra_missing_and_renamed_files_are_refused() {
 fn a_key_not_in_allowed_signers_is_refused() {
     let (p, bundle, _) = signed();
     let stranger = p.keygen("stranger_key");
-    p.ok(&["bundle", "sign", bundle.to_str().unwrap(), "--key", stranger.to_str().unwrap()]);
-    let err = refused(&p, &bundle, &["is signed by key SHA256:", "which", "allowed_signers` does not allow"]);
+    p.ok(&[
+        "bundle",
+        "sign",
+        bundle.to_str().unwrap(),
+        "--key",
+        stranger.to_str().unwrap(),
+    ]);
+    let err = refused(
+        &p,
+        &bundle,
+        &[
+            "is signed by key SHA256:",
+            "which",
+            "allowed_signers` does not allow",
+        ],
+    );
     assert!(!err.contains("for identity"), "{err}");
     // The trusted key, but an identity it is not listed under.
     let (p, bundle, _) = signed();
-    let err = p.refused(&["bundle", "install", bundle.to_str().unwrap(), "--identity", "eve@example.com"]);
-    assert!(err.contains("does not allow for identity eve@example.com"), "{err}");
+    let err = p.refused(&[
+        "bundle",
+        "install",
+        bundle.to_str().unwrap(),
+        "--identity",
+        "eve@example.com",
+    ]);
+    assert!(
+        err.contains("does not allow for identity eve@example.com"),
+        "{err}"
+    );
     assert!(p.store_files().is_empty());
 }
 
@@ -139,10 +223,17 @@ fn a_key_not_in_allowed_signers_is_refused() {
 fn a_valid_signature_for_another_namespace_is_refused() {
     let (p, bundle, key) = signed();
     let manifest = p.ok(&["bundle", "manifest", bundle.to_str().unwrap()]);
-    let (ok, sig) = ssh_keygen(&["-Y", "sign", "-n", "git", "-f", key.to_str().unwrap()], manifest.as_bytes());
-    assert!(ok, "{sig}");
-    std::fs::write(p.path("acme-checks-1.0.0.tar.gz.sig"), sig.trim_start_matches(|c| c != '-')).unwrap();
-    refused(&p, &bundle, &["was made for namespace `git`, not `evalhost-bundle`"]);
+    let (ok, sig, err) = ssh_keygen(
+        &["-Y", "sign", "-n", "git", "-f", key.to_str().unwrap()],
+        manifest.as_bytes(),
+    );
+    assert!(ok, "{err}");
+    std::fs::write(p.path("acme-checks-1.0.0.tar.gz.sig"), sig).unwrap();
+    refused(
+        &p,
+        &bundle,
+        &["was made for namespace `git`, not `evalhost-bundle`"],
+    );
 }
 
 #[test]
@@ -150,22 +241,57 @@ fn an_older_version_than_locked_is_refused_at_install_and_at_run() {
     let (p, bundle, key) = signed();
     p.ok(&["bundle", "install", bundle.to_str().unwrap()]);
     let older = p.pack("0.9.0");
-    p.ok(&["bundle", "sign", older.to_str().unwrap(), "--key", key.to_str().unwrap()]);
-    refused(&p, &older, &["bundle `acme-checks` 0.9.0 is older than 1.0.0", "evalhost.lock", "refusing the rollback"]);
+    p.ok(&[
+        "bundle",
+        "sign",
+        older.to_str().unwrap(),
+        "--key",
+        key.to_str().unwrap(),
+    ]);
+    refused(
+        &p,
+        &older,
+        &[
+            "bundle `acme-checks` 0.9.0 is older than 1.0.0",
+            "evalhost.lock",
+            "refusing the rollback",
+        ],
+    );
 
     // At run time: the lock pins 1.0.0 but only 0.9.0 is in this store (installed with
     // another lock), so nothing is loaded and no case runs.
     let other = Project::new();
-    std::fs::copy(p.project().join("allowed_signers"), other.project().join("allowed_signers")).unwrap();
+    std::fs::copy(
+        p.project().join("allowed_signers"),
+        other.project().join("allowed_signers"),
+    )
+    .unwrap();
     other.trust("allowed_signers = \"allowed_signers\"");
     std::fs::copy(&older, other.path("older.tar.gz")).unwrap();
-    std::fs::copy(p.path("acme-checks-0.9.0.tar.gz.sig"), other.path("older.tar.gz.sig")).unwrap();
-    other.ok(&["bundle", "install", other.path("older.tar.gz").to_str().unwrap(), "--lock", "other.lock"]);
-    std::fs::copy(p.project().join("evalhost.lock"), other.project().join("evalhost.lock")).unwrap();
+    std::fs::copy(
+        p.path("acme-checks-0.9.0.tar.gz.sig"),
+        other.path("older.tar.gz.sig"),
+    )
+    .unwrap();
+    other.ok(&[
+        "bundle",
+        "install",
+        other.path("older.tar.gz").to_str().unwrap(),
+        "--lock",
+        "other.lock",
+    ]);
+    std::fs::copy(
+        p.project().join("evalhost.lock"),
+        other.project().join("evalhost.lock"),
+    )
+    .unwrap();
     let case = other.case("pinned", "acme-checks/final_text_is");
     let (code, out, err) = other.evalhost(&["run", &case]);
     assert_eq!(code, 2, "{out}{err}");
-    assert!(err.contains("pinned.yaml") && err.contains("0.9.0 is older than 1.0.0"), "{err}");
+    assert!(
+        err.contains("pinned.yaml") && err.contains("0.9.0 is older than 1.0.0"),
+        "{err}"
+    );
     assert!(!out.contains("pinned"), "a case ran: {out}");
 }
 
@@ -183,7 +309,10 @@ fn a_store_modified_after_install_is_refused_at_run() {
     std::fs::write(&component, bytes).unwrap();
     let case = p.case("tampered-store", "acme-checks/final_text_is");
     let err = p.refused(&["run", &case]);
-    assert!(err.contains("tampered-store.yaml") && err.contains("file `final_text_is.wasm` has sha256"), "{err}");
+    assert!(
+        err.contains("tampered-store.yaml") && err.contains("file `final_text_is.wasm` has sha256"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -191,27 +320,56 @@ fn hostile_archives_are_refused_before_anything_is_unpacked() {
     let p = Project::new();
     p.trust("allow_unsigned = true");
     let cases: [(&str, Entry, &str); 4] = [
-        ("dotdot", Entry::file("../x", b"escaped"), "refusing entry `../x`: contains `..`"),
-        ("absolute", Entry::file("/tmp/evalhost-bundle-x", b"escaped"), "refusing entry `/tmp/evalhost-bundle-x`: absolute path"),
+        (
+            "dotdot",
+            Entry::file("../x", b"escaped"),
+            "refusing entry `../x`: contains `..`",
+        ),
+        (
+            "absolute",
+            Entry::file("/tmp/evalhost-bundle-x", b"escaped"),
+            "refusing entry `/tmp/evalhost-bundle-x`: absolute path",
+        ),
         (
             "symlink",
-            Entry { name: b"link", kind: tar::EntryType::Symlink, data: b"", link: b"/etc/passwd" },
+            Entry {
+                name: b"link",
+                kind: tar::EntryType::Symlink,
+                data: b"",
+                link: b"/etc/passwd",
+            },
             "refusing entry `link`: a symlink",
         ),
         (
             "hardlink",
-            Entry { name: b"hard", kind: tar::EntryType::Link, data: b"", link: b"/etc/passwd" },
+            Entry {
+                name: b"hard",
+                kind: tar::EntryType::Link,
+                data: b"",
+                link: b"/etc/passwd",
+            },
             "refusing entry `hard`: a hardlink",
         ),
     ];
     for (name, entry, message) in cases {
         let path = p.path(&format!("{name}.tar.gz"));
-        write_tar(&path, &[Entry::file("MANIFEST.toml", b"format = 1\n"), entry]);
+        write_tar(
+            &path,
+            &[Entry::file("MANIFEST.toml", b"format = 1\n"), entry],
+        );
         refused(&p, &path, &[message]);
         assert!(!p.path("x").exists() && !std::path::Path::new("/tmp/evalhost-bundle-x").exists());
     }
     let device = p.path("device.tar.gz");
-    write_tar(&device, &[Entry { name: b"dev", kind: tar::EntryType::Char, data: b"", link: b"" }]);
+    write_tar(
+        &device,
+        &[Entry {
+            name: b"dev",
+            kind: tar::EntryType::Char,
+            data: b"",
+            link: b"",
+        }],
+    );
     refused(&p, &device, &["refusing entry `dev`: a character device"]);
 }
 
@@ -237,11 +395,19 @@ fn a_gzip_bomb_is_refused_while_it_streams() {
     }
     gz.finish().unwrap();
     assert!(std::fs::metadata(&path).unwrap().len() < 2 << 20);
-    refused(&p, &path, &["decompresses to more than", "decompression bomb"]);
+    refused(
+        &p,
+        &path,
+        &["decompresses to more than", "decompression bomb"],
+    );
 
     // A plain oversized file is refused from its header, before its data is read.
     let big = p.path("big.tar.gz");
     let data = vec![0u8; 65 << 20];
     write_tar(&big, &[Entry::file("big.bin", &data)]);
-    refused(&p, &big, &["entry `big.bin` would take the unpacked size past the"]);
+    refused(
+        &p,
+        &big,
+        &["entry `big.bin` would take the unpacked size past the"],
+    );
 }

@@ -30,15 +30,18 @@ fn yaml_to_json(text: &str) -> serde_json::Value {
 /// The problems the schema finds in a case file's text.
 fn problems(validator: &jsonschema::Validator, text: &str) -> Vec<String> {
     let value = yaml_to_json(text);
-    validator.iter_errors(&value).map(|e| e.to_string()).collect()
+    validator
+        .iter_errors(&value)
+        .map(|e| e.to_string())
+        .collect()
 }
 
 #[test]
 fn the_committed_schema_matches_the_generated_one() {
     let (code, generated, stderr) = evalhost(&["schema", "case"]);
     assert_eq!(code, 0, "{stderr}");
-    let committed = std::fs::read_to_string(repo().join("schema/case.schema.json"))
-        .unwrap_or_default();
+    let committed =
+        std::fs::read_to_string(repo().join("schema/case.schema.json")).unwrap_or_default();
     assert!(
         committed == generated,
         "schema/case.schema.json is out of date with the case types or the built-in graders; \
@@ -100,18 +103,35 @@ fn a_typo_in_a_field_name_fails() {
 #[test]
 fn grader_names_and_configs_are_checked() {
     let validator = validator();
-    let case = |graders: &str| {
-        format!("name: c\nprompt: Hi.\nmodel:\n  - text: hi\ngraders:\n{graders}")
-    };
+    let case =
+        |graders: &str| format!("name: c\nprompt: Hi.\nmodel:\n  - text: hi\ngraders:\n{graders}");
     assert!(problems(&validator, &case("  - final_text_contains: hi\n")).is_empty());
-    assert!(problems(&validator, &case("  - max_requests: 3\n  - tool_called: bash\n")).is_empty());
+    assert!(
+        problems(
+            &validator,
+            &case("  - max_requests: 3\n  - tool_called: bash\n")
+        )
+        .is_empty()
+    );
     // A component file or a bundle's grader takes any config.
-    assert!(problems(&validator, &case("  - ../grader.wasm#no_secrets: {word: x}\n")).is_empty());
+    assert!(
+        problems(
+            &validator,
+            &case("  - ../grader.wasm#no_secrets: {word: x}\n")
+        )
+        .is_empty()
+    );
     assert!(problems(&validator, &case("  - security/no-secret-leak: {}\n")).is_empty());
     // Unknown built-in grader, a config of the wrong type, two graders in one entry.
     assert!(!problems(&validator, &case("  - final_text_containz: hi\n")).is_empty());
     assert!(!problems(&validator, &case("  - max_requests: lots\n")).is_empty());
-    assert!(!problems(&validator, &case("  - {max_requests: 1, tool_called: bash}\n")).is_empty());
+    assert!(
+        !problems(
+            &validator,
+            &case("  - {max_requests: 1, tool_called: bash}\n")
+        )
+        .is_empty()
+    );
     assert!(!problems(&validator, "name: c\nprompt: Hi.\ngraders: []\n").is_empty());
     assert!(!problems(&validator, &case("  - max_requests: 1\nruns: 33\n")).is_empty());
 }

@@ -16,8 +16,14 @@ const GREEN: &str = "\x1b[32m";
 fn color_always_paints_status_words_and_the_error_line() {
     let (code, stdout, stderr) = evalhost(&["run", "--color", "always", "cases/mino-failing"]);
     assert_eq!(code, 1, "{stdout}{stderr}");
-    assert!(stdout.contains(&format!("{RED_BOLD}FAIL\x1b[0m")), "{stdout:?}");
-    assert!(stdout.contains(&format!("{GREEN}pass\x1b[0m")), "{stdout:?}");
+    assert!(
+        stdout.contains(&format!("{RED_BOLD}FAIL\x1b[0m")),
+        "{stdout:?}"
+    );
+    assert!(
+        stdout.contains(&format!("{GREEN}pass\x1b[0m")),
+        "{stdout:?}"
+    );
     assert!(
         stdout.contains(&format!("{RED_BOLD}1 of 2 cases failed\x1b[0m.")),
         "{stdout:?}"
@@ -48,13 +54,19 @@ fn color_never_and_non_terminals_get_no_escape_codes() {
 fn a_terminal_gets_colour_unless_no_color_is_set() {
     let colored = on_terminal(&["run", "--quiet", "cases/mino-failing"], None);
     assert!(colored.contains(&format!("{RED_BOLD}FAIL")), "{colored:?}");
-    assert!(colored.contains(&format!("{RED_BOLD}Error:")), "{colored:?}");
+    assert!(
+        colored.contains(&format!("{RED_BOLD}Error:")),
+        "{colored:?}"
+    );
     // An empty NO_COLOR does not count (no-color.org).
     let empty = on_terminal(&["run", "--quiet", "cases/mino-failing"], Some(""));
     assert!(empty.contains(&format!("{RED_BOLD}FAIL")), "{empty:?}");
     let plain = on_terminal(&["run", "--quiet", "cases/mino-failing"], Some("1"));
     assert!(!plain.contains('\x1b'), "{plain:?}");
-    assert!(plain.contains("FAIL") && plain.contains("Error: Eval failed"), "{plain:?}");
+    assert!(
+        plain.contains("FAIL") && plain.contains("Error: Eval failed"),
+        "{plain:?}"
+    );
     // The flag wins over the variable.
     let forced = on_terminal(
         &["run", "--quiet", "--color", "always", "cases/mino-failing"],

@@ -43,11 +43,24 @@ fn lists_cases_of_every_format_with_tags_and_graders() {
     );
     let nexus = row("build-error-fix");
     assert_eq!(nexus[1], "nexus", "{stdout}");
-    assert_eq!(nexus[3], "react,tools,mock", "the Nexus case's tags: {stdout}");
+    assert_eq!(
+        nexus[3], "react,tools,mock",
+        "the Nexus case's tags: {stdout}"
+    );
     assert_eq!(row("ceo-bootstrap-empty")[1], "agentcompany", "{stdout}");
     assert_eq!(
         lines.last().copied(),
-        Some(format!("7 cases, {} grader entries", grader_entries(&["cases/mino", "cases/nexus/build-error-fix", "cases/agentcompany/ceo-bootstrap-empty.jsonl"])).as_str()),
+        Some(
+            format!(
+                "7 cases, {} grader entries",
+                grader_entries(&[
+                    "cases/mino",
+                    "cases/nexus/build-error-fix",
+                    "cases/agentcompany/ceo-bootstrap-empty.jsonl"
+                ])
+            )
+            .as_str()
+        ),
         "{stdout}"
     );
 }
@@ -108,7 +121,8 @@ fn a_broken_case_is_a_located_error() {
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(stdout.is_empty(), "{stdout}");
     assert!(
-        stderr.contains("typo.yaml:2:1: promt: unknown field") && stderr.contains("did you mean `prompt`?"),
+        stderr.contains("typo.yaml:2:1: promt: unknown field")
+            && stderr.contains("did you mean `prompt`?"),
         "{stderr}"
     );
 }

@@ -96,8 +96,16 @@ fn twenty_runs_at_one_and_four_jobs_give_the_same_report() {
                 .unwrap_or(0);
             panic!(
                 "run {i} (--jobs {jobs}) differs from run 0 (--jobs 1) at line {first_difference}:\n{}\n---\n{}",
-                a.lines().skip(first_difference.saturating_sub(5)).take(10).collect::<Vec<_>>().join("\n"),
-                b.lines().skip(first_difference.saturating_sub(5)).take(10).collect::<Vec<_>>().join("\n"),
+                a.lines()
+                    .skip(first_difference.saturating_sub(5))
+                    .take(10)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                b.lines()
+                    .skip(first_difference.saturating_sub(5))
+                    .take(10)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
             );
         }
     }

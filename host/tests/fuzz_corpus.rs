@@ -36,8 +36,8 @@ fn every_corpus_input_of_every_target_passes_its_checks() {
 
 #[test]
 fn every_fuzz_target_has_a_corpus_and_a_cargo_fuzz_binary() {
-    let manifest = std::fs::read_to_string(corpus_dir("").join("../../Cargo.toml"))
-        .expect("fuzz/Cargo.toml");
+    let manifest =
+        std::fs::read_to_string(corpus_dir("").join("../../Cargo.toml")).expect("fuzz/Cargo.toml");
     for (target, _) in evalhost::fuzzing::TARGETS {
         assert!(
             manifest.contains(&format!("name = \"{target}\"")),

@@ -21,51 +21,84 @@ macro_rules! probe_test {
     };
 }
 
-probe_test!(reading_etc_passwd_is_refused, "read-etc-passwd", Expect::Refused, |e| {
-    e.starts_with("grader failed: /etc/passwd:")
-});
-probe_test!(reading_through_dotdot_is_refused, "read-parent", Expect::Refused, |e| {
-    e.contains("/workspace/../secret.txt:") && e.contains("../secret.txt:")
-});
-probe_test!(an_absolute_symlink_out_is_refused, "read-symlink", Expect::Refused, |e| {
-    e.contains("/workspace/link:")
-});
-probe_test!(a_symlink_chain_out_is_refused, "read-symlink-chain", Expect::Refused, |e| {
-    e.contains("/workspace/chain:")
-});
+probe_test!(
+    reading_etc_passwd_is_refused,
+    "read-etc-passwd",
+    Expect::Refused,
+    |e| { e.starts_with("grader failed: /etc/passwd:") }
+);
+probe_test!(
+    reading_through_dotdot_is_refused,
+    "read-parent",
+    Expect::Refused,
+    |e| { e.contains("/workspace/../secret.txt:") && e.contains("../secret.txt:") }
+);
+probe_test!(
+    an_absolute_symlink_out_is_refused,
+    "read-symlink",
+    Expect::Refused,
+    |e| { e.contains("/workspace/link:") }
+);
+probe_test!(
+    a_symlink_chain_out_is_refused,
+    "read-symlink-chain",
+    Expect::Refused,
+    |e| { e.contains("/workspace/chain:") }
+);
 probe_test!(
     trailing_slash_and_dot_forms_are_refused,
     "read-trailing-slash",
     Expect::Refused,
     |e| e.contains("/workspace/../secret.txt/:") && e.contains("/workspace/..:")
 );
-probe_test!(creating_a_file_is_refused, "write-file", Expect::Refused, |e| {
-    e.contains("/workspace/pwned.txt:")
-});
+probe_test!(
+    creating_a_file_is_refused,
+    "write-file",
+    Expect::Refused,
+    |e| { e.contains("/workspace/pwned.txt:") }
+);
 probe_test!(truncating_is_refused, "truncate", Expect::Refused, |e| {
     e.contains("O_TRUNC") && e.contains("set_len(0)")
 });
-probe_test!(create_new_and_mkdir_are_refused, "create", Expect::Refused, |e| {
-    e.contains("create created.txt:") && e.contains("create created-dir:")
-});
+probe_test!(
+    create_new_and_mkdir_are_refused,
+    "create",
+    Expect::Refused,
+    |e| { e.contains("create created.txt:") && e.contains("create created-dir:") }
+);
 probe_test!(renaming_is_refused, "rename", Expect::Refused, |e| e
     .contains("rename notes.md:"));
 probe_test!(hard_linking_is_refused, "hard-link", Expect::Refused, |e| e
     .contains("hard-link notes.md:"));
-probe_test!(setting_times_is_refused, "set-times", Expect::Refused, |e| e
-    .contains("set-times notes.md:"));
+probe_test!(
+    setting_times_is_refused,
+    "set-times",
+    Expect::Refused,
+    |e| e.contains("set-times notes.md:")
+);
 probe_test!(removing_is_refused, "remove", Expect::Refused, |e| e
     .contains("remove notes.md:"));
 probe_test!(connecting_out_is_refused, "network", Expect::Refused, |e| {
     e.contains("127.0.0.1:80:") && e.contains("1.1.1.1:443:")
 });
-probe_test!(listening_and_binding_are_refused, "socket-listen", Expect::Refused, |e| {
-    e.contains("tcp listen:") && e.contains("udp bind:")
-});
-probe_test!(no_environment_and_no_arguments, "env", Expect::Refused, |e| e
-    == "grader failed: no environment variables and no arguments");
-probe_test!(an_infinite_loop_exhausts_fuel, "infinite-loop", Expect::Fuel, |e| e
-    == "fuel exhausted after 20000000 instructions");
+probe_test!(
+    listening_and_binding_are_refused,
+    "socket-listen",
+    Expect::Refused,
+    |e| { e.contains("tcp listen:") && e.contains("udp bind:") }
+);
+probe_test!(
+    no_environment_and_no_arguments,
+    "env",
+    Expect::Refused,
+    |e| e == "grader failed: no environment variables and no arguments"
+);
+probe_test!(
+    an_infinite_loop_exhausts_fuel,
+    "infinite-loop",
+    Expect::Fuel,
+    |e| e == "fuel exhausted after 20000000 instructions"
+);
 probe_test!(
     an_infinite_loop_hits_the_wall_clock_deadline,
     "infinite-loop",
@@ -78,15 +111,24 @@ probe_test!(
     Expect::Deadline,
     |e| e == "deadline exceeded: still running after 500ms"
 );
-probe_test!(a_one_gib_allocation_hits_the_memory_cap, "alloc-1gib", Expect::Memory, |e| {
-    e.starts_with("memory limit: tried to grow linear memory to ")
-        && e.ends_with(&format!("(cap {})", Limits::default().memory_bytes))
-});
+probe_test!(
+    a_one_gib_allocation_hits_the_memory_cap,
+    "alloc-1gib",
+    Expect::Memory,
+    |e| {
+        e.starts_with("memory limit: tried to grow linear memory to ")
+            && e.ends_with(&format!("(cap {})", Limits::default().memory_bytes))
+    }
+);
 probe_test!(a_table_past_the_cap_is_refused, "ok", Expect::Table, |e| {
     e.starts_with("table limit: tried to grow a table to ") && e.ends_with("(cap 1)")
 });
-probe_test!(deep_recursion_is_a_stack_overflow, "deep-recursion", Expect::Stack, |e| e
-    == "stack overflow");
+probe_test!(
+    deep_recursion_is_a_stack_overflow,
+    "deep-recursion",
+    Expect::Stack,
+    |e| e == "stack overflow"
+);
 probe_test!(
     a_hundred_mib_of_stdout_hits_the_output_limit,
     "stdout-flood",
@@ -103,11 +145,20 @@ probe_test!(
     Expect::Message,
     |e| e == "message limit: the grader returned a 104857600-byte message (cap 65536)"
 );
-probe_test!(a_panic_is_named_with_its_message, "panic", Expect::Panicked, |e| {
-    e.starts_with("grader panicked: panicked at ") && e.ends_with("the panic probe panicked")
-});
-probe_test!(unreachable_is_a_named_trap, "unreachable", Expect::Unreachable, |e| e
-    == "trapped: wasm `unreachable` instruction executed");
+probe_test!(
+    a_panic_is_named_with_its_message,
+    "panic",
+    Expect::Panicked,
+    |e| {
+        e.starts_with("grader panicked: panicked at ") && e.ends_with("the panic probe panicked")
+    }
+);
+probe_test!(
+    unreachable_is_a_named_trap,
+    "unreachable",
+    Expect::Unreachable,
+    |e| e == "trapped: wasm trap: wasm `unreachable` instruction executed"
+);
 probe_test!(
     a_component_of_another_world_is_refused_at_load,
     "wrong-world",
@@ -124,7 +175,9 @@ probe_test!(
     a_hundred_mib_schema_is_refused_at_load,
     "huge-schema",
     Expect::Schema,
-    |e| e.contains("schema limit: grader `huge-schema` lists a 104857618-byte config schema (cap 1048576)")
+    |e| e.contains(
+        "schema limit: grader `huge-schema` lists a 104857618-byte config schema (cap 1048576)"
+    )
 );
 
 #[test]
@@ -176,9 +229,16 @@ fn the_fuel_budget_stops_a_loop_whatever_the_deadline() {
     let c = hostile(&host);
     let sandbox = Sandbox::new();
     for _ in 0..2 {
-        let (result, stats) =
-            c.grade("infinite-loop", "null", &evidence(), Some(&sandbox.workspace));
-        assert_eq!(result, Err(GraderError::FuelExhausted { budget: 5_000_000 }));
+        let (result, stats) = c.grade(
+            "infinite-loop",
+            "null",
+            &evidence(),
+            Some(&sandbox.workspace),
+        );
+        assert_eq!(
+            result,
+            Err(GraderError::FuelExhausted { budget: 5_000_000 })
+        );
         assert_eq!(stats.fuel_used, 5_000_000);
     }
 }
@@ -202,7 +262,10 @@ fn a_case_with_hostile_graders_does_not_affect_the_next_case() {
         "a-hostile",
         "  - hostile.wasm#panic: null\n  - hostile.wasm#stdout-flood: null\n  - hostile.wasm#deep-recursion: null\n  - hostile.wasm#alloc-1gib: null\n  - hostile.wasm#huge-verdict: null\n",
     );
-    let next_case = case("b-next", "  - final_text_contains: Hello\n  - hostile.wasm#ok: null\n");
+    let next_case = case(
+        "b-next",
+        "  - final_text_contains: Hello\n  - hostile.wasm#ok: null\n",
+    );
     let out = dir.path().join("out");
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_evalhost"))
         .args(["run", "--jobs", "1", "--out"])

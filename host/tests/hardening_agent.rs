@@ -73,7 +73,9 @@ fn processes_with(marker: &str) -> Vec<String> {
         .filter_map(|pid| {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
             let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            cmdline.contains(marker).then(|| format!("{pid}: {cmdline}"))
+            cmdline
+                .contains(marker)
+                .then(|| format!("{pid}: {cmdline}"))
         })
         .collect()
 }
@@ -105,7 +107,11 @@ fn a_double_forked_sleeper_does_not_survive_the_run() {
             );
         }
     }
-    assert_eq!(survivors, Vec::<String>::new(), "processes outlived the run");
+    assert_eq!(
+        survivors,
+        Vec::<String>::new(),
+        "processes outlived the run"
+    );
 }
 
 #[test]
@@ -129,7 +135,10 @@ fn bash_does_not_see_evalhosts_environment() {
         std::fs::read_to_string(out.join("report.json")).unwrap(),
         stdout,
     ] {
-        assert!(!place.contains("hunter2"), "the planted secret leaked: {place}");
+        assert!(
+            !place.contains("hunter2"),
+            "the planted secret leaked: {place}"
+        );
     }
 }
 

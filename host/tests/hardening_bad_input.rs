@@ -151,7 +151,9 @@ fn a_case_directory_with_ten_thousand_files() {
     for i in 0..10_000 {
         std::fs::write(
             dir.path().join(format!("case-{i:05}.yaml")),
-            format!("name: case-{i:05}\nprompt: Say hello.\ngraders:\n  - final_text_contains: hello\n"),
+            format!(
+                "name: case-{i:05}\nprompt: Say hello.\ngraders:\n  - final_text_contains: hello\n"
+            ),
         )
         .unwrap();
     }
@@ -170,7 +172,7 @@ fn a_symlink_loop_in_the_cases_directory() {
         "name: fine\nprompt: Say hello.\nmodel:\n  - text: hello\ngraders:\n  - final_text_contains: hello\n",
     )
     .unwrap();
-    let link = std::os::unix::fs::symlink;
+    use std::os::unix::fs::symlink as link;
     link("loop-b.yaml", dir.path().join("loop-a.yaml")).unwrap();
     link("loop-a.yaml", dir.path().join("loop-b.yaml")).unwrap();
     // A directory link to its own parent must not send the loader round in circles.
@@ -193,7 +195,10 @@ fn workspace_paths_escaping_the_workspace() {
                 "name: escape\nprompt: Say hello.\ngraders:\n  - final_text_contains: hello\nworkspace:\n  files:\n    {file}: pwned\n"
             ),
         );
-        let stderr = refused(&path, &format!("{}:{line_col}: workspace.files", display(&path)));
+        let stderr = refused(
+            &path,
+            &format!("{}:{line_col}: workspace.files", display(&path)),
+        );
         assert!(
             !path.parent().unwrap().join("outside.txt").exists(),
             "{file}: {stderr}"

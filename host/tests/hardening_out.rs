@@ -56,8 +56,8 @@ fn assert_complete(out: &Path) -> usize {
         if name.ends_with(".tmp") {
             continue;
         }
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         if name.ends_with(".json") {
             serde_json::from_str::<Value>(&text)
                 .unwrap_or_else(|e| panic!("{} is half written: {e}", path.display()));

@@ -56,7 +56,11 @@ fn every_probe_is_contained_in_time_and_memory() {
     println!("\n| probe | limits | outcome | time |\n|---|---|---|---|");
     for (name, limit, outcome) in &rows {
         let error: String = outcome.error.chars().take(110).collect();
-        let cut = if error.len() < outcome.error.len() { "…" } else { "" };
+        let cut = if error.len() < outcome.error.len() {
+            "…"
+        } else {
+            ""
+        };
         println!(
             "| `{name}` | {limit} | {}{cut} | {:.1} ms |",
             error.replace('|', "\\|").replace('\n', " "),

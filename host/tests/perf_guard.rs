@@ -10,7 +10,9 @@ use std::time::SystemTime;
 
 use evalhost::agent::CallStatus;
 use evalhost::evidence::{Evidence, RunFacts};
-use evalhost::grader::{BUILTIN_GRADERS_WASM, BUILTIN_ORIGIN, GraderHost, Limits, PreparedEvidence};
+use evalhost::grader::{
+    BUILTIN_GRADERS_WASM, BUILTIN_ORIGIN, GraderHost, Limits, PreparedEvidence,
+};
 use evalhost::session::{Event, OutputItem, Record};
 
 /// Fuel budget per call: what the call used when the budget was committed, plus about
@@ -25,7 +27,11 @@ const FUEL_BUDGETS: &[(&str, &str, u64)] = &[
     ("tool_order", r#"["write_file", "read_file"]"#, 0),
     ("result_status", r#"{"call": 2, "status": "completed"}"#, 0),
     ("file_exists", r#""greeting.txt""#, 0),
-    ("file_contains", r#"{"path": "greeting.txt", "text": "hello"}"#, 0),
+    (
+        "file_contains",
+        r#"{"path": "greeting.txt", "text": "hello"}"#,
+        0,
+    ),
     ("max_requests", "3", 0),
     ("max_tool_calls", "2", 0),
 ];
@@ -44,25 +50,39 @@ fn built_in_grader_calls_stay_within_their_fuel_budgets() {
         assert!(verdict.pass, "{grader} {config}: {}", verdict.message);
         // Deterministic: the same call twice uses the same fuel.
         let (_, again) = component.grade(grader, config, &evidence, Some(workspace.path()));
-        assert_eq!(stats.fuel_used, again.fuel_used, "{grader}: fuel is not deterministic");
+        assert_eq!(
+            stats.fuel_used, again.fuel_used,
+            "{grader}: fuel is not deterministic"
+        );
         if stats.fuel_used > budget {
-            over.push(format!("{grader}: {} fuel, budget {budget}", stats.fuel_used));
+            over.push(format!(
+                "{grader}: {} fuel, budget {budget}",
+                stats.fuel_used
+            ));
         }
     }
-    assert!(over.is_empty(), "over the fuel budget:\n{}", over.join("\n"));
+    assert!(
+        over.is_empty(),
+        "over the fuel budget:\n{}",
+        over.join("\n")
+    );
 }
 
 #[test]
 fn a_warm_cache_compiles_no_component() {
     let cache = tempfile::tempdir().expect("temp dir");
     let load = || {
-        let mut host = GraderHost::new(Limits::default(), Some(cache.path().to_owned()))
-            .expect("engine");
+        let mut host =
+            GraderHost::new(Limits::default(), Some(cache.path().to_owned())).expect("engine");
         host.add_component(BUILTIN_GRADERS_WASM, BUILTIN_ORIGIN)
             .expect("built-in graders load");
         host
     };
-    assert_eq!(load().compilations(), 1, "a cold cache compiles the built-in component once");
+    assert_eq!(
+        load().compilations(),
+        1,
+        "a cold cache compiles the built-in component once"
+    );
     assert_eq!(load().compilations(), 0, "a warm cache compiles nothing");
 }
 
@@ -84,7 +104,11 @@ fn a_second_evalhost_run_compiles_nothing() {
         cached_components(cache.path())
     };
     let first = run();
-    assert_eq!(first.len(), 1, "the first run caches the built-in component: {first:?}");
+    assert_eq!(
+        first.len(),
+        1,
+        "the first run caches the built-in component: {first:?}"
+    );
     // The cache file is written only when a component is compiled.
     assert_eq!(run(), first, "the second run recompiled a component");
 }

@@ -5,7 +5,6 @@
 
 mod common;
 
-
 use common::{evalhost, repo};
 use evalhost::bundle::BundleRef;
 use evalhost::evidence::Usage;
@@ -45,7 +44,10 @@ fn run_and_read_report(args: &[&str]) -> (i32, serde_json::Value) {
     let (code, stdout, stderr) = evalhost(&all);
     let text = std::fs::read_to_string(out.path().join("report.json"))
         .unwrap_or_else(|e| panic!("no report.json ({e})\nstdout:\n{stdout}\nstderr:\n{stderr}"));
-    (code, serde_json::from_str(&text).expect("report.json is JSON"))
+    (
+        code,
+        serde_json::from_str(&text).expect("report.json is JSON"),
+    )
 }
 
 fn assert_valid(what: &str, report: &serde_json::Value) {
@@ -90,10 +92,10 @@ fn an_errored_run_and_an_erroring_grader_match_the_schema() {
     let cases = dir.path().join("cases");
     std::fs::create_dir_all(&cases).unwrap();
     std::fs::copy(HOSTILE, dir.path().join("hostile.wasm")).unwrap();
-    // The script expects a tool result the agent never sends: the run ends with an error.
+    // The script expects a request text that is never sent: the run ends with an error.
     std::fs::write(
         cases.join("errored.yaml"),
-        "name: errored\nprompt: Say hi.\nmodel:\n  - text: hi\n  - text: again\ngraders:\n  - final_text_contains: hi\n",
+        "name: errored\nprompt: Say hi.\nmodel:\n  - text: hi\n    expect_input_contains: never sent\ngraders:\n  - final_text_contains: hi\n",
     )
     .unwrap();
     // The grader traps: an error verdict.

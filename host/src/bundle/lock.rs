@@ -65,20 +65,28 @@ impl Lock {
         if file.lock_format != 1 {
             return Err(BundleError::Lock {
                 path: path.to_owned(),
-                message: format!("lock_format {} is not supported (expected 1)", file.lock_format),
+                message: format!(
+                    "lock_format {} is not supported (expected 1)",
+                    file.lock_format
+                ),
             });
         }
         for (name, pin) in &file.bundles {
             if !super::store::is_digest(&pin.manifest_sha256) {
                 return Err(BundleError::Lock {
                     path: path.to_owned(),
-                    message: format!("bundles.{name}.manifest_sha256 is not a sha256 digest (64 lowercase hex digits)"),
+                    message: format!(
+                        "bundles.{name}.manifest_sha256 is not a sha256 digest (64 lowercase hex digits)"
+                    ),
                 });
             }
             if semver::Version::parse(&pin.version).is_err() {
                 return Err(BundleError::Lock {
                     path: path.to_owned(),
-                    message: format!("bundles.{name}.version `{}` is not a semver version", pin.version),
+                    message: format!(
+                        "bundles.{name}.version `{}` is not a semver version",
+                        pin.version
+                    ),
                 });
             }
         }
@@ -155,7 +163,10 @@ mod tests {
         assert!(lock.check("acme", "1.3.0", "bb").is_ok());
         assert!(lock.check("acme", "1.2.0", "aa").is_ok());
         let rollback = lock.check("acme", "1.1.9", "cc").unwrap_err().to_string();
-        assert!(rollback.contains("older than 1.2.0") && rollback.contains("rollback"), "{rollback}");
+        assert!(
+            rollback.contains("older than 1.2.0") && rollback.contains("rollback"),
+            "{rollback}"
+        );
         let changed = lock.check("acme", "1.2.0", "dd").unwrap_err().to_string();
         assert!(changed.contains("pins aa"), "{changed}");
     }

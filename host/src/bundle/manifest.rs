@@ -181,7 +181,11 @@ impl Manifest {
         for (index, file) in manifest.files.iter().enumerate() {
             let field = format!("files[{index}]");
             if let Err(reason) = super::archive::check_entry_path(&file.path) {
-                return Err(invalid(origin, &field, format!("path `{}`: {reason}", file.path)));
+                return Err(invalid(
+                    origin,
+                    &field,
+                    format!("path `{}`: {reason}", file.path),
+                ));
             }
             if file.path == MANIFEST_FILE || !seen.insert(file.path.as_str()) {
                 return Err(invalid(
@@ -191,7 +195,11 @@ impl Manifest {
                 ));
             }
             if !super::store::is_digest(&file.sha256) {
-                return Err(invalid(origin, &field, "sha256 must be 64 lowercase hex digits".into()));
+                return Err(invalid(
+                    origin,
+                    &field,
+                    "sha256 must be 64 lowercase hex digits".into(),
+                ));
             }
         }
         check_graders(
@@ -246,7 +254,9 @@ fn check_name(path: &Path, name: &str) -> Result<(), BundleError> {
         Err(invalid(
             path,
             "name",
-            format!("`{name}` is not a bundle name (lowercase letters, digits, `-`, `_`; at most 64)"),
+            format!(
+                "`{name}` is not a bundle name (lowercase letters, digits, `-`, `_`; at most 64)"
+            ),
         ))
     }
 }
@@ -297,7 +307,11 @@ fn check_graders<'a>(
     if any {
         Ok(())
     } else {
-        Err(invalid(path, "graders", "a bundle provides at least one grader".into()))
+        Err(invalid(
+            path,
+            "graders",
+            "a bundle provides at least one grader".into(),
+        ))
     }
 }
 

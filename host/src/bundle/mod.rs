@@ -46,7 +46,9 @@ pub use resolve::{BundleGrader, BundleResolver};
 pub use sshsig::{AllowedSigners, NAMESPACE, Signer};
 pub use store::{BundleStore, STORE_ENV, StoredBundle};
 pub use trust::TrustPolicy;
-pub use verify::{Signature, VerifiedBundle, VerifyOptions, manifest_bytes, signature_path, verify_bundle};
+pub use verify::{
+    Signature, VerifiedBundle, VerifyOptions, manifest_bytes, signature_path, verify_bundle,
+};
 
 use serde::{Deserialize, Serialize};
 

@@ -23,7 +23,11 @@ pub struct PackedBundle {
 
 /// Pack the bundle source directory `dir` into `out` (default `NAME-VERSION.tar.gz` in the
 /// current directory when `out` is `None`).
-pub fn pack(dir: &Path, out: Option<&Path>, host: &GraderHost) -> Result<PackedBundle, BundleError> {
+pub fn pack(
+    dir: &Path,
+    out: Option<&Path>,
+    host: &GraderHost,
+) -> Result<PackedBundle, BundleError> {
     let source = BundleSource::read(dir)?;
     let limits = UnpackLimits::default();
     let mut files = BTreeMap::new();
@@ -52,9 +56,9 @@ pub fn pack(dir: &Path, out: Option<&Path>, host: &GraderHost) -> Result<PackedB
     let manifest = Manifest::build(&source, &files);
     let manifest_bytes = manifest.to_bytes();
     let digest = sha256_hex(&manifest_bytes);
-    let archive = out.map(Path::to_owned).unwrap_or_else(|| {
-        PathBuf::from(format!("{}-{}.tar.gz", manifest.name, manifest.version))
-    });
+    let archive = out
+        .map(Path::to_owned)
+        .unwrap_or_else(|| PathBuf::from(format!("{}-{}.tar.gz", manifest.name, manifest.version)));
     files.insert(MANIFEST_FILE.to_owned(), manifest_bytes);
     write_archive(&archive, &files)?;
     Ok(PackedBundle {
@@ -95,7 +99,9 @@ fn collect(
             continue;
         }
         if !kind.is_file() {
-            return Err(unpackable("a bundle holds regular files only (no symlinks or devices)"));
+            return Err(unpackable(
+                "a bundle holds regular files only (no symlinks or devices)",
+            ));
         }
         let relative = path
             .strip_prefix(root)
@@ -108,7 +114,10 @@ fn collect(
         }
         check_entry_path(&relative).map_err(unpackable)?;
         if files.len() >= limits.max_files {
-            return Err(unpackable(&format!("a bundle holds at most {} files", limits.max_files)));
+            return Err(unpackable(&format!(
+                "a bundle holds at most {} files",
+                limits.max_files
+            )));
         }
         let bytes = std::fs::read(&path).map_err(BundleError::io("read", &path))?;
         let total: u64 = files.values().map(|b| b.len() as u64).sum::<u64>() + bytes.len() as u64;

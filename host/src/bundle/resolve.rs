@@ -77,7 +77,12 @@ impl BundleResolver {
                 name: name.to_owned(),
                 version: manifest.version.clone(),
                 grader: grader.to_owned(),
-                provided: manifest.graders.keys().cloned().collect::<Vec<_>>().join(", "),
+                provided: manifest
+                    .graders
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", "),
             });
         };
         let bundle = BundleRef {
@@ -90,13 +95,13 @@ impl BundleResolver {
             None => {
                 let bytes = stored.read_file(&entry.component)?;
                 let origin = format!("{name}@{}/{}", manifest.version, entry.component);
-                let (component, _) = host.check_component(&bytes, &origin).map_err(|e| {
-                    BundleError::Component {
-                        grader: grader.to_owned(),
-                        component: entry.component.clone(),
-                        message: e.to_string(),
-                    }
-                })?;
+                let (component, _) =
+                    host.check_component(&bytes, &origin)
+                        .map_err(|e| BundleError::Component {
+                            grader: grader.to_owned(),
+                            component: entry.component.clone(),
+                            message: e.to_string(),
+                        })?;
                 self.components.insert(key, component.clone());
                 component
             }
@@ -105,7 +110,8 @@ impl BundleResolver {
             return Err(BundleError::Component {
                 grader: grader.to_owned(),
                 component: entry.component.clone(),
-                message: "the component does not provide this grader, though the manifest says so".into(),
+                message: "the component does not provide this grader, though the manifest says so"
+                    .into(),
             });
         }
         Ok(BundleGrader {
@@ -120,7 +126,9 @@ impl BundleResolver {
         let Some(store) = &self.store else {
             return Err(BundleError::NotInstalled {
                 name: name.to_owned(),
-                store: PathBuf::from("(no store: set EVALHOST_BUNDLE_STORE, XDG_DATA_HOME or HOME)"),
+                store: PathBuf::from(
+                    "(no store: set EVALHOST_BUNDLE_STORE, XDG_DATA_HOME or HOME)",
+                ),
             });
         };
         let versions = store.versions(name)?;
@@ -199,7 +207,9 @@ impl BundleResolver {
                 Ok(())
             }
             (Some(_), None) if self.policy.allow_unsigned => Ok(()),
-            (Some(_), None) => Err(BundleError::NoAllowedSigners { signature: sig_path }),
+            (Some(_), None) => Err(BundleError::NoAllowedSigners {
+                signature: sig_path,
+            }),
             (None, _) if self.policy.allow_unsigned => Ok(()),
             (None, _) => Err(BundleError::Unsigned {
                 archive: store.root.join("objects").join(&stored.digest),

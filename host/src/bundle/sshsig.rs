@@ -28,7 +28,12 @@ pub fn sign(manifest: &[u8], key: &Path) -> Result<String, BundleError> {
     }
     let signature = private
         .sign(NAMESPACE, HashAlg::Sha512, manifest)
-        .map_err(|e| key_error(format!("signing failed ({} keys are supported as ed25519): {e}", private.algorithm())))?;
+        .map_err(|e| {
+            key_error(format!(
+                "signing failed ({} keys are supported as ed25519): {e}",
+                private.algorithm()
+            ))
+        })?;
     signature
         .to_pem(LineEnding::LF)
         .map_err(|e| key_error(format!("encoding the signature failed: {e}")))
@@ -198,7 +203,9 @@ fn parse_line(line: &str, number: usize) -> Result<AllowedSigner, String> {
                     return Err("`cert-authority` (certificate signers) is not supported; list the signing key itself".into());
                 }
                 ("valid-after" | "valid-before", _) => {
-                    return Err(format!("option `{name}` is not supported; remove it or the line"));
+                    return Err(format!(
+                        "option `{name}` is not supported; remove it or the line"
+                    ));
                 }
                 _ => return Err(format!("unknown option `{option}`")),
             }
@@ -206,7 +213,9 @@ fn parse_line(line: &str, number: usize) -> Result<AllowedSigner, String> {
         next = tokens.next().ok_or("missing key type")?;
     }
     let key_type = next;
-    let base64 = tokens.next().ok_or("missing the base64 key after the key type")?;
+    let base64 = tokens
+        .next()
+        .ok_or("missing the base64 key after the key type")?;
     let key = PublicKey::from_openssh(&format!("{key_type} {base64}"))
         .map_err(|e| format!("`{key_type}` key is not readable: {e}"))?;
     Ok(AllowedSigner {
@@ -294,7 +303,8 @@ fn principal_matches(pattern: &str, identity: &str) -> bool {
 mod tests {
     use super::*;
 
-    const KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHGvs2oD9BXGcADdSjpOkK4SG4H5fffOuPiXF5H4Mbd6";
+    const KEY: &str =
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHGvs2oD9BXGcADdSjpOkK4SG4H5fffOuPiXF5H4Mbd6";
 
     #[test]
     fn lines_with_options_and_comments() {
@@ -322,7 +332,10 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(error.starts_with("signers:2: ") && error.contains("cert-authority"), "{error}");
+        assert!(
+            error.starts_with("signers:2: ") && error.contains("cert-authority"),
+            "{error}"
+        );
         let error = AllowedSigners::parse("a@b ssh-ed25519 !!!\n", Path::new("s"))
             .unwrap_err()
             .to_string();

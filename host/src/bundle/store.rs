@@ -149,7 +149,12 @@ impl BundleStore {
     }
 
     /// Open an installed bundle, checking that its manifest still has `digest`.
-    pub fn open(&self, name: &str, version: &str, digest: &str) -> Result<StoredBundle, BundleError> {
+    pub fn open(
+        &self,
+        name: &str,
+        version: &str,
+        digest: &str,
+    ) -> Result<StoredBundle, BundleError> {
         if !is_digest(digest) {
             return Err(BundleError::Invalid {
                 path: self.reference(name, version),
@@ -159,7 +164,8 @@ impl BundleStore {
         }
         let dir = self.object(digest);
         let manifest_path = dir.join(MANIFEST_FILE);
-        let bytes = std::fs::read(&manifest_path).map_err(BundleError::io("read", &manifest_path))?;
+        let bytes =
+            std::fs::read(&manifest_path).map_err(BundleError::io("read", &manifest_path))?;
         let actual = sha256_hex(&bytes);
         if actual != digest {
             return Err(BundleError::DigestMismatch {
@@ -191,10 +197,13 @@ impl BundleStore {
 impl StoredBundle {
     /// The bytes of the manifest file `path`, checked against the manifest's digest.
     pub fn read_file(&self, path: &str) -> Result<Vec<u8>, BundleError> {
-        let listed = self.manifest.file(path).ok_or_else(|| BundleError::MissingFile {
-            archive: self.dir.clone(),
-            file: path.to_owned(),
-        })?;
+        let listed = self
+            .manifest
+            .file(path)
+            .ok_or_else(|| BundleError::MissingFile {
+                archive: self.dir.clone(),
+                file: path.to_owned(),
+            })?;
         let full = self.dir.join(path);
         let bytes = std::fs::read(&full).map_err(BundleError::io("read", &full))?;
         let actual = sha256_hex(&bytes);

@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::BundleError;
 use super::archive::{UnpackLimits, read_archive};
 use super::manifest::{MANIFEST_FILE, Manifest, manifest_origin, sha256_hex};
 use super::sshsig::{AllowedSigners, Signer};
-use super::BundleError;
 
 /// How a bundle's signature was judged.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,7 +75,10 @@ pub fn manifest_bytes(archive: &Path, limits: &UnpackLimits) -> Result<Vec<u8>, 
 }
 
 /// Verify the bundle at `archive`.
-pub fn verify_bundle(archive: &Path, options: &VerifyOptions) -> Result<VerifiedBundle, BundleError> {
+pub fn verify_bundle(
+    archive: &Path,
+    options: &VerifyOptions,
+) -> Result<VerifiedBundle, BundleError> {
     let mut files = read_archive(archive, &options.limits)?;
     let manifest_bytes = files
         .remove(MANIFEST_FILE)
@@ -107,7 +110,11 @@ pub fn verify_bundle(archive: &Path, options: &VerifyOptions) -> Result<Verified
             options.identity.as_deref(),
         )?),
         (Some(_), None) if options.allow_unsigned => Signature::Unchecked,
-        (Some(_), None) => return Err(BundleError::NoAllowedSigners { signature: sig_path }),
+        (Some(_), None) => {
+            return Err(BundleError::NoAllowedSigners {
+                signature: sig_path,
+            });
+        }
         (None, _) if options.allow_unsigned && options.identity.is_none() => Signature::Unsigned,
         (None, _) => {
             return Err(BundleError::Unsigned {

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
 
-use super::{MAX_GRADERS, MAX_RUNS, MAX_SEED_FILES, MAX_AGENT_TIMEOUT_SECS};
+use super::{MAX_AGENT_TIMEOUT_SECS, MAX_GRADERS, MAX_RUNS, MAX_SEED_FILES};
 use crate::grader::GraderInfo;
 
 /// A grader key that names a component file (`path/to/grader.wasm#grader`): any config.
@@ -234,7 +234,10 @@ mod tests {
             properties(&schema, "/$defs/Workspace/properties"),
             sorted(WORKSPACE_FIELDS)
         );
-        assert_eq!(properties(&schema, "/$defs/Call/properties"), sorted(CALL_FIELDS));
+        assert_eq!(
+            properties(&schema, "/$defs/Call/properties"),
+            sorted(CALL_FIELDS)
+        );
         let mut step = properties(&schema, "/$defs/TextStep/properties");
         step.extend(properties(&schema, "/$defs/CallStep/properties"));
         step.sort();

@@ -111,7 +111,8 @@ Exit status: 0; 2 unknown schema name.")]
     Schema(crate::cli::schema::SchemaArgs),
     /// Re-grade the saved evidence of `run --out DIR` with the graders of the case files, and
     /// print how the verdicts changed.
-    #[command(after_help = "The agent and model do not run again: each saved run's evidence and \
+    #[command(
+        after_help = "The agent and model do not run again: each saved run's evidence and \
 workspace snapshot (DIR/<case>/run-N.evidence.json, run-N.workspace/) are graded with the graders \
 the case files declare now. Cases are looked up by name in PATHS (default: the case paths \
 recorded in DIR/report.json).
@@ -124,10 +125,12 @@ Exit status:
   0  every case passed every run
   1  some case did not pass every run
   2  bad usage, unreadable DIR, a case missing from PATHS, or an invalid grader config
-  3  evalhost itself failed")]
+  3  evalhost itself failed"
+    )]
     Grade(crate::cli::grade::GradeArgs),
     /// Compare a JSON report with a baseline report; fail on regressions.
-    #[command(after_help = "A regression is a case that passed every run and no longer does, a \
+    #[command(
+        after_help = "A regression is a case that passed every run and no longer does, a \
 pass-rate drop beyond --max-drop, or growth of mean tokens or duration per run beyond the limits \
 (duration growth under --min-latency-growth-ms is ignored). Cases in one report only are listed.
 
@@ -138,9 +141,14 @@ Examples:
 Exit status:
   0  no regression
   1  some regression (`Error: Baseline failed: ...`)
-  2  bad usage, or a report is unreadable or of another schema version")]
+  2  bad usage, or a report is unreadable or of another schema version"
+    )]
     Baseline(crate::cli::baseline::BaselineArgs),
     /// Work with saved JSON reports: merge the reports of a partitioned suite.
+    #[command(after_help = "Examples:
+  evalhost run --partition hash:1/2 --out shard-1 cases/
+  evalhost run --partition hash:2/2 --out shard-2 cases/
+  evalhost report merge shard-1/report.json shard-2/report.json -o report.json")]
     Report(crate::cli::report::ReportArgs),
 }
 

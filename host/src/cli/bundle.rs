@@ -26,22 +26,39 @@ pub enum BundleCommand {
     /// Pack a bundle directory (bundle.toml + components) into NAME-VERSION.tar.gz.
     #[command(after_help = "Examples:
   evalhost bundle pack graders/bundles/acme-checks
-  evalhost bundle pack acme-checks -o dist/acme-checks-1.0.0.tar.gz")]
+  evalhost bundle pack acme-checks -o dist/acme-checks-1.0.0.tar.gz
+
+Exit status: 0 packed; 2 bad bundle directory or manifest; 3 writing the archive failed.")]
     Pack(PackArgs),
     /// Sign a bundle's manifest with an OpenSSH key: writes BUNDLE.sig (SSHSIG, namespace evalhost-bundle).
     #[command(after_help = "Examples:
-  evalhost bundle sign acme-checks-1.0.0.tar.gz --key ~/.ssh/id_ed25519 --identity team@example.com")]
+  evalhost bundle sign acme-checks-1.0.0.tar.gz --key ~/.ssh/id_ed25519 --identity team@example.com
+
+Exit status: 0 signed; 2 bad bundle or key; 3 writing the signature failed.")]
     Sign(SignArgs),
     /// Print the bundle's manifest: exactly the bytes a signature covers.
-    #[command(after_help = "Cross-check with OpenSSH:
-  evalhost bundle manifest B.tar.gz | ssh-keygen -Y verify -f allowed_signers -I team@example.com -n evalhost-bundle -s B.tar.gz.sig")]
+    #[command(after_help = "Examples:
+  evalhost bundle manifest B.tar.gz
+  # cross-check the signature with OpenSSH:
+  evalhost bundle manifest B.tar.gz | ssh-keygen -Y verify -f allowed_signers -I team@example.com -n evalhost-bundle -s B.tar.gz.sig
+
+Exit status: 0 printed; 2 not a readable bundle.")]
     Manifest(ManifestArgs),
     /// Verify a bundle (signature, signer, exact file set, every digest) without installing it.
-    #[command(after_help = "Exit status: 0 verified; 2 refused (the error says why).")]
+    #[command(after_help = "Examples:
+  evalhost bundle verify acme-checks-1.0.0.tar.gz
+  evalhost bundle verify acme-checks-1.0.0.tar.gz --allowed-signers allowed_signers --identity team@example.com
+
+Exit status: 0 verified; 2 refused (the error says why).")]
     Verify(VerifyArgs),
     /// Verify a bundle, install it into the local store and pin it in evalhost.lock.
-    #[command(after_help = "The store is $EVALHOST_BUNDLE_STORE, else $XDG_DATA_HOME/evalhost/bundles, else
-~/.local/share/evalhost/bundles. Exit status: 0 installed; 2 refused (nothing was installed).")]
+    #[command(
+        after_help = "Examples:
+  evalhost bundle install acme-checks-1.0.0.tar.gz
+
+The store is $EVALHOST_BUNDLE_STORE, else $XDG_DATA_HOME/evalhost/bundles, else
+~/.local/share/evalhost/bundles. Exit status: 0 installed; 2 refused (nothing was installed)."
+    )]
     Install(InstallArgs),
 }
 
@@ -158,7 +175,8 @@ fn pack_bundle(args: PackArgs) -> Result<u8, Failure> {
 }
 
 fn sign(args: SignArgs) -> Result<u8, Failure> {
-    let manifest = manifest_bytes(&args.bundle, &UnpackLimits::default()).map_err(Failure::usage)?;
+    let manifest =
+        manifest_bytes(&args.bundle, &UnpackLimits::default()).map_err(Failure::usage)?;
     let signature = sshsig::sign(&manifest, &args.key).map_err(Failure::usage)?;
     let public = sshsig::public_key_line(&args.key).map_err(Failure::usage)?;
     let out = signature_path(&args.bundle);
@@ -177,7 +195,8 @@ fn sign(args: SignArgs) -> Result<u8, Failure> {
 
 fn print_manifest(args: ManifestArgs) -> Result<u8, Failure> {
     use std::io::Write as _;
-    let manifest = manifest_bytes(&args.bundle, &UnpackLimits::default()).map_err(Failure::usage)?;
+    let manifest =
+        manifest_bytes(&args.bundle, &UnpackLimits::default()).map_err(Failure::usage)?;
     let _ = std::io::stdout().lock().write_all(&manifest);
     Ok(exit::OK)
 }

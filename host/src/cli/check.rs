@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, anyhow};
 
 use super::{Failure, exit};
-use evalhost::case::{Case, case_sources, load_cases_with};
+use evalhost::case::{case_sources, load_cases_with};
 use evalhost::grader::GraderHost;
 use evalhost::runner::prepare_cases;
 
@@ -22,8 +22,12 @@ pub struct CheckArgs {
 /// Run `evalhost check`: every case file is loaded and every case's graders bound and
 /// their configs checked, so one run reports every broken file rather than the first.
 pub fn check(args: CheckArgs) -> Result<u8, Failure> {
+    let host = GraderHost::with_builtins()
+        .context("failed to load the built-in graders")
+        .map_err(Failure::internal)?;
+    // Problems in load order: a file's parse error or its graders' errors, file by file.
     let mut errors: Vec<String> = Vec::new();
-    let mut cases: Vec<Case> = Vec::new();
+    let (mut total, mut entries) = (0, 0);
     for path in &args.paths {
         let sources = match case_sources(path) {
             Ok(sources) => sources,
@@ -33,26 +37,25 @@ pub fn check(args: CheckArgs) -> Result<u8, Failure> {
             }
         };
         for source in sources {
-            match load_cases_with(&[source], &Default::default()) {
-                Ok(loaded) => cases.extend(loaded),
-                Err(e) => errors.push(e.to_string()),
+            let cases = match load_cases_with(&[source], &Default::default()) {
+                Ok(cases) => cases,
+                Err(e) => {
+                    errors.push(e.to_string());
+                    continue;
+                }
+            };
+            for case in cases {
+                total += 1;
+                entries += case.graders.len();
+                if let Err(e) = prepare_cases(vec![case], &host) {
+                    errors.push(e.to_string());
+                }
             }
         }
     }
     if errors.is_empty() {
         // What only shows across files (a case name defined twice), with the loader's rule.
         if let Err(e) = load_cases_with(&args.paths, &Default::default()) {
-            errors.push(e.to_string());
-        }
-    }
-    let host = GraderHost::with_builtins()
-        .context("failed to load the built-in graders")
-        .map_err(Failure::internal)?;
-    let total = cases.len();
-    let mut entries = 0;
-    for case in cases {
-        entries += case.graders.len();
-        if let Err(e) = prepare_cases(vec![case], &host) {
             errors.push(e.to_string());
         }
     }

@@ -1,5 +1,7 @@
 //! `evalhost completions SHELL`: a completion script generated from the clap definition.
 
+use std::io::Write as _;
+
 use clap::CommandFactory;
 use clap_complete::Shell;
 
@@ -16,6 +18,9 @@ pub struct CompletionsArgs {
 /// Print the completion script for `args.shell` on stdout.
 pub fn completions(args: CompletionsArgs) -> u8 {
     let mut command = Args::command();
-    clap_complete::generate(args.shell, &mut command, "evalhost", &mut std::io::stdout());
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut command, "evalhost", &mut script);
+    // A closed stdout (`| head`) is not an error worth a panic.
+    let _ = std::io::stdout().lock().write_all(&script);
     exit::OK
 }

@@ -55,7 +55,9 @@ Exit status: 0 pass; 1 fail or a grader error; 2 bad input (files, config).")]
     #[command(after_help = "Examples:
   evalhost grader new no-secrets --lang python
   evalhost grader new no-secrets --lang rust --sdk ~/src/evalhost/sdk
-  cd no-secrets && ./build.sh && evalhost grader check grader.wasm && evalhost run cases/example.yaml")]
+  cd no-secrets && ./build.sh && evalhost grader check grader.wasm && evalhost run cases/example.yaml
+
+Exit status: 0 created; 2 bad name, the directory exists, or the files could not be written.")]
     New(NewArgs),
 }
 

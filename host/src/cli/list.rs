@@ -40,7 +40,11 @@ pub fn list(args: ListArgs) -> Result<u8, Failure> {
 
 /// One row per case, then a count.
 fn table(cases: &[Case]) -> String {
-    let mut rows = vec![["CASE", "FORMAT", "RUNS", "TAGS", "GRADERS"].map(String::from).to_vec()];
+    let mut rows = vec![
+        ["CASE", "FORMAT", "RUNS", "TAGS", "GRADERS"]
+            .map(String::from)
+            .to_vec(),
+    ];
     for case in cases {
         rows.push(vec![
             case.name.clone(),

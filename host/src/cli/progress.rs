@@ -26,7 +26,11 @@ pub struct RunProgress {
 impl RunProgress {
     /// A bar on stderr; its length is set when the suite starts.
     pub fn new(color: bool) -> Self {
-        let bar_style = if color { "{bar:30.green/red}" } else { "{bar:30}" };
+        let bar_style = if color {
+            "{bar:30.green/red}"
+        } else {
+            "{bar:30}"
+        };
         let template = format!(
             "{{spinner}} {bar_style} {{pos}}/{{len}} runs, {{msg}} [{{elapsed}} elapsed, ETA {{eta}}]"
         );

@@ -19,7 +19,8 @@ pub struct ReportArgs {
 #[derive(Debug, Subcommand)]
 pub enum ReportCommand {
     /// Merge the JSON reports of a suite's shards (`run --partition`) into one report.
-    #[command(after_help = "Cases are ordered by case path; case and suite summaries are recomputed. \
+    #[command(
+        after_help = "Cases are ordered by case path; case and suite summaries are recomputed. \
 Every report must come from the same evalhost version, mode, model, --runs and --k, and a case \
 may be in only one report.
 
@@ -30,7 +31,8 @@ Examples:
 Exit status:
   0  merged (whether or not its cases passed: the shards and `evalhost baseline` are the gates)
   2  a report is unreadable, or the reports cannot be merged (the error says why)
-  3  the merged report could not be written")]
+  3  the merged report could not be written"
+    )]
     Merge(MergeArgs),
 }
 

@@ -132,7 +132,11 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         progress.finish();
     }
     let report = report?;
-    let details = options.details.as_ref().map(|d| d.take()).unwrap_or_default();
+    let details = options
+        .details
+        .as_ref()
+        .map(|d| d.take())
+        .unwrap_or_default();
     super::report_files::write(
         args.junit.as_deref(),
         args.html.as_deref(),

@@ -1,5 +1,7 @@
 //! `evalhost schema NAME`: print a JSON Schema evalhost publishes.
 
+use std::io::Write as _;
+
 use anyhow::Context;
 
 use super::{Failure, exit};
@@ -31,7 +33,9 @@ pub fn schema(args: SchemaArgs) -> Result<u8, Failure> {
             evalhost::case::case_schema(host.graders().map(|(info, _)| info))
         }
     };
-    let text = serde_json::to_string_pretty(&schema).map_err(Failure::internal)?;
-    println!("{text}");
+    let mut text = serde_json::to_string_pretty(&schema).map_err(Failure::internal)?;
+    text.push('\n');
+    // A closed stdout (`| head`) is not an error worth a panic.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Ok(exit::OK)
 }

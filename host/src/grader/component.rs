@@ -125,7 +125,9 @@ impl GraderComponent {
         });
         match result {
             Ok(None) => None,
-            Ok(Some(Ok(text))) => Some(within_message_limit(text, self.shared.limits.message_bytes)),
+            Ok(Some(Ok(text))) => {
+                Some(within_message_limit(text, self.shared.limits.message_bytes))
+            }
             Ok(Some(Err(e))) => Some(Err(GraderError::from(e))),
             Err(e) => Some(Err(e)),
         }
@@ -142,19 +144,18 @@ impl GraderComponent {
         let (result, stats) = self.call(workspace, |g, store| {
             g.grade(store, grader, config, &evidence.0)
         });
-        let result = match result {
-            Ok(Ok(v)) => {
-                within_message_limit(v.message, self.shared.limits.message_bytes).map(|message| {
-                    Verdict {
+        let result =
+            match result {
+                Ok(Ok(v)) => within_message_limit(v.message, self.shared.limits.message_bytes).map(
+                    |message| Verdict {
                         pass: v.pass,
                         score: v.score,
                         message,
-                    }
-                })
-            }
-            Ok(Err(e)) => Err(GraderError::from(e)),
-            Err(e) => Err(e),
-        };
+                    },
+                ),
+                Ok(Err(e)) => Err(GraderError::from(e)),
+                Err(e) => Err(e),
+            };
         (result, stats)
     }
 

@@ -28,8 +28,8 @@ use serde_json::Value;
 
 use crate::agent::error_chain;
 use crate::config::{ApiKey, ProviderConfig, ProviderKind};
-use crate::model::responses::ResponsesRequest;
 use crate::model::SseEvent;
+use crate::model::responses::ResponsesRequest;
 use crate::session::OutputItem;
 use error::excerpt;
 

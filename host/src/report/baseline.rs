@@ -297,7 +297,11 @@ fn row(finding: &Finding, limits: &Thresholds) -> Vec<String> {
             rate(*old),
             rate(*new),
             format!("{:+.2}", new.value() - old.value()),
-            format!("{}{:.2}", if finding.regression { "-" } else { "+" }, limits.max_drop),
+            format!(
+                "{}{:.2}",
+                if finding.regression { "-" } else { "+" },
+                limits.max_drop
+            ),
         ],
         Movement::Tokens { old, new } => [
             "tokens/run".into(),
@@ -403,7 +407,10 @@ mod tests {
         assert_eq!(diff.only_new, ["added"]);
         let text = render_baseline(&diff, &Thresholds::default());
         assert!(text.contains("pass → fail"), "{text}");
-        assert!(text.contains("Only in the baseline (not compared): gone."), "{text}");
+        assert!(
+            text.contains("Only in the baseline (not compared): gone."),
+            "{text}"
+        );
     }
 
     #[test]

@@ -12,7 +12,9 @@ mod transcript;
 use std::fmt::Write;
 
 use super::escape::{attribute, text};
-use super::{CaseReport, GraderVerdict, Outcome, RunDetail, RunReport, SuiteReport, WorkspaceChanges};
+use super::{
+    CaseReport, GraderVerdict, Outcome, RunDetail, RunReport, SuiteReport, WorkspaceChanges,
+};
 
 const CSS: &str = include_str!("html/report.css");
 const SCRIPT: &str = include_str!("html/report.js");
@@ -51,7 +53,10 @@ pub fn render_html(report: &SuiteReport, details: &[RunDetail]) -> String {
     for (i, case) in report.cases.iter().enumerate() {
         case_section(&mut html, i, case, details);
     }
-    let _ = write!(html, "</main>\n<script>\n{SCRIPT}</script>\n</body>\n</html>\n");
+    let _ = write!(
+        html,
+        "</main>\n<script>\n{SCRIPT}</script>\n</body>\n</html>\n"
+    );
     html
 }
 
@@ -175,14 +180,16 @@ fn run_block(html: &mut String, run: &RunReport, detail: Option<&RunDetail>) {
         run.tool_calls,
         run.usage.input_tokens,
         run.usage.output_tokens,
-        if run.usage.synthetic { " (synthetic)" } else { "" }
+        if run.usage.synthetic {
+            " (synthetic)"
+        } else {
+            ""
+        }
     );
     html.push_str(r#"<div class="columns"><div><h3>Transcript</h3>"#);
     match detail {
         Some(detail) => html.push_str(&transcript::transcript(&detail.evidence)),
-        None => {
-            html.push_str(r#"<p class="note">No transcript: the run could not be made.</p>"#)
-        }
+        None => html.push_str(r#"<p class="note">No transcript: the run could not be made.</p>"#),
     }
     html.push_str("</div><div><h3>Verdicts</h3>");
     verdicts(html, run);

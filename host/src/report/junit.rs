@@ -241,3 +241,52 @@ fn group_by_directory(cases: &[CaseReport]) -> Vec<(String, Vec<&CaseReport>)> {
     }
     groups
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{CancelledRun, CaseSummary, SuiteSummary};
+
+    fn report(cases: Vec<CaseReport>, cancelled: Vec<CancelledRun>) -> SuiteReport {
+        SuiteReport {
+            schema_version: crate::report::REPORT_SCHEMA_VERSION,
+            evalhost_version: "0.1.0".into(),
+            mode: "replay".into(),
+            model: "scripted".into(),
+            runs_per_case: 1,
+            k: None,
+            interrupted: !cancelled.is_empty(),
+            cancelled,
+            summary: SuiteSummary::of(&cases),
+            cases,
+        }
+    }
+
+    #[test]
+    fn a_case_without_finished_runs_is_skipped_and_named_by_its_directory() {
+        let case = CaseReport {
+            name: "slow".into(),
+            path: "suites/a/slow.yaml".into(),
+            runs: Vec::new(),
+            summary: CaseSummary::of(&[]),
+        };
+        let cancelled = vec![CancelledRun {
+            case: "slow".into(),
+            run: 1,
+            started: true,
+        }];
+        let xml = render_junit(&report(vec![case], cancelled));
+        assert!(
+            xml.contains(r#"<testcase name="slow" classname="suites/a" time="0.000">"#),
+            "{xml}"
+        );
+        assert!(
+            xml.contains(r#"<skipped message="no run finished: 1 runs cancelled (interrupted)"/>"#),
+            "{xml}"
+        );
+        assert!(
+            xml.contains(r#"<property name="evalhost.interrupted" value="1 runs cancelled"/>"#),
+            "{xml}"
+        );
+    }
+}

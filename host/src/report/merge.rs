@@ -94,7 +94,10 @@ fn check_same_run(
         ),
         ("k", show_k(report.k), show_k(first.k)),
     ];
-    match fields.into_iter().find(|(_, found, expected)| found != expected) {
+    match fields
+        .into_iter()
+        .find(|(_, found, expected)| found != expected)
+    {
         Some((field, found, expected)) => Err(MergeError::Mismatch {
             path: path.to_owned(),
             field,

@@ -23,6 +23,7 @@ pub use read::{ReadReportError, read_report};
 pub use stats::{pass_at_k, pass_hat_k, wilson_interval};
 pub use table::render as render_table;
 pub use text::{render_text, render_text_in_color};
+pub use verdict_diff::{RunFlip, VerdictChange, VerdictDelta, diff_verdicts, render_verdict_diff};
 
 use serde::{Deserialize, Serialize};
 

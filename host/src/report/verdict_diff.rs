@@ -161,7 +161,10 @@ pub fn render_verdict_diff(deltas: &[VerdictDelta], flips: &[RunFlip]) -> String
                 format!("removed grader (was {})", word(*outcome))
             }
         };
-        out.push_str(&format!("  {} run {}: {}: {what}\n", d.case, d.run, d.grader));
+        out.push_str(&format!(
+            "  {} run {}: {}: {what}\n",
+            d.case, d.run, d.grader
+        ));
     }
     for flip in flips {
         let (from, to) = if flip.passes {

@@ -74,7 +74,12 @@ pub(crate) fn workspace_changes(workspace: &Path, seeded: &[SeedFile]) -> Worksp
         match found.get(*path) {
             // Not walked is not deleted.
             None if partial => {}
-            None => all.push(change(path, ChangeKind::Deleted, seeded_content, &Contents::Text(String::new()))),
+            None => all.push(change(
+                path,
+                ChangeKind::Deleted,
+                seeded_content,
+                &Contents::Text(String::new()),
+            )),
             Some(now) => {
                 if !matches!(now, Contents::Text(t) if t == seeded_content) {
                     all.push(change(path, ChangeKind::Modified, seeded_content, now));
@@ -222,8 +227,16 @@ mod tests {
                 ("src/main.rs", "modified"),
             ]
         );
-        assert!(changes.files[3].diff.contains("+// new"), "{:?}", changes.files[3]);
-        assert!(changes.files[1].diff.contains("-bye"), "{:?}", changes.files[1]);
+        assert!(
+            changes.files[3].diff.contains("+// new"),
+            "{:?}",
+            changes.files[3]
+        );
+        assert!(
+            changes.files[1].diff.contains("-bye"),
+            "{:?}",
+            changes.files[1]
+        );
         assert_eq!(changes.files[0].note.as_deref(), Some("binary, 3 bytes"));
     }
 
@@ -235,7 +248,14 @@ mod tests {
         let changes = workspace_changes(dir.path(), &[]);
         let file = &changes.files[0];
         assert!(file.diff.len() <= MAX_DIFF_BYTES);
-        assert!(file.note.as_deref().unwrap_or("").starts_with("diff cut at"), "{:?}", file.note);
+        assert!(
+            file.note
+                .as_deref()
+                .unwrap_or("")
+                .starts_with("diff cut at"),
+            "{:?}",
+            file.note
+        );
     }
 
     #[test]

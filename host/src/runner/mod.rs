@@ -8,19 +8,19 @@ mod live;
 mod out;
 mod partition;
 mod prepare;
-mod regrade;
 mod progress;
 pub mod reference;
+mod regrade;
 mod run;
 mod snapshot;
 
 pub use cancel::CancelToken;
 pub use details::RunDetails;
 pub use partition::{MAX_SHARDS, Partition, PartitionError, PartitionScheme};
-pub use regrade::{RegradeError, Regraded, cases_of_report, recorded_case_paths, regrade};
-pub use snapshot::{MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_ENTRIES};
 pub use prepare::{BoundGrader, PreparedCase, prepare_cases, prepare_cases_with};
 pub use progress::Progress;
+pub use regrade::{RegradeError, Regraded, cases_of_report, recorded_case_paths, regrade};
+pub use snapshot::{MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_ENTRIES};
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -123,11 +123,20 @@ mod tests {
         assert_eq!((p.scheme, p.shard, p.shards), (PartitionScheme::Hash, 2, 4));
         assert_eq!(p.to_string(), "hash:2/4");
         assert_eq!(parse("slice:1/1").expect("valid").to_string(), "slice:1/1");
-        for bad in ["hash:0/4", "hash:5/4", "hash:1/0", "slice:a/2", "hash:1/2000"] {
+        for bad in [
+            "hash:0/4",
+            "hash:5/4",
+            "hash:1/0",
+            "slice:a/2",
+            "hash:1/2000",
+        ] {
             assert!(matches!(parse(bad), Err(PartitionError::Range(_))), "{bad}");
         }
         for bad in ["hash", "count:1/2", "hash:1-2", ""] {
-            assert!(matches!(parse(bad), Err(PartitionError::Syntax(_))), "{bad}");
+            assert!(
+                matches!(parse(bad), Err(PartitionError::Syntax(_))),
+                "{bad}"
+            );
         }
     }
 

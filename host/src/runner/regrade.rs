@@ -30,7 +30,9 @@ pub enum RegradeError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}:{line}:{column}: not an evidence file (as `evalhost run --out` writes them): {message}")]
+    #[error(
+        "{path}:{line}:{column}: not an evidence file (as `evalhost run --out` writes them): {message}"
+    )]
     ParseEvidence {
         path: PathBuf,
         line: usize,
@@ -113,12 +115,14 @@ pub async fn regrade(
         .map_err(|source| RegradeError::EmptyWorkspace { source })?;
     let mut plan = Vec::new();
     for saved_case in &saved.cases {
-        let prepared = cases.get(&saved_case.name).cloned().ok_or_else(|| {
-            RegradeError::CaseNotFound {
-                case: saved_case.name.clone(),
-                paths: "the prepared cases".into(),
-            }
-        })?;
+        let prepared =
+            cases
+                .get(&saved_case.name)
+                .cloned()
+                .ok_or_else(|| RegradeError::CaseNotFound {
+                    case: saved_case.name.clone(),
+                    paths: "the prepared cases".into(),
+                })?;
         for run in &saved_case.runs {
             plan.push((prepared.clone(), run.clone()));
         }

@@ -247,10 +247,12 @@ pub(crate) async fn grade_run(
 
 fn grade_one(bound: &BoundGrader, evidence: &PreparedEvidence, workspace: &Path) -> GraderVerdict {
     let name = &bound.spec.name;
-    let (result, stats) =
-        bound
-            .component
-            .grade(&bound.grader, &bound.config_json, evidence, bound.reads_workspace.then_some(workspace));
+    let (result, stats) = bound.component.grade(
+        &bound.grader,
+        &bound.config_json,
+        evidence,
+        bound.reads_workspace.then_some(workspace),
+    );
     let (outcome, score, message) = match result {
         Ok(v) if v.pass => (Outcome::Pass, v.score, String::new()),
         Ok(v) => (Outcome::Fail, v.score, v.message),

@@ -95,7 +95,10 @@ mod tests {
         let dest = tmp.path().join("run-1.workspace");
         std::fs::create_dir_all(dest.join("stale")).expect("mkdir");
         assert!(keep_workspace(&ws, &dest).expect("kept"));
-        assert_eq!(std::fs::read_to_string(dest.join("a.txt")).expect("read"), "hello");
+        assert_eq!(
+            std::fs::read_to_string(dest.join("a.txt")).expect("read"),
+            "hello"
+        );
         assert_eq!(
             std::fs::read_to_string(dest.join("src/deep/b.rs")).expect("read"),
             "fn main() {}"

@@ -62,14 +62,20 @@ impl Project {
     /// `evalhost ARGS`, which must succeed; its stdout.
     pub fn ok(&self, args: &[&str]) -> String {
         let (code, out, err) = self.evalhost(args);
-        assert_eq!(code, 0, "evalhost {args:?} failed\nstdout:\n{out}\nstderr:\n{err}");
+        assert_eq!(
+            code, 0,
+            "evalhost {args:?} failed\nstdout:\n{out}\nstderr:\n{err}"
+        );
         out
     }
 
     /// `evalhost ARGS`, which must be refused with exit code 2; its stderr.
     pub fn refused(&self, args: &[&str]) -> String {
         let (code, out, err) = self.evalhost(args);
-        assert_eq!(code, 2, "evalhost {args:?} was not refused\nstdout:\n{out}\nstderr:\n{err}");
+        assert_eq!(
+            code, 2,
+            "evalhost {args:?} was not refused\nstdout:\n{out}\nstderr:\n{err}"
+        );
         err
     }
 
@@ -90,7 +96,13 @@ impl Project {
     pub fn pack(&self, version: &str) -> PathBuf {
         let src = self.bundle_source(version);
         let out = self.path(&format!("acme-checks-{version}.tar.gz"));
-        self.ok(&["bundle", "pack", src.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        self.ok(&[
+            "bundle",
+            "pack",
+            src.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
         out
     }
 
@@ -113,7 +125,10 @@ impl Project {
         let path = self.project().join("allowed_signers");
         std::fs::write(
             &path,
-            format!("{IDENTITY} namespaces=\"evalhost-bundle\" {}\n", public.join(" ")),
+            format!(
+                "{IDENTITY} namespaces=\"evalhost-bundle\" {}\n",
+                public.join(" ")
+            ),
         )
         .unwrap();
         path
@@ -121,7 +136,11 @@ impl Project {
 
     /// `evalhost.toml` with this `[trust]` body.
     pub fn trust(&self, body: &str) {
-        std::fs::write(self.project().join("evalhost.toml"), format!("[trust]\n{body}\n")).unwrap();
+        std::fs::write(
+            self.project().join("evalhost.toml"),
+            format!("[trust]\n{body}\n"),
+        )
+        .unwrap();
     }
 
     /// A case file using `grader_key` in the project; its path relative to the project.
@@ -136,7 +155,9 @@ impl Project {
     /// Every file under the store (nothing may appear there after a refusal).
     pub fn store_files(&self) -> Vec<PathBuf> {
         fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-            let Ok(entries) = std::fs::read_dir(dir) else { return };
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return;
+            };
             for entry in entries.flatten() {
                 let path = entry.path();
                 if path.is_dir() {
@@ -152,8 +173,8 @@ impl Project {
     }
 }
 
-/// `ssh-keygen ARGS` with `stdin`: `(success, stdout + stderr)`.
-pub fn ssh_keygen(args: &[&str], stdin: &[u8]) -> (bool, String) {
+/// `ssh-keygen ARGS` with `stdin`: `(success, stdout, stderr)`.
+pub fn ssh_keygen(args: &[&str], stdin: &[u8]) -> (bool, String, String) {
     let mut child = Command::new(SSH_KEYGEN)
         .args(args)
         .stdin(Stdio::piped())
@@ -165,11 +186,8 @@ pub fn ssh_keygen(args: &[&str], stdin: &[u8]) -> (bool, String) {
     let output = child.wait_with_output().unwrap();
     (
         output.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        ),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
     )
 }
 

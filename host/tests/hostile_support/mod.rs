@@ -58,7 +58,7 @@ impl Sandbox {
         std::fs::write(workspace.join("notes.md"), NOTES).unwrap();
         let secret = root.path().join("secret.txt");
         std::fs::write(&secret, SECRET).unwrap();
-        let link = std::os::unix::fs::symlink;
+        use std::os::unix::fs::symlink as link;
         link(&secret, workspace.join("link")).unwrap();
         link("chain2", workspace.join("chain")).unwrap();
         link("chain3", workspace.join("chain2")).unwrap();
@@ -94,10 +94,7 @@ impl Sandbox {
             self.notes_modified,
             "{probe} changed the times of notes.md"
         );
-        assert_eq!(
-            std::fs::metadata(&notes).unwrap().len(),
-            NOTES.len() as u64
-        );
+        assert_eq!(std::fs::metadata(&notes).unwrap().len(), NOTES.len() as u64);
     }
 }
 
@@ -131,7 +128,12 @@ impl Expect {
     fn matches_call(self, error: &GraderError, limits: &Limits) -> bool {
         match self {
             Expect::Refused => matches!(error, GraderError::Failed(_)),
-            Expect::Fuel => *error == GraderError::FuelExhausted { budget: limits.fuel },
+            Expect::Fuel => {
+                *error
+                    == GraderError::FuelExhausted {
+                        budget: limits.fuel,
+                    }
+            }
             Expect::Deadline => {
                 *error
                     == GraderError::DeadlineExceeded {
@@ -160,7 +162,10 @@ impl Expect {
                 GraderError::Panicked(m) if m.contains("the panic probe panicked")
             ),
             Expect::Unreachable => {
-                *error == GraderError::Trap("wasm `unreachable` instruction executed".to_owned())
+                *error
+                    == GraderError::Trap(
+                        "wasm trap: wasm `unreachable` instruction executed".to_owned(),
+                    )
             }
             Expect::WrongWorld | Expect::UnknownImport | Expect::Schema => false,
         }

@@ -472,7 +472,10 @@ probe!(
                 }
             }
         }
-        Ok(Verdict::pass_with(format!("holding {} open files", files.len())))
+        Ok(Verdict::pass_with(format!(
+            "holding {} open files",
+            files.len()
+        )))
     }
 );
 
@@ -482,7 +485,6 @@ probe!(
     "Executes the `unreachable` instruction",
     |_evidence| { core::arch::wasm32::unreachable() }
 );
-
 
 probe!(Panic, "panic", "Panics", |_evidence| {
     panic!("the panic probe panicked")

@@ -15,9 +15,16 @@ struct Component;
 
 impl Guest for Component {
     fn list_graders() -> Vec<GraderInfo> {
+        // Built in place by doubling (`memory.copy`): cheap in fuel, unlike a byte-by-byte
+        // loop, and one 100 MiB buffer, well within the 256 MiB memory cap.
         let mut schema = String::with_capacity(SCHEMA_BYTES + 32);
-        schema.push_str("{\"description\":\"");
-        schema.extend(std::iter::repeat_n('x', SCHEMA_BYTES));
+        schema.push_str("{\"description\":\"x");
+        let start = schema.len() - 1;
+        while schema.len() - start < SCHEMA_BYTES {
+            let have = schema.len() - start;
+            let more = have.min(SCHEMA_BYTES - have);
+            schema.extend_from_within(start..start + more);
+        }
         schema.push_str("\"}");
         vec![GraderInfo {
             name: "huge-schema".into(),
