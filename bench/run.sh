@@ -4,6 +4,7 @@
 #   bench/run.sh                 # full: suites of 10, 100, 1000, 5000 cases, grading, peers
 #   bench/run.sh --quick         # smoke: 10 and 100 cases, fewer calls, 1 repeat, no peers
 #   bench/run.sh --sizes "100 1000" --repeats 5 --no-peers
+#   bench/run.sh --no-build ...  # use the release binaries already in target/release
 #
 # What it does (docs/performance.md explains every number):
 #   1. builds target/release/evalhost and target/release/evalhost-bench;
@@ -20,6 +21,7 @@ sizes="10 100 1000 5000"
 repeats=3
 calls=2000
 peers=1
+build=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) sizes="10 100"; repeats=1; calls=200; peers=0 ;;
@@ -27,17 +29,21 @@ while [ $# -gt 0 ]; do
     --repeats) repeats="$2"; shift ;;
     --calls) calls="$2"; shift ;;
     --no-peers) peers=0 ;;
-    *) echo "usage: bench/run.sh [--quick] [--sizes \"10 100\"] [--repeats N] [--calls N] [--no-peers]" >&2; exit 2 ;;
+    --no-build) build=0 ;;
+    *) echo "usage: bench/run.sh [--quick] [--sizes \"10 100\"] [--repeats N] [--calls N] [--no-peers] [--no-build]" >&2; exit 2 ;;
   esac
   shift
 done
 
 bench="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$bench")"
+cd "$root"
 say() { echo "bench: $*" >&2; }
 
-say "building release binaries"
-(cd "$root" && cargo build --release --quiet -p evalhost -p evalhost-bench)
+if [ "$build" = 1 ]; then
+  say "building release binaries"
+  (cd "$root" && cargo build --release --quiet -p evalhost -p evalhost-bench)
+fi
 evalhost="$root/target/release/evalhost"
 tool="$root/target/release/evalhost-bench"
 
@@ -113,15 +119,17 @@ if [ -n "$grade_n" ]; then
   "$evalhost" run --jobs 2 --out "$work/out-$grade_n" ${dirs[$grade_n]} >/dev/null
   components=()
   for example in "python/no-todo-comments#no_todo_comments" "js/polite-refusal#polite_refusal"; do
-    dir="$root/graders/examples/${example%%#*}"
+    dir="graders/examples/${example%%#*}"
     if [ ! -f "$dir/grader.wasm" ]; then
       say "building $dir/grader.wasm"
       "$dir/build.sh" >&2 || { say "could not build $dir (skipped)"; continue; }
     fi
     components+=(--component "$dir/grader.wasm#${example##*#}")
   done
+  run_wall="$(eval echo "\$wall_$grade_n")"
   # shellcheck disable=SC2086
-  "$tool" grading --out "$work/out-$grade_n" --calls "$calls" --rounds "$repeats" "${components[@]}" ${dirs[$grade_n]}
+  "$tool" grading --out "$work/out-$grade_n" --calls "$calls" --rounds "$repeats" \
+    --run-wall "$run_wall" --jobs 2 "${components[@]}" ${dirs[$grade_n]}
   echo
 fi
 
@@ -133,13 +141,18 @@ if [ "$peers" = 1 ] && [ -n "${dirs[1000]:-}" ]; then
   measure promptfoo "$bench/.peers/promptfoo/node_modules/.bin/promptfoo" eval \
     -c "$work/suite-1000/promptfoo/promptfooconfig.yaml" -j 2 --no-cache --no-table --no-progress-bar --no-write
   pf_wall="$wall"; pf_rss="$rss_mb"
-  grep -E 'Passed|Failed|Results' "$work/promptfoo.out" | tail -3 >&2 || true
+  grep -E 'passed|failed|errors' "$work/promptfoo.out" | sed 's/^/bench: promptfoo: /' >&2 || true
   say "inspect_ai: 1000 cases"
   cd "$bench/peers"  # inspect wants the task file as a relative path
   measure inspect "$bench/.peers/inspect/bin/inspect" eval inspect_task.py \
     -T samples="$work/suite-1000/inspect/samples.jsonl" --max-samples 2 --max-connections 2 \
     --display none --no-log-samples --log-dir "$work/inspect-logs"
   in_wall="$wall"; in_rss="$rss_mb"
+  "$bench/.peers/inspect/bin/inspect" log dump "$(ls -t "$work"/inspect-logs/*.eval | head -1)" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("bench: inspect_ai:", d["status"], d["results"]["completed_samples"], "samples, accuracy",
+      {s["name"]: s["metrics"]["accuracy"]["value"] for s in d["results"]["scores"]})' >&2 || true
   cd "$root"
   # Start-up alone: the CLI with nothing to do.
   repeats_saved="$repeats"; repeats=3

@@ -3,8 +3,10 @@
 //! ```text
 //! evalhost-bench gen DIR --cases N        write N cases: DIR/evalhost/part-*/ (case files),
 //!                                         DIR/promptfoo/, DIR/inspect/; print the case dirs
-//! evalhost-bench grading --out OUT [--calls N] [--rounds R] [--component FILE#GRADER]... DIR...
-//!                                         WASM vs native grading on the evidence in OUT
+//! evalhost-bench grading --out OUT [--calls N] [--rounds R] [--component FILE#GRADER]...
+//!                        [--run-wall SECONDS --jobs N] DIR...
+//!                                         WASM vs native grading on the evidence in OUT;
+//!                                         with --run-wall, the suite-level estimate
 //! ```
 //! Output is markdown, for `docs/performance.md`.
 
@@ -134,6 +136,21 @@ fn grading_command(args: &[String]) -> Result<(), String> {
         suite.wasm.as_secs_f64() / suite.native.as_secs_f64().max(1e-9),
         suite.disagreements
     );
+    if let Some(wall) = args.all("run-wall").last() {
+        let wall: f64 = wall
+            .parse()
+            .map_err(|_| format!("--run-wall {wall}: expected seconds"))?;
+        let jobs = args.number("jobs", 2)? as f64;
+        // Grading runs on blocking threads beside other runs' agent work: with native
+        // graders the suite would save the extra grading CPU, spread over `jobs` workers.
+        let saved = (suite.wasm - suite.native).as_secs_f64() / jobs;
+        println!(
+            "Suite level: `evalhost run` took {wall:.2} s; with native grading it would take about {:.2} s \
+             (wall − (WASM − native grading) ÷ {jobs}): WASM/native ≈ {:.2}×",
+            wall - saved,
+            wall / (wall - saved).max(1e-9)
+        );
+    }
 
     let components: Vec<&str> = args.all("component").collect();
     if !components.is_empty() {

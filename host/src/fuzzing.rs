@@ -108,10 +108,13 @@ pub fn nexus_journal(data: &[u8]) {
             golden_events(&journal);
         }
         Err(error) => {
-            let text = String::from_utf8_lossy(rest);
             let location = error_location(&error);
             assert!(location.path.starts_with("fuzz/journal"), "{error}");
-            assert!(location.line <= line_count(&text), "{error}");
+            // A `.zst` segment's lines are those of its decompressed text, not of `rest`.
+            if mode % 3 != 2 {
+                let text = String::from_utf8_lossy(rest);
+                assert!(location.line <= line_count(&text), "{error}");
+            }
         }
     }
 }

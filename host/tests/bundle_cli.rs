@@ -140,14 +140,18 @@ fn an_installed_bundle_grades_a_case_and_the_report_names_it() {
     // Installing the same bundle again is fine (content-addressed, same digest).
     p.ok(&["bundle", "install", b]);
 
-    let case = p.case("graded-by-bundle", "acme-checks/final_text_is");
-    let (code, out, err) = p.evalhost(&["run", "--out", "out", &case]);
+    // The shipped example case, graded by the installed bundle.
+    let example = bundle_support::repo().join("graders/bundles/cases/acme-final-text.yaml");
+    std::fs::copy(&example, p.project().join("acme-final-text.yaml")).unwrap();
+    p.ok(&["check", "acme-final-text.yaml"]);
+    let (code, out, err) = p.evalhost(&["run", "--out", "out", "acme-final-text.yaml"]);
     assert_eq!(code, 0, "{out}\n{err}");
     let report: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(p.project().join("out/report.json")).unwrap(),
     )
     .unwrap();
     let verdict = &report["cases"][0]["runs"][0]["verdicts"][0];
+    assert_eq!(verdict["grader"], "acme-checks/final_text_is", "{verdict}");
     assert_eq!(verdict["outcome"], "pass", "{verdict}");
     assert_eq!(
         verdict["bundle"],
@@ -199,6 +203,9 @@ fn unknown_graders_missing_bundles_and_refused_paths_are_load_time_errors() {
         err.contains("provides no grader `no_such_grader` (it provides: final_text_is)"),
         "{err}"
     );
+    // `evalhost check` binds bundle graders the same way.
+    let err = p.refused(&["check", &case]);
+    assert!(err.contains("provides no grader `no_such_grader`"), "{err}");
 
     let case = p.case("missing-bundle", "other-team/final_text_is");
     let err = p.refused(&["run", &case]);
@@ -239,4 +246,61 @@ fn unsigned_bundles_are_accepted_by_default_and_refused_by_policy() {
     );
     assert!(p.store_files().is_empty());
     assert!(!p.project().join("evalhost.lock").exists());
+}
+
+#[test]
+fn pack_refuses_components_that_do_not_provide_their_graders() {
+    let p = Project::new();
+    let src = p.bundle_source("1.0.0");
+    let toml = std::fs::read_to_string(src.join("bundle.toml")).unwrap();
+    std::fs::write(
+        src.join("bundle.toml"),
+        toml.replace("[graders.final_text_is]", "[graders.no_todo]"),
+    )
+    .unwrap();
+    let err = p.refused(&["bundle", "pack", src.to_str().unwrap(), "-o", "x.tar.gz"]);
+    assert!(
+        err.contains("bundle grader `no_todo` (component `final_text_is.wasm`)")
+            && err.contains("provides no grader `no_todo` (it provides: final_text_is)"),
+        "{err}"
+    );
+    std::fs::write(src.join("final_text_is.wasm"), b"not wasm").unwrap();
+    std::fs::write(
+        src.join("bundle.toml"),
+        toml.replace("capabilities = []", "capabilities = [\"network\"]"),
+    )
+    .unwrap();
+    let err = p.refused(&["bundle", "pack", src.to_str().unwrap(), "-o", "x.tar.gz"]);
+    assert!(err.contains("unknown capability `network`"), "{err}");
+    std::fs::write(src.join("bundle.toml"), &toml).unwrap();
+    let err = p.refused(&["bundle", "pack", src.to_str().unwrap(), "-o", "x.tar.gz"]);
+    assert!(err.contains("is not a WebAssembly file"), "{err}");
+    assert!(!p.project().join("x.tar.gz").exists());
+}
+
+#[test]
+fn run_rechecks_the_installed_signature_against_todays_allowed_signers() {
+    let p = Project::new();
+    let bundle = p.pack("1.0.0");
+    let key = p.keygen("team_key");
+    p.allowed_signers(&key);
+    p.trust("allowed_signers = \"allowed_signers\"");
+    p.ok(&[
+        "bundle",
+        "sign",
+        bundle.to_str().unwrap(),
+        "--key",
+        key.to_str().unwrap(),
+    ]);
+    p.ok(&["bundle", "install", bundle.to_str().unwrap()]);
+    let case = p.case("revoked", "acme-checks/final_text_is");
+    p.ok(&["run", &case]);
+    // The team's key is revoked: another key replaces it in allowed_signers.
+    let other = p.keygen("new_key");
+    p.allowed_signers(&other);
+    let err = p.refused(&["run", &case]);
+    assert!(
+        err.contains("revoked.yaml") && err.contains("does not allow"),
+        "{err}"
+    );
 }

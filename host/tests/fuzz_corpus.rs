@@ -5,10 +5,12 @@
 
 use std::path::PathBuf;
 
+fn fuzz_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
+}
+
 fn corpus_dir(target: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../fuzz/corpus")
-        .join(target)
+    fuzz_dir().join("corpus").join(target)
 }
 
 #[test]
@@ -36,8 +38,7 @@ fn every_corpus_input_of_every_target_passes_its_checks() {
 
 #[test]
 fn every_fuzz_target_has_a_corpus_and_a_cargo_fuzz_binary() {
-    let manifest =
-        std::fs::read_to_string(corpus_dir("").join("../../Cargo.toml")).expect("fuzz/Cargo.toml");
+    let manifest = std::fs::read_to_string(fuzz_dir().join("Cargo.toml")).expect("fuzz/Cargo.toml");
     for (target, _) in evalhost::fuzzing::TARGETS {
         assert!(
             manifest.contains(&format!("name = \"{target}\"")),

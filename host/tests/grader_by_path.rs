@@ -128,7 +128,7 @@ fn path_reference_errors_are_located_and_say_what_is_wrong() {
         (
             "bundle",
             "  - acme/no_todo: {}\n",
-            "grader bundles are not supported yet",
+            "bundle `acme` is not installed",
         ),
     ];
     for (name, graders, expected) in cases {

@@ -91,7 +91,8 @@ fn deeply_nested_yaml() {
     );
     let (_dir, path) = case_file("deep.yaml", text);
     let stderr = refused(&path, &format!("{}:", display(&path)));
-    assert!(stderr.contains("nested deeper than 32 levels"), "{stderr}");
+    // The parser's own recursion limit stops it first, at the line and column it reached.
+    assert!(stderr.contains("4:") && stderr.contains("recursion limit exceeded"), "{stderr}");
 }
 
 #[test]
@@ -106,7 +107,7 @@ fn deeply_nested_json_in_a_fixture() {
 fn deeply_nested_json_in_a_nexus_journal() {
     let repo = common::repo();
     let dir = tempfile::tempdir().unwrap();
-    let case = dir.path().join("deep-journal");
+    let case = dir.path().join("build-error-fix");
     copy_dir(&repo.join("cases/nexus/build-error-fix"), &case);
     let journal = std::fs::read_dir(case.join("journal"))
         .unwrap()
@@ -177,9 +178,12 @@ fn a_symlink_loop_in_the_cases_directory() {
     link("loop-a.yaml", dir.path().join("loop-b.yaml")).unwrap();
     // A directory link to its own parent must not send the loader round in circles.
     link(".", dir.path().join("again")).unwrap();
-    let looped = dir.path().join("loop-a.yaml");
-    let stderr = refused(dir.path(), &format!("{}: ", display(&looped)));
-    assert!(stderr.contains("symbolic links"), "{stderr}");
+    // Either link of the loop may be met first (directory order).
+    let stderr = refused(dir.path(), &format!("{}/loop-", display(dir.path())));
+    assert!(
+        stderr.contains(".yaml: failed to read case file: ") && stderr.contains("symbolic links"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -15,25 +15,29 @@ use evalhost::grader::{
 };
 use evalhost::session::{Event, OutputItem, Record};
 
-/// Fuel budget per call: what the call used when the budget was committed, plus about
-/// 25 % headroom. A grader change that blows a budget is a slowdown to look at (and, if it
-/// is worth it, a budget to raise in the same commit).
-const FUEL_BUDGETS: &[(&str, &str, u64)] = &[
-    ("final_text_contains", r#""created""#, 0),
-    ("final_text_not_contains", r#""password""#, 0),
-    ("final_text_matches", r#""(?i)created|wrote""#, 0),
-    ("tool_called", r#""write_file""#, 0),
-    ("tool_not_called", r#""bash""#, 0),
-    ("tool_order", r#"["write_file", "read_file"]"#, 0),
-    ("result_status", r#"{"call": 2, "status": "completed"}"#, 0),
-    ("file_exists", r#""greeting.txt""#, 0),
+/// Fuel per call when this table was last committed. The budget is 25 % more: a grader or
+/// host change that blows it is a slowdown to look at (and, if it is worth it, a value to
+/// raise in the same commit). Fuel is deterministic, so the guard never flakes.
+const FUEL_MEASURED: &[(&str, &str, u64)] = &[
+    ("final_text_contains", r#""created""#, 26_999),
+    ("final_text_not_contains", r#""password""#, 26_680),
+    ("final_text_matches", r#""(?i)created|wrote""#, 104_465),
+    ("tool_called", r#""write_file""#, 25_951),
+    ("tool_not_called", r#""bash""#, 25_757),
+    ("tool_order", r#"["write_file", "read_file"]"#, 30_013),
+    (
+        "result_status",
+        r#"{"call": 2, "status": "completed"}"#,
+        34_830,
+    ),
+    ("file_exists", r#""greeting.txt""#, 42_023),
     (
         "file_contains",
         r#"{"path": "greeting.txt", "text": "hello"}"#,
-        0,
+        112_708,
     ),
-    ("max_requests", "3", 0),
-    ("max_tool_calls", "2", 0),
+    ("max_requests", "3", 32_828),
+    ("max_tool_calls", "2", 32_840),
 ];
 
 #[test]
@@ -43,7 +47,8 @@ fn built_in_grader_calls_stay_within_their_fuel_budgets() {
     std::fs::write(workspace.path().join("greeting.txt"), "hello\n").expect("seed");
     let evidence = PreparedEvidence::new(&fixed_evidence());
     let mut over = Vec::new();
-    for &(grader, config, budget) in FUEL_BUDGETS {
+    for &(grader, config, measured) in FUEL_MEASURED {
+        let budget = measured + measured / 4;
         let component = host.find(grader).expect("built-in grader exists");
         let (verdict, stats) = component.grade(grader, config, &evidence, Some(workspace.path()));
         let verdict = verdict.unwrap_or_else(|e| panic!("{grader} {config}: {e}"));

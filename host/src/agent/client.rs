@@ -13,6 +13,27 @@ use crate::model::SseParser;
 /// Most bytes of an HTTP error body quoted in the error message.
 const ERROR_BODY_EXCERPT: usize = 512;
 
+/// The process's one HTTP client for model endpoints, built on first use.
+///
+/// Building a client loads the platform's root certificates (hundreds of files read and
+/// decoded): once per turn that was the largest single cost of a replay suite. One client
+/// also keeps connections to the loopback endpoint alive across runs. There is no connect
+/// timeout of its own: `send` bounds the whole exchange, connecting included, by the
+/// request timeout.
+fn shared_http() -> Result<reqwest::Client, AgentError> {
+    static HTTP: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    if let Some(http) = HTTP.get() {
+        return Ok(http.clone());
+    }
+    crate::provider::install_crypto_provider();
+    let http = reqwest::Client::builder()
+        .build()
+        .map_err(|e| AgentError::Client {
+            message: error_chain(&e),
+        })?;
+    Ok(HTTP.get_or_init(|| http).clone())
+}
+
 /// An HTTP client for one turn's model endpoint.
 pub(crate) struct ModelClient {
     http: reqwest::Client,
@@ -23,15 +44,8 @@ pub(crate) struct ModelClient {
 
 impl ModelClient {
     pub fn new(config: &AgentConfig) -> Result<Self, AgentError> {
-        crate::provider::install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.limits.request_timeout)
-            .build()
-            .map_err(|e| AgentError::Client {
-                message: error_chain(&e),
-            })?;
         Ok(Self {
-            http,
+            http: shared_http()?,
             url: format!("{}/responses", config.base_url.trim_end_matches('/')),
             api_key: config.api_key.clone(),
             timeout: config.limits.request_timeout,

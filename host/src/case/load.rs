@@ -117,8 +117,16 @@ fn case_files_in(dir: &Path) -> Result<Vec<PathBuf>, CaseError> {
         let name = name.to_string_lossy();
         let is_case = !name.starts_with('.')
             && (name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".jsonl"));
-        // Follow symlinks: a linked case file is a case file.
-        if is_case && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file()) {
+        // Follow symlinks: a linked case file is a case file. One that cannot be followed (a
+        // symlink loop, a dangling link) is an error naming it, not a case silently skipped.
+        let target = is_case.then(|| std::fs::metadata(entry.path()));
+        if let Some(Err(source)) = target {
+            return Err(CaseError::Read {
+                path: entry.path(),
+                source,
+            });
+        }
+        if target.is_some_and(|m| m.is_ok_and(|m| m.is_file())) {
             files.push(entry.path());
         } else if !nexus::is_ignored(&name) && nexus::is_case_dir(&entry.path()) {
             // A Nexus case directory (it holds `case.yaml`).

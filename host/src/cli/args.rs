@@ -41,6 +41,7 @@ pub enum Command {
   evalhost run --filter bash --out out/ cases/mino
   evalhost run --runs 3 cases/mino/bash-denied.yaml
   evalhost run --live --runs 5 --k 2 cases/mino
+  evalhost run --junit junit.xml --html report.html cases/mino
 
 ", "Exit status:
   0  every case passed every run

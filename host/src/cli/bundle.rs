@@ -52,13 +52,11 @@ Exit status: 0 printed; 2 not a readable bundle.")]
 Exit status: 0 verified; 2 refused (the error says why).")]
     Verify(VerifyArgs),
     /// Verify a bundle, install it into the local store and pin it in evalhost.lock.
-    #[command(
-        after_help = "Examples:
+    #[command(after_help = "Examples:
   evalhost bundle install acme-checks-1.0.0.tar.gz
 
 The store is $EVALHOST_BUNDLE_STORE, else $XDG_DATA_HOME/evalhost/bundles, else
-~/.local/share/evalhost/bundles. Exit status: 0 installed; 2 refused (nothing was installed)."
-    )]
+~/.local/share/evalhost/bundles. Exit status: 0 installed; 2 refused (nothing was installed).")]
     Install(InstallArgs),
 }
 
@@ -162,11 +160,17 @@ fn pack_bundle(args: PackArgs) -> Result<u8, Failure> {
         .map_err(Failure::internal)?;
     let packed = pack(&args.dir, args.output.as_deref(), &host).map_err(Failure::usage)?;
     println!(
-        "packed {} {} ({} files, {} graders) into {}\nmanifest sha256 {}\nnext: evalhost bundle sign {} --key ~/.ssh/id_ed25519",
+        "packed {} {} (graders: {}; {} files) into {}\nmanifest sha256 {}\nnext: evalhost bundle sign {} --key ~/.ssh/id_ed25519",
         packed.manifest.name,
         packed.manifest.version,
+        packed
+            .manifest
+            .graders
+            .keys()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", "),
         packed.manifest.files.len(),
-        packed.manifest.graders.len(),
         packed.archive.display(),
         packed.digest,
         packed.archive.display(),

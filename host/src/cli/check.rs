@@ -8,7 +8,7 @@ use anyhow::{Context, anyhow};
 use super::{Failure, exit};
 use evalhost::case::{case_sources, load_cases_with};
 use evalhost::grader::GraderHost;
-use evalhost::runner::prepare_cases;
+use evalhost::runner::prepare_cases_with;
 
 /// `evalhost check`.
 #[derive(Debug, clap::Args)]
@@ -25,6 +25,7 @@ pub fn check(args: CheckArgs) -> Result<u8, Failure> {
     let host = GraderHost::with_builtins()
         .context("failed to load the built-in graders")
         .map_err(Failure::internal)?;
+    let mut bundles = super::bundle::project_bundles()?;
     // Problems in load order: a file's parse error or its graders' errors, file by file.
     let mut errors: Vec<String> = Vec::new();
     let (mut total, mut entries) = (0, 0);
@@ -47,7 +48,7 @@ pub fn check(args: CheckArgs) -> Result<u8, Failure> {
             for case in cases {
                 total += 1;
                 entries += case.graders.len();
-                if let Err(e) = prepare_cases(vec![case], &host) {
+                if let Err(e) = prepare_cases_with(vec![case], &host, &mut bundles) {
                     errors.push(e.to_string());
                 }
             }

@@ -9,7 +9,7 @@ use super::{Failure, exit};
 use evalhost::case::{LoadOptions, load_cases_with};
 use evalhost::grader::GraderHost;
 use evalhost::report::{diff_verdicts, read_report, render_text, render_verdict_diff};
-use evalhost::runner::{cases_of_report, prepare_cases, recorded_case_paths, regrade};
+use evalhost::runner::{cases_of_report, prepare_cases_with, recorded_case_paths, regrade};
 
 /// `evalhost grade`.
 #[derive(Debug, clap::Args)]
@@ -53,7 +53,8 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
     let host = GraderHost::with_builtins()
         .context("failed to load the built-in graders")
         .map_err(Failure::internal)?;
-    let prepared = prepare_cases(cases, &host).map_err(Failure::usage)?;
+    let prepared = prepare_cases_with(cases, &host, &mut super::bundle::project_bundles()?)
+        .map_err(Failure::usage)?;
     let jobs = args.jobs.map_or_else(
         || std::thread::available_parallelism().map_or(2, |n| n.get()),
         |j| j as usize,

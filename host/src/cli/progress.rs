@@ -31,14 +31,14 @@ impl RunProgress {
         } else {
             "{bar:30}"
         };
+        // `wide_msg` last: it is cut to the terminal's width, so the bar never wraps.
         let template = format!(
-            "{{spinner}} {bar_style} {{pos}}/{{len}} runs, {{msg}} [{{elapsed}} elapsed, ETA {{eta}}]"
+            "{{spinner}} {bar_style} {{pos}}/{{len}} runs [{{elapsed}} elapsed, ETA {{eta}}] {{wide_msg}}"
         );
         let style = ProgressStyle::with_template(&template)
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> ");
         let bar = ProgressBar::new(0).with_style(style);
-        bar.set_message("0 failed");
         Self {
             bar,
             failed: AtomicU32::new(0),
@@ -55,6 +55,7 @@ impl Progress for RunProgress {
     fn started(&self, plan: &[(&str, u32)]) {
         let runs: u64 = plan.iter().map(|(_, runs)| u64::from(*runs)).sum();
         self.bar.set_length(runs);
+        self.bar.set_message("0 failed");
         self.bar.enable_steady_tick(TICK);
     }
 
@@ -64,8 +65,8 @@ impl Progress for RunProgress {
         } else {
             self.failed.fetch_add(1, Ordering::Relaxed) + 1
         };
+        self.bar.inc(1);
         self.bar
             .set_message(format!("{failed} failed (last: {case} run {})", run.run));
-        self.bar.inc(1);
     }
 }

@@ -85,15 +85,13 @@ fn summary(html: &mut String, report: &SuiteReport) {
     let status = if report.failed_cases() == 0 {
         r#"<span class="badge pass">all cases passed</span>"#.to_owned()
     } else {
-        format!(
-            r#"<span class="badge fail">{} cases failed</span>"#,
-            report.failed_cases()
-        )
+        let failed = report.failed_cases();
+        let cases = if failed == 1 { "case" } else { "cases" };
+        format!(r#"<span class="badge fail">{failed} {cases} failed</span>"#)
     };
-    let _ = write!(
+    let _ = writeln!(
         html,
-        r#"<div class="cards"><div class="card"><div class="value">{cases_passed} / {}</div><div class="label">cases passed every run</div></div><div class="card"><div class="value">{} / {}</div><div class="label">runs passed</div></div><div class="card"><div class="value">{:.2}</div><div class="label">pass rate (95% interval {})</div></div><div class="card"><div class="value">{status}</div><div class="label">suite</div></div></div>
-"#,
+        r#"<div class="cards"><div class="card"><div class="value">{cases_passed} / {}</div><div class="label">cases passed every run</div></div><div class="card"><div class="value">{} / {}</div><div class="label">runs passed</div></div><div class="card"><div class="value">{:.2}</div><div class="label">pass rate (95% interval {})</div></div><div class="card"><div class="value">{status}</div><div class="label">suite</div></div></div>"#,
         report.cases.len(),
         s.passed,
         s.runs,

@@ -22,6 +22,10 @@ pub enum RegradeError {
         "case `{case}` of the saved report is not among the cases loaded from {paths} (give the case files or directories that define it)"
     )]
     CaseNotFound { case: String, paths: String },
+    #[error(
+        "case `{case}` of the saved report is not among the prepared cases (see `cases_of_report`)"
+    )]
+    NotPrepared { case: String },
     #[error("failed to read the saved evidence of `{case}` run {run} at `{path}`: {source}")]
     ReadEvidence {
         case: String,
@@ -119,9 +123,8 @@ pub async fn regrade(
             cases
                 .get(&saved_case.name)
                 .cloned()
-                .ok_or_else(|| RegradeError::CaseNotFound {
+                .ok_or_else(|| RegradeError::NotPrepared {
                     case: saved_case.name.clone(),
-                    paths: "the prepared cases".into(),
                 })?;
         for run in &saved_case.runs {
             plan.push((prepared.clone(), run.clone()));

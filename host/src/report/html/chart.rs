@@ -89,10 +89,10 @@ pub(super) fn pass_rate_chart(report: &SuiteReport) -> String {
         );
         let _ = write!(
             svg,
-            r##"<path d="M{} {} l6 6 l-6 6 l-6 -6 z" fill="#0969da"/><circle cx="{}" cy="{mid}" r="5" fill="#fff" stroke="#1f2328" stroke-width="2"/><text x="{}" y="{}" fill="#57606a">{}/{}</text></g>"##,
-            x(s.pass_at_k),
-            mid - 6.0,
+            r##"<circle cx="{}" cy="{mid}" r="5" fill="#fff" stroke="#1f2328" stroke-width="2"/><path d="M{} {} l4 4 l-4 4 l-4 -4 z" fill="#0969da"/><text x="{}" y="{}" fill="#57606a">{}/{}</text></g>"##,
             x(s.pass_hat_k),
+            x(s.pass_at_k),
+            mid - 4.0,
             LABEL_WIDTH + PLOT_WIDTH + 12.0,
             mid + 4.0,
             s.passed,
