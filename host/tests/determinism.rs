@@ -9,9 +9,17 @@ use std::process::Command;
 use common::repo;
 use serde_json::Value;
 
-/// The suites run: Mino's YAML cases (the agent and its bash tool), Nexus case directories
-/// and AgentCompany fixtures (replayed tools), together.
-const SUITES: [&str; 3] = ["cases/mino", "cases/nexus", "cases/agentcompany"];
+/// The suites run together: Mino's YAML cases (the agent and its bash tool; passing and
+/// failing), Nexus case directories, the beyond-the-seeds graders, and AgentCompany fixtures
+/// (replayed tools; the one sharing a name with a Nexus case left out).
+const SUITES: [&str; 6] = [
+    "cases/mino",
+    "cases/mino-failing",
+    "cases/nexus",
+    "cases/beyond",
+    "cases/agentcompany/ceo-bootstrap-empty.jsonl",
+    "cases/agentcompany/ceo-plan-follow-up.jsonl",
+];
 
 const RUNS: usize = 20;
 

@@ -92,7 +92,10 @@ fn deeply_nested_yaml() {
     let (_dir, path) = case_file("deep.yaml", text);
     let stderr = refused(&path, &format!("{}:", display(&path)));
     // The parser's own recursion limit stops it first, at the line and column it reached.
-    assert!(stderr.contains("4:") && stderr.contains("recursion limit exceeded"), "{stderr}");
+    assert!(
+        stderr.contains("4:") && stderr.contains("recursion limit exceeded"),
+        "{stderr}"
+    );
 }
 
 #[test]

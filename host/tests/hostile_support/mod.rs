@@ -253,7 +253,11 @@ pub fn probes(deadline: Duration) -> Vec<Probe> {
         call("infinite-loop", deadline_limits(deadline), Expect::Deadline),
         // Unbounded fuel: whether the default budget or the deadline comes first depends on
         // the machine's speed, and the deadline is what this probe measures.
-        call("memory-copy-loop", deadline_limits(deadline), Expect::Deadline),
+        call(
+            "memory-copy-loop",
+            deadline_limits(deadline),
+            Expect::Deadline,
+        ),
         call("alloc-1gib", default, Expect::Memory),
         // A Rust guest cannot emit `table.grow`; its function table is checked against the
         // cap when the instance is created, so a cap below that table's size is the probe.
