@@ -10,8 +10,11 @@ use std::path::Path;
 
 use crate::case::{CaseError, Location};
 
+/// A fuzz target's entry point: one input, any bytes.
+pub type Target = fn(&[u8]);
+
 /// The fuzz targets: name (also the `fuzz/corpus/<name>/` directory) and entry point.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("case_yaml", case_yaml),
     ("agentcompany_fixture", agentcompany_fixture),
     ("nexus_journal", nexus_journal),

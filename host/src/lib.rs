@@ -16,7 +16,7 @@
 //! | bind graders | [`grader::GraderHost::with_builtins`], then [`runner::prepare_cases`] (each config checked by its component) |
 //! | run | [`runner::run_suite`] with [`runner::RunOptions`] (runs, jobs, `--out`, a [`runner::Progress`] observer) |
 //! | grade evidence | [`grader::GraderHost::find`], [`grader::PreparedEvidence`], [`grader::GraderComponent::grade`] |
-//! | read reports | [`report::SuiteReport`] (`report.json`), [`report::render_text`] (the text table) |
+//! | read reports | [`report::read_report`] (a saved `report.json`) → [`report::SuiteReport`], [`report::render_text`] (the text table) |
 //!
 //! # Run a tiny suite
 //!

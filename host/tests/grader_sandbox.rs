@@ -314,3 +314,19 @@ fn a_case_with_hostile_graders_does_not_affect_the_next_case() {
         "the report carries no flood"
     );
 }
+
+/// Open finding (docs/security.md): a grader holding many open files holds as many host
+/// descriptors until its call ends. Ignored: it would exhaust the descriptors of the test
+/// process while other tests run beside it. Run alone with
+/// `cargo test -p evalhost --test grader_sandbox -- --ignored --nocapture open_files`.
+#[test]
+#[ignore = "exhausts the test process's file descriptors; reproduction of an open finding"]
+fn open_files_hold_host_descriptors() {
+    let host = host(Limits::default());
+    let c = hostile(&host);
+    let sandbox = Sandbox::new();
+    let started = std::time::Instant::now();
+    let (result, _) = c.grade("open-files", "null", &evidence(), Some(&sandbox.workspace));
+    println!("open-files: {result:?} after {:?}", started.elapsed());
+    assert!(result.is_err(), "{result:?}");
+}
