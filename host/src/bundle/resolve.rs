@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use super::lock::Lock;
 use super::manifest::{MANIFEST_FILE, READS_WORKSPACE};
-use super::sshsig::AllowedSigners;
+use super::sshsig::{AllowedSigners, read_signature};
 use super::store::{BundleStore, StoredBundle};
 use super::trust::TrustPolicy;
 use super::{BundleError, BundleRef};
@@ -186,17 +186,7 @@ impl BundleResolver {
     /// The signature the bundle was installed with, checked against today's policy.
     fn check_trust(&self, store: &BundleStore, stored: &StoredBundle) -> Result<(), BundleError> {
         let sig_path = stored.dir.with_extension("sig");
-        let signature = match std::fs::read_to_string(&sig_path) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(source) => {
-                return Err(BundleError::Io {
-                    action: "read",
-                    path: sig_path,
-                    source,
-                });
-            }
-        };
+        let signature = read_signature(&sig_path)?;
         match (signature, &self.policy.allowed_signers) {
             (Some(text), Some(signers)) => {
                 let signers = AllowedSigners::read(signers)?;

@@ -39,6 +39,19 @@ pub fn sign(manifest: &[u8], key: &Path) -> Result<String, BundleError> {
         .map_err(|e| key_error(format!("encoding the signature failed: {e}")))
 }
 
+/// The detached signature at `path`, or `None` when there is no such file.
+pub fn read_signature(path: &Path) -> Result<Option<String>, BundleError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(BundleError::Io {
+            action: "read",
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
 /// The public half of the key at `key`, as an OpenSSH public key line (for allowed_signers).
 pub fn public_key_line(key: &Path) -> Result<String, BundleError> {
     let text = std::fs::read_to_string(key).map_err(BundleError::io("read", key))?;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::BundleError;
 use super::archive::{UnpackLimits, read_archive};
 use super::manifest::{MANIFEST_FILE, Manifest, manifest_origin, sha256_hex};
-use super::sshsig::{AllowedSigners, Signer};
+use super::sshsig::{AllowedSigners, Signer, read_signature};
 
 /// How a bundle's signature was judged.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,17 +90,7 @@ pub fn verify_bundle(
         .signature
         .clone()
         .unwrap_or_else(|| signature_path(archive));
-    let signature_text = match std::fs::read_to_string(&sig_path) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(source) => {
-            return Err(BundleError::Io {
-                action: "read",
-                path: sig_path,
-                source,
-            });
-        }
-    };
+    let signature_text = read_signature(&sig_path)?;
     let signature = match (&signature_text, &options.allowed_signers) {
         (Some(text), Some(signers)) => Signature::Verified(signers.verify(
             &manifest_bytes,

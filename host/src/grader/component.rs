@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wasmtime::component::Component;
+use wasmtime::component::{Component, ResourceTableError};
 use wasmtime::{Store, Trap};
 
 use super::bindings::{Instance, Pre, types};
@@ -235,6 +235,9 @@ fn classify(
     for cause in error.chain() {
         if let Some(limit) = cause.downcast_ref::<OutputLimitExceeded>() {
             return GraderError::OutputLimit(limit.clone());
+        }
+        if let Some(ResourceTableError::Full) = cause.downcast_ref::<ResourceTableError>() {
+            return GraderError::HandleLimit { cap: limits.handles };
         }
     }
     match error.downcast_ref::<Trap>() {

@@ -21,6 +21,10 @@ pub struct Limits {
     /// Largest config schema a component may list for one grader, in bytes; a longer one
     /// fails the component's load with [`GraderError::SchemaLimit`](super::GraderError::SchemaLimit).
     pub schema_bytes: usize,
+    /// Host resources a call may hold at once (open files, directory listings, streams);
+    /// one more is [`GraderError::HandleLimit`](super::GraderError::HandleLimit). Each open
+    /// file holds a host descriptor, so this keeps one grader from exhausting the process's.
+    pub handles: usize,
 }
 
 impl Default for Limits {
@@ -33,6 +37,7 @@ impl Default for Limits {
             output_bytes: 64 << 10,
             message_bytes: 64 << 10,
             schema_bytes: 1 << 20,
+            handles: 256,
         }
     }
 }

@@ -70,6 +70,8 @@ pub enum GraderError {
     MemoryLimit { cap: usize, desired: usize },
     #[error("table limit: tried to grow a table to {desired} elements (cap {cap})")]
     TableLimit { cap: usize, desired: usize },
+    #[error("handle limit: the grader held more than {cap} open files, directories or streams at once")]
+    HandleLimit { cap: usize },
     #[error("stack overflow")]
     StackOverflow,
     /// The guest panicked (a Rust guest's panic aborts with `unreachable` after printing).

@@ -110,9 +110,11 @@ pub(crate) fn new_store(
             .preopened_dir(workspace, WORKSPACE_GUEST_PATH, FsPerms::ReadOnly)
             .map_err(|e| std::io::Error::other(format!("{e:#}")))?;
     }
+    let mut table = ResourceTable::new();
+    table.set_max_capacity(limits.handles);
     let state = SandboxState {
         wasi: builder.build(),
-        table: ResourceTable::new(),
+        table,
         limiter: Limiter {
             memory_bytes: limits.memory_bytes,
             table_elements: limits.table_elements,

@@ -116,6 +116,8 @@ pub enum Expect {
     Message,
     Panicked,
     Unreachable,
+    /// Held more host resources (open files) than the handle cap.
+    Handles,
     /// Refused at load time: the component does not export the grader world.
     WrongWorld,
     /// Refused at load time: the component imports what the sandbox does not provide.
@@ -166,6 +168,12 @@ impl Expect {
                     == GraderError::Trap(
                         "wasm trap: wasm `unreachable` instruction executed".to_owned(),
                     )
+            }
+            Expect::Handles => {
+                *error
+                    == GraderError::HandleLimit {
+                        cap: limits.handles,
+                    }
             }
             Expect::WrongWorld | Expect::UnknownImport | Expect::Schema => false,
         }
@@ -274,6 +282,7 @@ pub fn probes(deadline: Duration) -> Vec<Probe> {
         call("huge-verdict", default, Expect::Message),
         call("panic", default, Expect::Panicked),
         call("unreachable", default, Expect::Unreachable),
+        call("open-files", default, Expect::Handles),
         load("wrong-world", WRONG_WORLD, Expect::WrongWorld),
         load("unknown-import", UNKNOWN_IMPORT, Expect::UnknownImport),
         load("huge-schema", HUGE_SCHEMA, Expect::Schema),
