@@ -6,27 +6,14 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::repo;
 use serde_json::Value;
 
 /// `evalhost run --out OUT CASE` with `env` added to evalhost's environment.
 fn run(case: &Path, out: &Path, env: &[(&str, &str)]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
-        .args(["run", "--out"])
-        .arg(out)
-        .arg(case)
-        .envs(env.iter().copied())
-        .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
-        .output()
-        .expect("evalhost runs");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    let (out, case) = (out.to_string_lossy(), case.to_string_lossy());
+    common::evalhost_with_env(&["run", "--out", &out, &case], env)
 }
 
 /// A case `name` whose script makes one bash call with `command`, then answers `done`.

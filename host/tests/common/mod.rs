@@ -16,8 +16,14 @@ pub fn repo() -> PathBuf {
 /// Run `evalhost ARGS` in the repository root with the tests' own component cache:
 /// `(exit code, stdout, stderr)`.
 pub fn evalhost(args: &[&str]) -> (i32, String, String) {
+    evalhost_with_env(args, &[])
+}
+
+/// [`evalhost`] with `env` added to evalhost's environment.
+pub fn evalhost_with_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(repo())
         .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
         .output()
