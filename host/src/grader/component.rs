@@ -237,7 +237,9 @@ fn classify(
             return GraderError::OutputLimit(limit.clone());
         }
         if let Some(ResourceTableError::Full) = cause.downcast_ref::<ResourceTableError>() {
-            return GraderError::HandleLimit { cap: limits.handles };
+            return GraderError::HandleLimit {
+                cap: limits.handles,
+            };
         }
     }
     match error.downcast_ref::<Trap>() {

@@ -70,7 +70,9 @@ pub enum GraderError {
     MemoryLimit { cap: usize, desired: usize },
     #[error("table limit: tried to grow a table to {desired} elements (cap {cap})")]
     TableLimit { cap: usize, desired: usize },
-    #[error("handle limit: the grader held more than {cap} open files, directories or streams at once")]
+    #[error(
+        "handle limit: the grader held more than {cap} open files, directories or streams at once"
+    )]
     HandleLimit { cap: usize },
     #[error("stack overflow")]
     StackOverflow,

@@ -484,8 +484,17 @@ probe!(
     Unreachable,
     "unreachable",
     "Executes the `unreachable` instruction",
-    |_evidence| { core::arch::wasm32::unreachable() }
+    |_evidence| { unreachable_instruction() }
 );
+
+/// The `unreachable` instruction itself (on a native build, for `cargo clippy --workspace`,
+/// an abort).
+fn unreachable_instruction() -> ! {
+    #[cfg(target_arch = "wasm32")]
+    core::arch::wasm32::unreachable();
+    #[cfg(not(target_arch = "wasm32"))]
+    std::process::abort();
+}
 
 probe!(Panic, "panic", "Panics", |_evidence| {
     panic!("the panic probe panicked")
