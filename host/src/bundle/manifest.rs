@@ -221,11 +221,6 @@ impl Manifest {
         Ok(manifest)
     }
 
-    /// The parsed semver version (checked by [`Manifest::parse`]).
-    pub fn semver(&self) -> semver::Version {
-        semver::Version::parse(&self.version).unwrap_or(semver::Version::new(0, 0, 0))
-    }
-
     /// The entry of `path` in `files`.
     pub fn file(&self, path: &str) -> Option<&ManifestFile> {
         self.files.iter().find(|f| f.path == path)

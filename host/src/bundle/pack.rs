@@ -109,6 +109,11 @@ fn collect(
             .to_str()
             .ok_or_else(|| unpackable("the path is not UTF-8"))?
             .replace(std::path::MAIN_SEPARATOR, "/");
+        if relative.ends_with(".tar.gz") || relative.ends_with(".sig") {
+            return Err(unpackable(
+                "looks like a packed bundle or its signature; a bundle directory holds sources only (pack with -o outside it)",
+            ));
+        }
         if relative == MANIFEST_FILE {
             return Err(unpackable("MANIFEST.toml is written by pack; remove it"));
         }

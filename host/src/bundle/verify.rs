@@ -99,7 +99,10 @@ pub fn verify_bundle(
             archive,
             options.identity.as_deref(),
         )?),
-        (Some(_), None) if options.allow_unsigned => Signature::Unchecked,
+        // A required identity can only be checked against allowed_signers.
+        (Some(_), None) if options.allow_unsigned && options.identity.is_none() => {
+            Signature::Unchecked
+        }
         (Some(_), None) => {
             return Err(BundleError::NoAllowedSigners {
                 signature: sig_path,

@@ -1,7 +1,7 @@
 //! `evalhost grade --evidence DIR [PATHS...]`: re-grade saved runs with the case files'
 //! current graders and print how the verdicts changed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -32,6 +32,12 @@ pub struct GradeArgs {
 
 pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
     let saved = read_report(&args.evidence).map_err(Failure::usage)?;
+    // `--evidence DIR/report.json` means the directory `--out DIR` wrote.
+    let evidence_dir = if args.evidence.is_file() {
+        args.evidence.parent().unwrap_or(Path::new(".")).to_owned()
+    } else {
+        args.evidence.clone()
+    };
     let (paths, recorded) = if args.paths.is_empty() {
         (recorded_case_paths(&saved), true)
     } else {
@@ -65,7 +71,7 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
         .context("failed to start the async runtime")
         .map_err(Failure::internal)?;
     let regraded = runtime
-        .block_on(regrade(&args.evidence, &saved, prepared, jobs))
+        .block_on(regrade(&evidence_dir, &saved, prepared, jobs))
         .map_err(Failure::usage)?;
     let report = regraded.report;
     let runs: usize = report.cases.iter().map(|c| c.runs.len()).sum();

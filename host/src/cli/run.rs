@@ -137,17 +137,18 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         .as_ref()
         .map(|d| d.take())
         .unwrap_or_default();
+    // The table first: a bad --junit/--html path must not hide the suite's results.
+    if ui.color_stdout {
+        print!("{}", render_text_in_color(&report));
+    } else {
+        print!("{}", render_text(&report));
+    }
     super::report_files::write(
         args.junit.as_deref(),
         args.html.as_deref(),
         &report,
         &details,
     )?;
-    if ui.color_stdout {
-        print!("{}", render_text_in_color(&report));
-    } else {
-        print!("{}", render_text(&report));
-    }
     if report.interrupted {
         eprintln!(
             "{} Interrupted: {} runs cancelled; the report covers the runs that finished",

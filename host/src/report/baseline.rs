@@ -20,6 +20,9 @@ use std::collections::HashMap;
 
 use super::{CaseReport, SuiteReport, table};
 
+/// Slack on threshold comparisons, so that a change exactly at a threshold passes.
+const THRESHOLD_TOLERANCE: f64 = 1e-9;
+
 /// The limits of `evalhost baseline`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Thresholds {
@@ -164,19 +167,21 @@ pub fn compare(old: &SuiteReport, new: &SuiteReport, limits: &Thresholds) -> Bas
             found(Movement::Status { old: o, new: n }, o.all_passed());
         } else if o.runs > 0 && n.runs > 0 {
             let change = n.value() - o.value();
-            if change.abs() > limits.max_drop {
+            // A change exactly at the threshold passes; the tolerance absorbs the rounding
+            // of `c/n` (15/20 → 14/20 is 0.050000000000000044 in f64).
+            if change.abs() > limits.max_drop + THRESHOLD_TOLERANCE {
                 found(Movement::PassRate { old: o, new: n }, change < 0.0);
             }
         }
         if let (Some(a), Some(b)) = (tokens_per_run(old_case), tokens_per_run(new_case))
             && let Some(growth) = growth(a, b)
-            && growth.abs() > limits.max_token_growth
+            && growth.abs() > limits.max_token_growth + THRESHOLD_TOLERANCE
         {
             found(Movement::Tokens { old: a, new: b }, growth > 0.0);
         }
         if let (Some(a), Some(b)) = (latency_per_run(old_case), latency_per_run(new_case))
             && let Some(growth) = growth(a, b)
-            && growth.abs() > limits.max_latency_growth
+            && growth.abs() > limits.max_latency_growth + THRESHOLD_TOLERANCE
             && (b - a).abs() >= limits.min_latency_growth_ms
         {
             found(Movement::Latency { old: a, new: b }, growth > 0.0);
@@ -418,6 +423,7 @@ mod tests {
         let old = suite(vec![
             case("fast", vec![run(true, 100, 4)]),
             case("half", (0..20).map(|i| run(i < 10, 100, 10)).collect()),
+            case("rounded", (0..20).map(|i| run(i < 15, 100, 10)).collect()),
             case("tokens", vec![run(true, 100, 10)]),
         ]);
         let new = suite(vec![
@@ -425,6 +431,8 @@ mod tests {
             case("fast", vec![run(true, 100, 9)]),
             // 10/20 -> 9/20: a drop of 0.05, not beyond --max-drop 0.05.
             case("half", (0..20).map(|i| run(i < 9, 100, 10)).collect()),
+            // 15/20 -> 14/20: also exactly 0.05, although f64 makes it 0.050000000000000044.
+            case("rounded", (0..20).map(|i| run(i < 14, 100, 10)).collect()),
             // Exactly +20%: not beyond --max-token-growth 0.2.
             case("tokens", vec![run(true, 120, 10)]),
         ]);

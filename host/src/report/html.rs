@@ -20,7 +20,8 @@ const CSS: &str = include_str!("html/report.css");
 const SCRIPT: &str = include_str!("html/report.js");
 
 /// The page for `report`, with each run's transcript and workspace changes from `details`
-/// (a run without an entry there shows its verdicts only).
+/// (a run without an entry there shows its verdicts only). `details` must be sorted by
+/// (case, run), as [`RunDetails::take`](crate::runner::RunDetails::take) returns them.
 pub fn render_html(report: &SuiteReport, details: &[RunDetail]) -> String {
     let mut html = String::with_capacity(64 * 1024);
     let _ = write!(
@@ -151,9 +152,11 @@ fn case_section(html: &mut String, i: usize, case: &CaseReport, details: &[RunDe
         html.push_str(r#"<p class="note">No run of this case finished.</p>"#);
     }
     for run in &case.runs {
+        // `details` is sorted by (case, run) (`RunDetails::take`).
         let detail = details
-            .iter()
-            .find(|d| d.case == case.name && d.run == run.run);
+            .binary_search_by(|d| (d.case.as_str(), d.run).cmp(&(case.name.as_str(), run.run)))
+            .ok()
+            .map(|i| &details[i]);
         run_block(html, run, detail);
     }
     html.push_str("</section>\n");

@@ -68,9 +68,12 @@ fn copy_atomically(from: &Path, to: &Path) -> std::io::Result<()> {
 fn temp_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().unwrap_or_default().to_string_lossy();
+    // Readable like any file the user writes (the umask still applies), not tempfile's 0600:
+    // CI artifact steps and other users read these.
     tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
         .tempfile_in(dir)
 }
 

@@ -34,12 +34,36 @@ impl RunArtifacts {
 
     /// Remove the temp root and hand back the report; a root that cannot be removed makes
     /// the run errored, with the reason (it would otherwise be left behind silently).
+    /// Directories the agent made read-only (`chmod -R a-w`, Go's module cache under
+    /// `$HOME`) are made writable again first.
     pub(crate) fn clean_up(self) -> Result<RunReport, RunError> {
         let path = self._root.path().to_owned();
-        self._root
-            .close()
-            .map_err(|source| RunError::TempCleanup { path, source })?;
+        let root = self._root.keep();
+        if std::fs::remove_dir_all(&root).is_err() {
+            make_owner_writable(&root);
+            std::fs::remove_dir_all(&root)
+                .map_err(|source| RunError::TempCleanup { path, source })?;
+        }
         Ok(self.report)
+    }
+}
+
+/// `u+rwx` on every directory under `root` (symlinks not followed), so that it can be removed.
+fn make_owner_writable(root: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut pending = vec![root.to_owned()];
+    while let Some(dir) = pending.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&dir) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            continue;
+        }
+        let mode = meta.permissions().mode() | 0o700;
+        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode));
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            pending.extend(entries.flatten().map(|e| e.path()));
+        }
     }
 }
 

@@ -24,22 +24,28 @@ enum Entry {
 /// Copy `workspace` to `dest` (replacing it); `false` when the workspace is over the limits
 /// and nothing was kept.
 pub(crate) fn keep_workspace(workspace: &Path, dest: &Path) -> io::Result<bool> {
-    let Some(entries) = list(workspace)? else {
-        return Ok(false);
-    };
+    // A snapshot of an earlier run in a reused `--out` directory must never be re-graded
+    // as this run's.
+    remove_dir_if_exists(dest)?;
     let partial = dest.with_extension("workspace.partial");
     remove_dir_if_exists(&partial)?;
+    // The workspace is the agent's: one over the limits, or with entries it made unreadable,
+    // is not kept (re-grading then says so) rather than failing a graded run.
+    let Ok(Some(entries)) = list(workspace) else {
+        return Ok(false);
+    };
     std::fs::create_dir_all(&partial)?;
     for entry in &entries {
-        match entry {
-            Entry::Dir(rel) => std::fs::create_dir_all(partial.join(rel))?,
-            Entry::File(rel) => {
-                std::fs::copy(workspace.join(rel), partial.join(rel))?;
-            }
-            Entry::Symlink(rel, target) => std::os::unix::fs::symlink(target, partial.join(rel))?,
+        let copied = match entry {
+            Entry::Dir(rel) => std::fs::create_dir_all(partial.join(rel)),
+            Entry::File(rel) => std::fs::copy(workspace.join(rel), partial.join(rel)).map(drop),
+            Entry::Symlink(rel, target) => std::os::unix::fs::symlink(target, partial.join(rel)),
+        };
+        if copied.is_err() {
+            remove_dir_if_exists(&partial)?;
+            return Ok(false);
         }
     }
-    remove_dir_if_exists(dest)?;
     std::fs::rename(&partial, dest)?;
     Ok(true)
 }
