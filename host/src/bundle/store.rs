@@ -102,8 +102,13 @@ impl BundleStore {
                 }
                 std::fs::write(&target, bytes).map_err(BundleError::io("write", &target))?;
             }
-            let staged = staging.keep();
-            std::fs::rename(&staged, &object).map_err(BundleError::io("create", &object))?;
+            // Another install of the same digest may have won the race: the object is then
+            // in place, and `staging` is removed when dropped.
+            match std::fs::rename(staging.path(), &object) {
+                Ok(()) => drop(staging.keep()),
+                Err(_) if object.is_dir() => {}
+                Err(source) => return Err(BundleError::io("create", &object)(source)),
+            }
         }
         if let Some(signature) = &bundle.signature_text {
             let path = object.with_extension("sig");

@@ -7,8 +7,8 @@ use clap::Subcommand;
 
 use super::{Failure, exit};
 use evalhost::bundle::{
-    BundleResolver, BundleStore, LOCK_FILE, Lock, Signature, TrustPolicy, UnpackLimits,
-    VerifiedBundle, manifest_bytes, pack, signature_path, sshsig, verify_bundle,
+    BundleError, BundleResolver, BundleStore, LOCK_FILE, Lock, Signature, TrustPolicy,
+    UnpackLimits, VerifiedBundle, manifest_bytes, pack, signature_path, sshsig, verify_bundle,
 };
 use evalhost::config::ConfigSources;
 use evalhost::grader::GraderHost;
@@ -148,6 +148,18 @@ pub fn project_bundles() -> Result<BundleResolver, Failure> {
     ))
 }
 
+/// Exit 3 when evalhost could not write (the archive, the store), 2 for everything the
+/// user can fix in the input.
+fn failure(error: BundleError) -> Failure {
+    match &error {
+        BundleError::Io {
+            action: "write" | "create" | "rename",
+            ..
+        } => Failure::internal(error),
+        _ => Failure::usage(error),
+    }
+}
+
 fn project_policy() -> Result<TrustPolicy, Failure> {
     ConfigSources::from_environment()
         .trust()
@@ -158,7 +170,7 @@ fn pack_bundle(args: PackArgs) -> Result<u8, Failure> {
     let host = GraderHost::with_builtins()
         .context("failed to set up the grader host")
         .map_err(Failure::internal)?;
-    let packed = pack(&args.dir, args.output.as_deref(), &host).map_err(Failure::usage)?;
+    let packed = pack(&args.dir, args.output.as_deref(), &host).map_err(failure)?;
     println!(
         "packed {} {} (graders: {}; {} files) into {}\nmanifest sha256 {}\nnext: evalhost bundle sign {} --key ~/.ssh/id_ed25519",
         packed.manifest.name,
@@ -236,7 +248,7 @@ fn install(args: InstallArgs) -> Result<u8, Failure> {
     let store = BundleStore::from_env(&sources.env)
         .context("no bundle store: set EVALHOST_BUNDLE_STORE, XDG_DATA_HOME or HOME")
         .map_err(Failure::usage)?;
-    let stored = store.install(&bundle).map_err(Failure::usage)?;
+    let stored = store.install(&bundle).map_err(failure)?;
     lock.pin(&manifest.name, &manifest.version, &bundle.digest);
     lock.write().map_err(Failure::internal)?;
     println!(

@@ -89,7 +89,7 @@ fn case_json(case: &Case) -> serde_json::Value {
 fn format(path: &Path) -> &'static str {
     if path.is_dir() {
         "nexus"
-    } else if path.extension().is_some_and(|e| e == "jsonl") {
+    } else if evalhost::case::agentcompany::is_fixture(path) {
         "agentcompany"
     } else {
         "yaml"

@@ -248,6 +248,18 @@ impl ConfigSources {
     /// The project's trust policy for grader bundles: `[trust]` of the project's
     /// `evalhost.toml` (defaults when the file or the table is absent).
     pub fn trust(&self) -> Result<crate::bundle::TrustPolicy, ConfigError> {
+        // Trust is the project's decision: a `[trust]` in the user's file would be ignored
+        // silently, so it is refused.
+        if let Some(user) = &self.user_file
+            && file::read_trust(user)?.is_some()
+        {
+            return Err(ConfigError::Parse {
+                path: user.clone(),
+                message: format!(
+                    "[trust]: the trust policy belongs in the project's {PROJECT_FILE}, not in the user's configuration"
+                ),
+            });
+        }
         let Some(path) = &self.project_file else {
             return Ok(crate::bundle::TrustPolicy::default());
         };
@@ -288,5 +300,36 @@ impl ProviderConfig {
                 origin: self.origin.clone(),
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trust_in_the_users_file_is_refused_not_ignored() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let user = dir.path().join("config.toml");
+        std::fs::write(&user, "[trust]\nallow_wasm_paths = false\n").expect("write");
+        let sources = ConfigSources {
+            user_file: Some(user),
+            project_file: None,
+            env: HashMap::new(),
+        };
+        let error = sources.trust().expect_err("refused").to_string();
+        assert!(
+            error.contains("config.toml") && error.contains("[trust]"),
+            "{error}"
+        );
+
+        let project = dir.path().join("evalhost.toml");
+        std::fs::write(&project, "[trust]\nallow_wasm_paths = false\n").expect("write");
+        let sources = ConfigSources {
+            user_file: None,
+            project_file: Some(project),
+            env: HashMap::new(),
+        };
+        assert!(sources.trust().is_ok());
     }
 }
