@@ -150,8 +150,17 @@ pub fn compare(old: &SuiteReport, new: &SuiteReport, limits: &Thresholds) -> Bas
             diff.only_old.push(old_case.name.clone());
             continue;
         };
-        diff.compared += 1;
         let (o, n) = (Rate::of(old_case), Rate::of(new_case));
+        if n.runs == 0 && o.runs > 0 {
+            // Every run cancelled (an interrupted suite): nothing to compare, and it must
+            // not pass as "compared, no regression".
+            diff.only_old.push(format!(
+                "{} (no finished run in the new report)",
+                old_case.name
+            ));
+            continue;
+        }
+        diff.compared += 1;
         diff.old_runs.passed += o.passed;
         diff.old_runs.runs += o.runs;
         diff.new_runs.passed += n.passed;
@@ -438,6 +447,18 @@ mod tests {
         ]);
         let diff = compare(&old, &new, &Thresholds::default());
         assert_eq!(diff.findings, []);
+    }
+
+    #[test]
+    fn a_case_without_finished_runs_is_listed_not_compared() {
+        let old = suite(vec![case("cut", vec![run(true, 100, 10)])]);
+        let new = suite(vec![case("cut", vec![])]);
+        let diff = compare(&old, &new, &Thresholds::default());
+        assert_eq!(diff.compared, 0);
+        assert_eq!(
+            diff.only_old,
+            vec!["cut (no finished run in the new report)".to_owned()]
+        );
     }
 
     #[test]

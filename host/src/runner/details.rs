@@ -127,7 +127,10 @@ fn change(path: &str, kind: ChangeKind, before: &str, after: &Contents) -> FileC
 
 /// A unified diff of `before` → `after`, cut at [`MAX_DIFF_BYTES`] (on a char boundary).
 fn unified(before: &str, after: &str, path: &str) -> (String, Option<String>) {
-    let diff = similar::TextDiff::from_lines(before, after);
+    // Bounded in time too: a pathological pair of large files falls back to a coarser diff.
+    let diff = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_millis(200))
+        .diff_lines(before, after);
     let mut text = diff
         .unified_diff()
         .context_radius(3)

@@ -156,16 +156,25 @@ pub async fn run_suite(
                 };
                 let report = match made {
                     Ok(artifacts) => {
-                        if let Some(details) = &options.details {
-                            details.record(&prepared.case, &artifacts);
-                        }
-                        let kept = match &options.out {
-                            Some(dir) => out::keep_run(dir, &prepared.case.name, &artifacts),
-                            None => Ok(()),
-                        };
-                        match kept.and_then(|()| artifacts.clean_up()) {
-                            Ok(report) => report,
-                            Err(e) => errored(run, e.to_string()),
+                        // File work (details, `--out`, removing the temp root) off the async
+                        // workers, which also serve the model endpoint.
+                        let (details, out_dir) = (options.details.clone(), options.out.clone());
+                        let prepared = prepared.clone();
+                        let finished = tokio::task::spawn_blocking(move || {
+                            if let Some(details) = &details {
+                                details.record(&prepared.case, &artifacts);
+                            }
+                            let kept = match &out_dir {
+                                Some(dir) => out::keep_run(dir, &prepared.case.name, &artifacts),
+                                None => Ok(()),
+                            };
+                            kept.and_then(|()| artifacts.clean_up())
+                        })
+                        .await;
+                        match finished {
+                            Ok(Ok(report)) => report,
+                            Ok(Err(e)) => errored(run, e.to_string()),
+                            Err(e) => errored(run, format!("finishing the run failed: {e}")),
                         }
                     }
                     Err(e) => errored(run, e.to_string()),
