@@ -285,13 +285,7 @@ fn run_rechecks_the_installed_signature_against_todays_allowed_signers() {
     let key = p.keygen("team_key");
     p.allowed_signers(&key);
     p.trust("allowed_signers = \"allowed_signers\"");
-    p.ok(&[
-        "bundle",
-        "sign",
-        bundle.to_str().unwrap(),
-        "--key",
-        key.to_str().unwrap(),
-    ]);
+    p.sign(&bundle, &key);
     p.ok(&["bundle", "install", bundle.to_str().unwrap()]);
     let case = p.case("revoked", "acme-checks/final_text_is");
     p.ok(&["run", &case]);

@@ -16,13 +16,7 @@ fn signed() -> (Project, PathBuf, PathBuf) {
     let key = p.keygen("team_key");
     p.allowed_signers(&key);
     p.trust("allowed_signers = \"allowed_signers\"\nallow_unsigned = false");
-    p.ok(&[
-        "bundle",
-        "sign",
-        bundle.to_str().unwrap(),
-        "--key",
-        key.to_str().unwrap(),
-    ]);
+    p.sign(&bundle, &key);
     (p, bundle, key)
 }
 
@@ -186,13 +180,7 @@ fn extra_missing_and_renamed_files_are_refused() {
 fn a_key_not_in_allowed_signers_is_refused() {
     let (p, bundle, _) = signed();
     let stranger = p.keygen("stranger_key");
-    p.ok(&[
-        "bundle",
-        "sign",
-        bundle.to_str().unwrap(),
-        "--key",
-        stranger.to_str().unwrap(),
-    ]);
+    p.sign(&bundle, &stranger);
     let err = refused(
         &p,
         &bundle,
@@ -241,13 +229,7 @@ fn an_older_version_than_locked_is_refused_at_install_and_at_run() {
     let (p, bundle, key) = signed();
     p.ok(&["bundle", "install", bundle.to_str().unwrap()]);
     let older = p.pack("0.9.0");
-    p.ok(&[
-        "bundle",
-        "sign",
-        older.to_str().unwrap(),
-        "--key",
-        key.to_str().unwrap(),
-    ]);
+    p.sign(&older, &key);
     refused(
         &p,
         &older,

@@ -60,6 +60,17 @@ impl Project {
     }
 
     /// `evalhost ARGS`, which must succeed; its stdout.
+    /// `evalhost bundle sign BUNDLE --key KEY`, which must succeed.
+    pub fn sign(&self, bundle: &Path, key: &Path) {
+        self.ok(&[
+            "bundle",
+            "sign",
+            &bundle.to_string_lossy(),
+            "--key",
+            &key.to_string_lossy(),
+        ]);
+    }
+
     pub fn ok(&self, args: &[&str]) -> String {
         let (code, out, err) = self.evalhost(args);
         assert_eq!(
