@@ -11,6 +11,7 @@ use super::manifest::{MANIFEST_FILE, READS_WORKSPACE};
 use super::sshsig::{AllowedSigners, read_signature};
 use super::store::{BundleStore, StoredBundle};
 use super::trust::TrustPolicy;
+use super::verify::judge_signature;
 use super::{BundleError, BundleRef};
 use crate::grader::{GraderComponent, GraderHost};
 
@@ -179,32 +180,30 @@ impl BundleResolver {
             }
         };
         let stored = store.open(name, &version, &digest)?;
-        self.check_trust(store, &stored)?;
+        self.check_trust(&stored)?;
         Ok(stored)
     }
 
     /// The signature the bundle was installed with, checked against today's policy.
-    fn check_trust(&self, store: &BundleStore, stored: &StoredBundle) -> Result<(), BundleError> {
+    fn check_trust(&self, stored: &StoredBundle) -> Result<(), BundleError> {
         let sig_path = stored.dir.with_extension("sig");
         let signature = read_signature(&sig_path)?;
-        match (signature, &self.policy.allowed_signers) {
-            (Some(text), Some(signers)) => {
-                let signers = AllowedSigners::read(signers)?;
-                let manifest_path = stored.dir.join(MANIFEST_FILE);
-                let bytes = std::fs::read(&manifest_path)
-                    .map_err(BundleError::io("read", &manifest_path))?;
-                signers.verify(&bytes, &text, &sig_path, &stored.dir, None)?;
-                Ok(())
-            }
-            (Some(_), None) if self.policy.allow_unsigned => Ok(()),
-            (Some(_), None) => Err(BundleError::NoAllowedSigners {
-                signature: sig_path,
-            }),
-            (None, _) if self.policy.allow_unsigned => Ok(()),
-            (None, _) => Err(BundleError::Unsigned {
-                archive: store.root.join("objects").join(&stored.digest),
-                signature: sig_path,
-            }),
-        }
+        let signers = match (&signature, &self.policy.allowed_signers) {
+            (Some(_), Some(path)) => Some(AllowedSigners::read(path)?),
+            _ => None,
+        };
+        let manifest_path = stored.dir.join(MANIFEST_FILE);
+        let manifest =
+            std::fs::read(&manifest_path).map_err(BundleError::io("read", &manifest_path))?;
+        judge_signature(
+            &manifest,
+            signature.as_deref(),
+            &sig_path,
+            &stored.dir,
+            signers.as_ref(),
+            None,
+            self.policy.allow_unsigned,
+        )?;
+        Ok(())
     }
 }

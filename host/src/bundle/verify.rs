@@ -65,7 +65,14 @@ pub fn signature_path(archive: &Path) -> PathBuf {
 
 /// The manifest's exact bytes from an archive (what `evalhost bundle manifest` prints).
 pub fn manifest_bytes(archive: &Path, limits: &UnpackLimits) -> Result<Vec<u8>, BundleError> {
-    let mut files = read_archive(archive, limits)?;
+    take_manifest(archive, &mut read_archive(archive, limits)?)
+}
+
+/// The manifest out of an archive's files.
+fn take_manifest(
+    archive: &Path,
+    files: &mut BTreeMap<String, Vec<u8>>,
+) -> Result<Vec<u8>, BundleError> {
     files
         .remove(MANIFEST_FILE)
         .ok_or_else(|| BundleError::NoManifest {
@@ -74,48 +81,61 @@ pub fn manifest_bytes(archive: &Path, limits: &UnpackLimits) -> Result<Vec<u8>, 
         })
 }
 
+/// What the signature at `sig_path` (its text, if the file exists) over `manifest_bytes` is
+/// worth under the policy: verified against `signers` (and `identity`), or accepted
+/// unchecked/unsigned only when unsigned bundles are allowed and no identity is required.
+/// `origin` names the bundle in messages. Used at install and again at every run.
+pub(crate) fn judge_signature(
+    manifest_bytes: &[u8],
+    signature_text: Option<&str>,
+    sig_path: &Path,
+    origin: &Path,
+    signers: Option<&AllowedSigners>,
+    identity: Option<&str>,
+    allow_unsigned: bool,
+) -> Result<Signature, BundleError> {
+    let unsigned_ok = allow_unsigned && identity.is_none();
+    match (signature_text, signers) {
+        (Some(text), Some(signers)) => Ok(Signature::Verified(signers.verify(
+            manifest_bytes,
+            text,
+            sig_path,
+            origin,
+            identity,
+        )?)),
+        (Some(_), None) if unsigned_ok => Ok(Signature::Unchecked),
+        (Some(_), None) => Err(BundleError::NoAllowedSigners {
+            signature: sig_path.to_owned(),
+        }),
+        (None, _) if unsigned_ok => Ok(Signature::Unsigned),
+        (None, _) => Err(BundleError::Unsigned {
+            archive: origin.to_owned(),
+            signature: sig_path.to_owned(),
+        }),
+    }
+}
+
 /// Verify the bundle at `archive`.
 pub fn verify_bundle(
     archive: &Path,
     options: &VerifyOptions,
 ) -> Result<VerifiedBundle, BundleError> {
     let mut files = read_archive(archive, &options.limits)?;
-    let manifest_bytes = files
-        .remove(MANIFEST_FILE)
-        .ok_or_else(|| BundleError::NoManifest {
-            archive: archive.to_owned(),
-            file: MANIFEST_FILE,
-        })?;
+    let manifest_bytes = take_manifest(archive, &mut files)?;
     let sig_path = options
         .signature
         .clone()
         .unwrap_or_else(|| signature_path(archive));
     let signature_text = read_signature(&sig_path)?;
-    let signature = match (&signature_text, &options.allowed_signers) {
-        (Some(text), Some(signers)) => Signature::Verified(signers.verify(
-            &manifest_bytes,
-            text,
-            &sig_path,
-            archive,
-            options.identity.as_deref(),
-        )?),
-        // A required identity can only be checked against allowed_signers.
-        (Some(_), None) if options.allow_unsigned && options.identity.is_none() => {
-            Signature::Unchecked
-        }
-        (Some(_), None) => {
-            return Err(BundleError::NoAllowedSigners {
-                signature: sig_path,
-            });
-        }
-        (None, _) if options.allow_unsigned && options.identity.is_none() => Signature::Unsigned,
-        (None, _) => {
-            return Err(BundleError::Unsigned {
-                archive: archive.to_owned(),
-                signature: sig_path,
-            });
-        }
-    };
+    let signature = judge_signature(
+        &manifest_bytes,
+        signature_text.as_deref(),
+        &sig_path,
+        archive,
+        options.allowed_signers.as_ref(),
+        options.identity.as_deref(),
+        options.allow_unsigned,
+    )?;
     let manifest = Manifest::parse(&manifest_bytes, &manifest_origin(archive))?;
     check_files(archive, &manifest, &files)?;
     Ok(VerifiedBundle {
