@@ -8,7 +8,7 @@ use anyhow::{Context, anyhow};
 use super::{Failure, exit};
 use evalhost::case::{case_sources, load_cases_with};
 use evalhost::grader::GraderHost;
-use evalhost::runner::prepare_cases_with;
+use evalhost::runner::prepare_each;
 
 /// `evalhost check`.
 #[derive(Debug, clap::Args)]
@@ -27,33 +27,42 @@ pub fn check(args: CheckArgs) -> Result<u8, Failure> {
         .map_err(Failure::internal)?;
     let mut bundles = super::bundle::project_bundles()?;
     // Problems in load order: a file's parse error or its graders' errors, file by file.
-    let mut errors: Vec<String> = Vec::new();
-    let (mut total, mut entries) = (0, 0);
+    // One slot per source file or case; a case's slot is filled once its graders are bound.
+    let mut slots: Vec<Option<String>> = Vec::new();
+    let mut cases = Vec::new();
     for path in &args.paths {
         let sources = match case_sources(path) {
             Ok(sources) => sources,
             Err(e) => {
-                errors.push(e.to_string());
+                slots.push(Some(e.to_string()));
                 continue;
             }
         };
         for source in sources {
-            let cases = match load_cases_with(&[source], &Default::default()) {
-                Ok(cases) => cases,
-                Err(e) => {
-                    errors.push(e.to_string());
-                    continue;
+            match load_cases_with(&[source], &Default::default()) {
+                Ok(loaded) => {
+                    for case in loaded {
+                        cases.push((slots.len(), case));
+                        slots.push(None);
+                    }
                 }
-            };
-            for case in cases {
-                total += 1;
-                entries += case.graders.len();
-                if let Err(e) = prepare_cases_with(vec![case], &host, &mut bundles) {
-                    errors.push(e.to_string());
-                }
+                Err(e) => slots.push(Some(e.to_string())),
             }
         }
     }
+    let total = cases.len();
+    let entries: usize = cases.iter().map(|(_, c)| c.graders.len()).sum();
+    let (case_slots, cases): (Vec<usize>, Vec<_>) = cases.into_iter().unzip();
+    // Every case bound on its own, each component named by path loaded once.
+    for (slot, prepared) in case_slots
+        .into_iter()
+        .zip(prepare_each(cases, &host, &mut bundles))
+    {
+        if let Err(e) = prepared {
+            slots[slot] = Some(e.to_string());
+        }
+    }
+    let mut errors: Vec<String> = slots.into_iter().flatten().collect();
     if errors.is_empty() {
         // What only shows across files (a case name defined twice), with the loader's rule.
         if let Err(e) = load_cases_with(&args.paths, &Default::default()) {

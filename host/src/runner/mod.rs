@@ -17,7 +17,7 @@ mod snapshot;
 pub use cancel::CancelToken;
 pub use details::RunDetails;
 pub use partition::{MAX_SHARDS, Partition, PartitionError, PartitionScheme};
-pub use prepare::{BoundGrader, PreparedCase, prepare_cases, prepare_cases_with};
+pub use prepare::{BoundGrader, PreparedCase, prepare_cases, prepare_cases_with, prepare_each};
 pub use progress::Progress;
 pub use regrade::{RegradeError, Regraded, cases_of_report, recorded_case_paths, regrade};
 pub use snapshot::{MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_ENTRIES};

@@ -48,6 +48,20 @@ pub fn prepare_cases_with(
         .collect()
 }
 
+/// Bind every case on its own — one result per case, so that every broken case is reported,
+/// not only the first — loading each component named by path once (`evalhost check`).
+pub fn prepare_each(
+    cases: Vec<Case>,
+    host: &GraderHost,
+    bundles: &mut BundleResolver,
+) -> Vec<Result<PreparedCase, CaseError>> {
+    let mut by_path = PathComponents::default();
+    cases
+        .into_iter()
+        .map(|case| prepare_case(case, host, &mut by_path, bundles))
+        .collect()
+}
+
 fn prepare_case(
     case: Case,
     host: &GraderHost,
