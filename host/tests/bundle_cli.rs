@@ -43,21 +43,25 @@ fn our_signature_verifies_with_ssh_keygen_and_its_signature_with_us() {
         manifest.contains("final_text_is.wasm") && manifest.contains("sha256"),
         "{manifest}"
     );
-    let (ok, out, err) = ssh_keygen(
-        &[
-            "-Y",
-            "verify",
-            "-f",
-            signers.to_str().unwrap(),
-            "-I",
-            IDENTITY,
-            "-n",
-            "evalhost-bundle",
-            "-s",
-            sig.to_str().unwrap(),
-        ],
-        manifest.as_bytes(),
-    );
+    let openssh_verify = |bytes: &[u8]| {
+        let (signers, sig) = (signers.to_str().unwrap(), sig.to_str().unwrap());
+        ssh_keygen(
+            &[
+                "-Y",
+                "verify",
+                "-f",
+                signers,
+                "-I",
+                IDENTITY,
+                "-n",
+                "evalhost-bundle",
+                "-s",
+                sig,
+            ],
+            bytes,
+        )
+    };
+    let (ok, out, err) = openssh_verify(manifest.as_bytes());
     assert!(ok, "ssh-keygen refused our signature: {out}{err}");
     assert!(
         out.contains(&format!(
@@ -66,21 +70,7 @@ fn our_signature_verifies_with_ssh_keygen_and_its_signature_with_us() {
         "{out}"
     );
     // ... and fails for other bytes, so the check above means something.
-    let (ok, _, _) = ssh_keygen(
-        &[
-            "-Y",
-            "verify",
-            "-f",
-            signers.to_str().unwrap(),
-            "-I",
-            IDENTITY,
-            "-n",
-            "evalhost-bundle",
-            "-s",
-            sig.to_str().unwrap(),
-        ],
-        format!("{manifest} ").as_bytes(),
-    );
+    let (ok, _, _) = openssh_verify(format!("{manifest} ").as_bytes());
     assert!(!ok);
 
     // A signature made by ssh-keygen over the printed manifest is accepted by us.

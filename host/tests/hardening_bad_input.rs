@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::evalhost;
+use common::{copy_dir, evalhost};
 
 /// `evalhost run PATH`, asserting the bad-input contract: exit 2, no panic, and an error
 /// that starts by naming `located` (a path, or `path:line:col`). Returns stderr.
@@ -124,19 +124,6 @@ fn deeply_nested_json_in_a_nexus_journal() {
     )
     .unwrap();
     refused(&case, &display(&journal));
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -1,13 +1,12 @@
 //! Loading Nexus case directories: the peer cases, discovery rules, and every class of
 //! malformed input, each with its exact file:line error.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::{copy_dir, repo};
 use evalhost::case::{Execution, load_cases};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 /// A copy of `cases/nexus/build-error-fix` in a temp dir, as `<tmp>/build-error-fix`.
 fn copy_case() -> (tempfile::TempDir, PathBuf) {
@@ -15,19 +14,6 @@ fn copy_case() -> (tempfile::TempDir, PathBuf) {
     let dir = tmp.path().join("build-error-fix");
     copy_dir(&repo().join("cases/nexus/build-error-fix"), &dir);
     (tmp, dir)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// The load error for `dir`, with the temp prefix replaced by `<case>`.

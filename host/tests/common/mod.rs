@@ -34,3 +34,17 @@ pub fn evalhost_with_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, S
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
 }
+
+/// Copy the directory tree `from` to `to` (e.g. a shipped case directory into a temp dir).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
