@@ -1,0 +1,99 @@
+//! `evalhost check`: validate every case, grader reference and config without running.
+
+use crate::common::evalhost;
+
+#[test]
+fn the_shipped_suites_are_valid() {
+    for suite in [
+        "cases/mino",
+        "cases/beyond",
+        "cases/nexus",
+        "cases/agentcompany",
+    ] {
+        let (code, stdout, stderr) = evalhost(&["check", suite]);
+        assert_eq!(code, 0, "{suite}: {stdout}{stderr}");
+        assert!(stderr.is_empty(), "{suite}: {stderr}");
+        // The counts agree with what `list` sees.
+        let (_, listed, _) = evalhost(&["list", "--json", suite]);
+        let cases: serde_json::Value = serde_json::from_str(&listed).expect("JSON");
+        let cases = cases.as_array().expect("an array");
+        let entries: usize = cases
+            .iter()
+            .map(|c| c["graders"].as_array().unwrap().len())
+            .sum();
+        assert!(cases.len() >= 3, "{listed}");
+        assert_eq!(
+            stdout,
+            format!("ok: {} cases, {entries} grader entries\n", cases.len()),
+            "{suite}"
+        );
+    }
+}
+
+#[test]
+fn a_case_name_defined_twice_is_found() {
+    // A Nexus case and an AgentCompany fixture of the same name, each valid on its own.
+    let (code, stdout, stderr) = evalhost(&["check", "cases/nexus", "cases/agentcompany"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.starts_with(
+            "cases/agentcompany/build-error-fix.jsonl:1: name: case \"build-error-fix\" is already defined in cases/nexus/build-error-fix"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn every_broken_case_is_reported_with_its_location_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+    write(
+        "bad-regex.yaml",
+        "name: bad-regex\nprompt: Hi.\nmodel:\n  - text: hi\ngraders:\n  - final_text_matches: \"(\"\n",
+    );
+    write(
+        "no-such-grader.yaml",
+        "name: no-such-grader\nprompt: Hi.\nmodel:\n  - text: hi\ngraders:\n  - max_requests: 3\n  - final_text_containz: hi\n",
+    );
+    write("typo.yaml", "name: typo\nprompt: Hi.\ngraderz: []\n");
+    // Would create `ran` in its workspace if check ran agents; a valid case otherwise.
+    let marker = dir.path().join("ran");
+    write(
+        "external.yaml",
+        &format!(
+            "name: external\nprompt: Hi.\nagent: {{command: [touch, {}]}}\ngraders:\n  - max_requests: 3\n",
+            marker.display()
+        ),
+    );
+    let (code, stdout, stderr) = evalhost(&["check", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 4, "{stderr}");
+    assert!(
+        lines[0].ends_with(
+            "/bad-regex.yaml:6:5: graders[0].final_text_matches: invalid config: invalid regular expression \"(\": found open group without closing ')'"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        lines[1].contains("no-such-grader.yaml:7:5: graders[1].final_text_containz: unknown grader `final_text_containz`"),
+        "{stderr}"
+    );
+    assert!(
+        lines[2].contains("typo.yaml:3:1: graderz: unknown field"),
+        "{stderr}"
+    );
+    assert_eq!(
+        lines[3],
+        "Error: check failed: 3 problems (each shown above with its file, line and field)"
+    );
+    assert!(!marker.exists(), "check must not start the case's agent");
+}
+
+#[test]
+fn a_missing_path_is_a_usage_error() {
+    let (code, stdout, stderr) = evalhost(&["check", "cases/no-such-suite"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("cases/no-such-suite"), "{stderr}");
+}

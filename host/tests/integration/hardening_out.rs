@@ -1,0 +1,184 @@
+//! Nothing lost: `--out` files are written atomically, so killing `evalhost run` with
+//! SIGKILL mid-suite leaves every present report.json, evidence file and session log
+//! complete; and a run whose temp directory cannot be created is an errored run naming the
+//! path, not a crash.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::repo;
+use serde_json::Value;
+
+fn evalhost() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_evalhost"));
+    command
+        .current_dir(repo())
+        .env("XDG_CACHE_HOME", repo().join("target/test-cache"));
+    command
+}
+
+/// Every file under `dir` (recursively), skipping finished-workspace snapshots.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            if !name.ends_with(".workspace") {
+                found.extend(files(&path));
+            }
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+fn count_evidence(dir: &Path) -> usize {
+    files(dir)
+        .iter()
+        .filter(|p| p.to_string_lossy().ends_with(".evidence.json"))
+        .count()
+}
+
+/// Panics unless every result file under `out` is complete: JSON files parse, and every
+/// line of a session log parses. Leftover `.tmp` files are not results and are skipped.
+fn assert_complete(out: &Path) -> usize {
+    let mut checked = 0;
+    for path in files(out) {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with(".tmp") {
+            continue;
+        }
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        if name.ends_with(".json") {
+            serde_json::from_str::<Value>(&text)
+                .unwrap_or_else(|e| panic!("{} is half written: {e}", path.display()));
+            checked += 1;
+        } else if name.ends_with(".jsonl") {
+            assert!(text.ends_with('\n'), "{} is cut short", path.display());
+            for line in text.lines() {
+                serde_json::from_str::<Value>(line)
+                    .unwrap_or_else(|e| panic!("{} is half written: {e}", path.display()));
+            }
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn sigkill_mid_suite_leaves_no_half_written_file() {
+    // Kill at several points: after the first, the fifth and the twentieth run was kept.
+    for kill_after in [1, 5, 20] {
+        let out = tempfile::tempdir().unwrap();
+        let mut child = evalhost()
+            .args(["run", "--runs", "8", "--jobs", "2", "--out"])
+            .arg(out.path())
+            .args(["cases/agentcompany", "cases/mino"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("evalhost starts");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let mut finished = false;
+        while count_evidence(out.path()) < kill_after {
+            if child.try_wait().unwrap().is_some() {
+                finished = true;
+                break;
+            }
+            assert!(Instant::now() < deadline, "no run finished in time");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert!(!finished, "the suite ended before it could be killed");
+        child.kill().expect("SIGKILL");
+        child.wait().unwrap();
+        assert!(
+            !out.path().join("report.json").exists(),
+            "killed mid-suite, there is no suite report"
+        );
+        let checked = assert_complete(out.path());
+        assert!(checked >= kill_after, "checked {checked} files");
+    }
+}
+
+#[test]
+fn an_uncreatable_temp_directory_makes_every_run_errored_with_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    // A regular file where the temp directory should be: creating anything in it fails
+    // (ENOTDIR), even for root, whom permissions would not stop.
+    let not_a_dir = dir.path().join("not-a-directory");
+    std::fs::write(&not_a_dir, "").unwrap();
+    let out = dir.path().join("out");
+    let output = evalhost()
+        .args(["run", "--runs", "2", "--out"])
+        .arg(&out)
+        .arg("cases/mino")
+        .env("TMPDIR", &not_a_dir)
+        .output()
+        .expect("evalhost runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let runs: Vec<&Value> = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["runs"].as_array().unwrap())
+        .collect();
+    assert_eq!(runs.len(), 10, "5 cases × 2 runs");
+    let expected = format!(
+        "failed to create the run's temp directory in `{}`",
+        not_a_dir.display()
+    );
+    for run in runs {
+        assert_eq!(run["pass"], false);
+        let error = run["error"].as_str().unwrap_or_default();
+        assert!(error.starts_with(&expected), "{error}");
+    }
+}
+
+/// Written atomically, yet readable like any file the user writes (not a temp file's 0600):
+/// CI artifact steps and other users read `--out`.
+#[test]
+fn out_files_are_readable_by_others() {
+    use std::os::unix::fs::PermissionsExt;
+    let out = tempfile::tempdir().expect("temp dir");
+    let out_arg = out.path().to_string_lossy().into_owned();
+    let (code, _, stderr) = common::evalhost(&["run", "--out", &out_arg, "cases/mino"]);
+    assert_eq!(code, 0, "{stderr}");
+    let written = files(out.path());
+    assert!(written.len() > 5, "{written:?}");
+    for path in written {
+        let mode = std::fs::metadata(&path)
+            .expect("metadata")
+            .permissions()
+            .mode();
+        assert_eq!(
+            mode & 0o044,
+            0o044 & !umask(),
+            "{} has mode {mode:o}",
+            path.display()
+        );
+    }
+}
+
+/// The process umask (read from /proc, without changing it).
+fn umask() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        .unwrap_or(0o022)
+}

@@ -1,0 +1,214 @@
+//! The performance regression guard CI can run on a noisy machine: it counts deterministic
+//! things (fuel per built-in grader call on fixed evidence, component compilations), never
+//! time. The timings themselves are `bench/run.sh`'s job (docs/performance.md).
+
+use crate::common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::SystemTime;
+
+use evalhost::agent::CallStatus;
+use evalhost::evidence::{Evidence, RunFacts};
+use evalhost::grader::{
+    BUILTIN_GRADERS_WASM, BUILTIN_ORIGIN, GraderHost, Limits, PreparedEvidence,
+};
+use evalhost::session::{Event, OutputItem, Record};
+
+/// Fuel per call when this table was last committed. The budget is 25 % more: a grader or
+/// host change that blows it is a slowdown to look at (and, if it is worth it, a value to
+/// raise in the same commit). Fuel is deterministic, so the guard never flakes.
+const FUEL_MEASURED: &[(&str, &str, u64)] = &[
+    ("final_text_contains", r#""created""#, 26_999),
+    ("final_text_not_contains", r#""password""#, 26_680),
+    ("final_text_matches", r#""(?i)created|wrote""#, 104_465),
+    ("tool_called", r#""write_file""#, 25_951),
+    ("tool_not_called", r#""bash""#, 25_757),
+    ("tool_order", r#"["write_file", "read_file"]"#, 30_013),
+    (
+        "result_status",
+        r#"{"call": 2, "status": "completed"}"#,
+        34_830,
+    ),
+    ("file_exists", r#""greeting.txt""#, 42_023),
+    (
+        "file_contains",
+        r#"{"path": "greeting.txt", "text": "hello"}"#,
+        112_708,
+    ),
+    ("max_requests", "3", 32_828),
+    ("max_tool_calls", "2", 32_840),
+];
+
+#[test]
+fn built_in_grader_calls_stay_within_their_fuel_budgets() {
+    let host = GraderHost::with_builtins().expect("built-in graders load");
+    let workspace = tempfile::tempdir().expect("temp dir");
+    std::fs::write(workspace.path().join("greeting.txt"), "hello\n").expect("seed");
+    let evidence = PreparedEvidence::new(&fixed_evidence());
+    let mut over = Vec::new();
+    for &(grader, config, measured) in FUEL_MEASURED {
+        let budget = measured + measured / 4;
+        let component = host.find(grader).expect("built-in grader exists");
+        let (verdict, stats) = component.grade(grader, config, &evidence, Some(workspace.path()));
+        let verdict = verdict.unwrap_or_else(|e| panic!("{grader} {config}: {e}"));
+        assert!(verdict.pass, "{grader} {config}: {}", verdict.message);
+        // Deterministic: the same call twice uses the same fuel.
+        let (_, again) = component.grade(grader, config, &evidence, Some(workspace.path()));
+        assert_eq!(
+            stats.fuel_used, again.fuel_used,
+            "{grader}: fuel is not deterministic"
+        );
+        if stats.fuel_used > budget {
+            over.push(format!(
+                "{grader}: {} fuel, budget {budget}",
+                stats.fuel_used
+            ));
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "over the fuel budget:\n{}",
+        over.join("\n")
+    );
+}
+
+#[test]
+fn a_warm_cache_compiles_no_component() {
+    let cache = tempfile::tempdir().expect("temp dir");
+    let load = || {
+        let mut host =
+            GraderHost::new(Limits::default(), Some(cache.path().to_owned())).expect("engine");
+        host.add_component(BUILTIN_GRADERS_WASM, BUILTIN_ORIGIN)
+            .expect("built-in graders load");
+        host
+    };
+    assert_eq!(
+        load().compilations(),
+        1,
+        "a cold cache compiles the built-in component once"
+    );
+    assert_eq!(load().compilations(), 0, "a warm cache compiles nothing");
+}
+
+#[test]
+fn a_second_evalhost_run_compiles_nothing() {
+    let cache = tempfile::tempdir().expect("temp dir");
+    let run = || {
+        let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
+            .args(["run", "cases/mino/write-then-read.yaml"])
+            .current_dir(common::repo())
+            .env("XDG_CACHE_HOME", cache.path())
+            .output()
+            .expect("evalhost runs");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        cached_components(cache.path())
+    };
+    let first = run();
+    assert_eq!(
+        first.len(),
+        1,
+        "the first run caches the built-in component: {first:?}"
+    );
+    // The cache file is written only when a component is compiled.
+    assert_eq!(run(), first, "the second run recompiled a component");
+}
+
+/// Every precompiled component in the cache, with its modification time.
+fn cached_components(cache: &Path) -> Vec<(String, SystemTime)> {
+    let dir = cache.join("evalhost").join("components");
+    let mut files: Vec<(String, SystemTime)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| {
+            let entry = entry.expect("dir entry");
+            let modified = entry.metadata().and_then(|m| m.modified()).expect("mtime");
+            (entry.file_name().to_string_lossy().into_owned(), modified)
+        })
+        .filter(|(name, _)| name.ends_with(".cwasm"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// A write, a read and a final answer, with a 64 KiB tool output in the transcript.
+fn fixed_evidence() -> Evidence {
+    let big = "INFO request served\n".repeat(64 * 1024 / 20);
+    let at = |event| Record { at_ms: 0, event };
+    let call = |n: u32, name: &str, arguments: &str| Event::ModelResponse {
+        n,
+        output: vec![OutputItem::FunctionCall {
+            call_id: format!("call_{n}"),
+            name: name.into(),
+            arguments: arguments.into(),
+        }],
+        input_tokens: 100,
+        output_tokens: 10,
+    };
+    let records = vec![
+        at(Event::SessionStart {
+            case: "perf-guard".into(),
+            run: 1,
+            mode: "replay".into(),
+            model: "scripted".into(),
+        }),
+        at(Event::UserMessage {
+            text: "Write hello to greeting.txt, then read the log".into(),
+        }),
+        at(Event::ModelRequest {
+            n: 1,
+            body: serde_json::json!({}),
+        }),
+        at(call(
+            1,
+            "write_file",
+            r#"{"path":"greeting.txt","content":"hello\n"}"#,
+        )),
+        at(Event::ToolStart {
+            call_id: "call_1".into(),
+            name: "write_file".into(),
+        }),
+        at(Event::ToolResult {
+            call_id: "call_1".into(),
+            name: "write_file".into(),
+            status: CallStatus::Completed,
+            output: "wrote 6 bytes".into(),
+            duration_ms: 1,
+        }),
+        at(Event::ModelRequest {
+            n: 2,
+            body: serde_json::json!({}),
+        }),
+        at(call(2, "read_file", r#"{"path":"app.log"}"#)),
+        at(Event::ToolStart {
+            call_id: "call_2".into(),
+            name: "read_file".into(),
+        }),
+        at(Event::ToolResult {
+            call_id: "call_2".into(),
+            name: "read_file".into(),
+            status: CallStatus::Completed,
+            output: big,
+            duration_ms: 1,
+        }),
+        at(Event::ModelRequest {
+            n: 3,
+            body: serde_json::json!({}),
+        }),
+        at(Event::ModelResponse {
+            n: 3,
+            output: vec![OutputItem::Message {
+                text: "I created greeting.txt and read the log.".into(),
+            }],
+            input_tokens: 120,
+            output_tokens: 8,
+        }),
+        at(Event::TurnEnd {
+            final_text: "I created greeting.txt and read the log.".into(),
+        }),
+    ];
+    Evidence::from_session(&records, RunFacts::default())
+}
