@@ -91,6 +91,7 @@ pub mod evidence;
 pub mod fuzzing;
 pub mod grader;
 pub mod model;
+mod parallel;
 pub mod provider;
 pub mod report;
 pub mod runner;

@@ -37,38 +37,24 @@ pub struct LoadOptions {
 /// [`load_cases`] with options; directories also contribute AgentCompany fixtures
 /// (`*.jsonl`), and a `.jsonl` file is loaded as one.
 pub fn load_cases_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Vec<Case>, CaseError> {
+    // Which files each path contributes; then every file is parsed (on all cores, files are
+    // independent); then the results are walked in load order, so the error reported is the
+    // one a file-by-file load would have met first.
+    let sources: Vec<Result<Vec<PathBuf>, CaseError>> =
+        paths.iter().map(|path| case_sources(path)).collect();
+    let files: Vec<&PathBuf> = sources.iter().flatten().flatten().collect();
+    let mut parsed =
+        crate::parallel::map_in_order(&files, |file| load_source(file, options)).into_iter();
     let mut cases: Vec<Case> = Vec::new();
     // Case name -> the file that defined it.
     let mut names: HashMap<String, PathBuf> = HashMap::new();
-    for path in paths {
-        for file in case_sources(path)? {
+    for path_sources in sources {
+        for _ in path_sources? {
+            let Some(next) = parsed.next() else { break };
             let Parsed {
                 case,
                 name_location,
-            } = if file.is_dir() {
-                let name_location = Location {
-                    path: file.join("case.yaml"),
-                    line: 0,
-                    column: 0,
-                };
-                Parsed {
-                    case: nexus::load_nexus_case(&file)?,
-                    name_location,
-                }
-            } else if agentcompany::is_fixture(&file) {
-                let case = agentcompany::load_fixture(&file, &options.fixtures)?;
-                let name_location = Location {
-                    path: file.clone(),
-                    line: 1,
-                    column: 0,
-                };
-                Parsed {
-                    case,
-                    name_location,
-                }
-            } else {
-                read_case(&file)?
-            };
+            } = next?;
             if let Some(first) = names.get(&case.name) {
                 return Err(CaseError::Invalid {
                     location: name_location,
@@ -85,6 +71,34 @@ pub fn load_cases_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Vec<C
         }
     }
     Ok(cases)
+}
+
+/// One case source: a Nexus case directory, an AgentCompany fixture, or a case file.
+fn load_source(file: &Path, options: &LoadOptions) -> Result<Parsed, CaseError> {
+    if file.is_dir() {
+        let name_location = Location {
+            path: file.join("case.yaml"),
+            line: 0,
+            column: 0,
+        };
+        Ok(Parsed {
+            case: nexus::load_nexus_case(file)?,
+            name_location,
+        })
+    } else if agentcompany::is_fixture(file) {
+        let case = agentcompany::load_fixture(file, &options.fixtures)?;
+        let name_location = Location {
+            path: file.to_path_buf(),
+            line: 1,
+            column: 0,
+        };
+        Ok(Parsed {
+            case,
+            name_location,
+        })
+    } else {
+        read_case(file)
+    }
 }
 
 /// What one path given to [`load_cases_with`] contributes, in load order: a case file, a

@@ -13,6 +13,7 @@ pub mod reference;
 mod regrade;
 mod run;
 mod snapshot;
+mod temp;
 
 pub use cancel::CancelToken;
 pub use details::RunDetails;
@@ -136,53 +137,25 @@ pub async fn run_suite(
             .collect();
         progress.started(&plan);
     }
+    // Each run is its own task, so runs spread over the runtime's workers (a run is mostly
+    // waiting: on the model endpoint, on a tool, on grading); `buffered` bounds how many are
+    // in flight and keeps the plan's order. A task is aborted if the suite is dropped.
+    let server = Arc::new(server);
+    let shared = Arc::new(options.clone());
     let results: Vec<(usize, Result<RunReport, CancelledRun>)> = futures_util::stream::iter(plan)
         .map(|(i, run)| {
             let prepared = cases[i].clone();
-            let server = &server;
+            let (server, options) = (server.clone(), shared.clone());
+            let name = prepared.case.name.clone();
             async move {
-                let cancelled = |started| CancelledRun {
-                    case: prepared.case.name.clone(),
-                    run,
-                    started,
-                };
-                if options.cancel.is_cancelled() {
-                    return (i, Err(cancelled(false)));
+                let task = RunTask(tokio::spawn(make_run(prepared, run, server, options)));
+                match task.join().await {
+                    Ok(result) => (i, result),
+                    Err(e) => (
+                        i,
+                        Ok(errored(run, format!("the run's task failed: {e} ({name})"))),
+                    ),
                 }
-                let made = tokio::select! {
-                    biased;
-                    () = options.cancel.cancelled() => return (i, Err(cancelled(true))),
-                    made = run::run_once(prepared.clone(), run, server, options) => made,
-                };
-                let report = match made {
-                    Ok(artifacts) => {
-                        // File work (details, `--out`, removing the temp root) off the async
-                        // workers, which also serve the model endpoint.
-                        let (details, out_dir) = (options.details.clone(), options.out.clone());
-                        let prepared = prepared.clone();
-                        let finished = tokio::task::spawn_blocking(move || {
-                            if let Some(details) = &details {
-                                details.record(&prepared.case, &artifacts);
-                            }
-                            let kept = match &out_dir {
-                                Some(dir) => out::keep_run(dir, &prepared.case.name, &artifacts),
-                                None => Ok(()),
-                            };
-                            kept.and_then(|()| artifacts.clean_up())
-                        })
-                        .await;
-                        match finished {
-                            Ok(Ok(report)) => report,
-                            Ok(Err(e)) => errored(run, e.to_string()),
-                            Err(e) => errored(run, format!("finishing the run failed: {e}")),
-                        }
-                    }
-                    Err(e) => errored(run, e.to_string()),
-                };
-                if let Some(progress) = &options.progress {
-                    progress.run_finished(&prepared.case.name, &report);
-                }
-                (i, Ok(report))
             }
         })
         .buffered(options.jobs.max(1))
@@ -225,6 +198,72 @@ pub async fn run_suite(
         out::write_report(dir, &report)?;
     }
     Ok(report)
+}
+
+/// One run of the plan, from the cancel check to the finished report (or why it was cancelled).
+async fn make_run(
+    prepared: Arc<PreparedCase>,
+    run: u32,
+    server: Arc<ModelServer>,
+    options: Arc<RunOptions>,
+) -> Result<RunReport, CancelledRun> {
+    let cancelled = |started| CancelledRun {
+        case: prepared.case.name.clone(),
+        run,
+        started,
+    };
+    if options.cancel.is_cancelled() {
+        return Err(cancelled(false));
+    }
+    let made = tokio::select! {
+        biased;
+        () = options.cancel.cancelled() => return Err(cancelled(true)),
+        made = run::run_once(prepared.clone(), run, &server, &options) => made,
+    };
+    let report = match made {
+        Ok(artifacts) => {
+            // File work (details, `--out`, removing the temp root) off the async
+            // workers, which also serve the model endpoint.
+            let (details, out_dir) = (options.details.clone(), options.out.clone());
+            let prepared = prepared.clone();
+            let finished = tokio::task::spawn_blocking(move || {
+                if let Some(details) = &details {
+                    details.record(&prepared.case, &artifacts);
+                }
+                let kept = match &out_dir {
+                    Some(dir) => out::keep_run(dir, &prepared.case.name, &artifacts),
+                    None => Ok(()),
+                };
+                kept.and_then(|()| artifacts.clean_up())
+            })
+            .await;
+            match finished {
+                Ok(Ok(report)) => report,
+                Ok(Err(e)) => errored(run, e.to_string()),
+                Err(e) => errored(run, format!("finishing the run failed: {e}")),
+            }
+        }
+        Err(e) => errored(run, e.to_string()),
+    };
+    if let Some(progress) = &options.progress {
+        progress.run_finished(&prepared.case.name, &report);
+    }
+    Ok(report)
+}
+
+/// A spawned run, aborted when dropped (the suite was dropped before it finished).
+struct RunTask(tokio::task::JoinHandle<Result<RunReport, CancelledRun>>);
+
+impl RunTask {
+    async fn join(mut self) -> Result<Result<RunReport, CancelledRun>, tokio::task::JoinError> {
+        (&mut self.0).await
+    }
+}
+
+impl Drop for RunTask {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 fn errored(run: u32, error: String) -> RunReport {

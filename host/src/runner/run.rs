@@ -76,11 +76,14 @@ pub(crate) async fn run_once(
 ) -> Result<RunArtifacts, RunError> {
     let case = &prepared.case;
     let started = Instant::now();
-    let temp = std::env::temp_dir();
+    let temp = super::temp::temp_parent();
     let root = tempfile::Builder::new()
         .prefix("evalhost-run-")
-        .tempdir_in(&temp)
-        .map_err(|source| RunError::TempRoot { path: temp, source })?;
+        .tempdir_in(temp)
+        .map_err(|source| RunError::TempRoot {
+            path: temp.to_owned(),
+            source,
+        })?;
     let workspace = root.path().join("workspace");
     let home = root.path().join("home");
     let session_dir = root.path().join("session");

@@ -79,7 +79,11 @@ fn sigkill_mid_suite_leaves_no_half_written_file() {
     // Kill at several points: after the first, the fifth and the twentieth run was kept.
     for kill_after in [1, 5, 20] {
         let out = tempfile::tempdir().unwrap();
+        // The killed runs' temp roots land here and go with it (nothing cleans up after a
+        // SIGKILL; left in the default place they would pile up in RAM-backed /dev/shm).
+        let run_roots = tempfile::tempdir().unwrap();
         let mut child = evalhost()
+            .env("TMPDIR", run_roots.path())
             .args(["run", "--runs", "8", "--jobs", "2", "--out"])
             .arg(out.path())
             .args(["cases/agentcompany", "cases/mino"])

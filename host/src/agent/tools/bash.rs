@@ -38,6 +38,22 @@ const READ_CHUNK: usize = 16 * 1024;
 /// replaces its whole environment (`env -i`) loses it.
 const CALL_MARKER: &str = "EVALHOST_TOOL_CALL";
 
+/// The first executable `bash` on `path` (absolute entries only: a relative one would be
+/// looked up from evalhost's directory, not the workspace). Naming it by its full path lets the standard
+/// library start it with `posix_spawn` (a vfork-style clone) rather than `fork` + `exec`,
+/// which it must fall back to when the child gets its own `PATH` and the program is a bare
+/// name; fork copies the page tables of the whole evalhost process on every call.
+fn find_bash(path: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join("bash"))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
+}
+
 /// Sweeps of /proc after the group is killed: a marked process may fork while being found.
 const SWEEP_ROUNDS: usize = 8;
 
@@ -61,8 +77,11 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
         Err(e) => return ToolOutput::failed(format!("Could not start bash: pipe: {e}.")),
     };
     let path = std::env::var_os("PATH").unwrap_or_else(|| FALLBACK_PATH.into());
+    let Some(bash) = find_bash(&path) else {
+        return ToolOutput::failed("Could not start bash: no `bash` on PATH.");
+    };
     let marker = call_marker();
-    let mut cmd = tokio::process::Command::new("bash");
+    let mut cmd = tokio::process::Command::new(bash);
     cmd.arg("-c")
         .arg(command)
         .current_dir(&ctx.workspace)
@@ -265,5 +284,24 @@ fn kill_marked(marker: &str) {
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_bash;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn bash_is_found_by_full_path_on_the_given_path_only() {
+        let empty = tempfile::tempdir().unwrap();
+        let found = find_bash(OsStr::new(&format!(
+            "relative:{}:/usr/bin:/bin",
+            empty.path().display()
+        )))
+        .expect("bash in /usr/bin or /bin");
+        assert!(found.is_absolute() && found.ends_with("bash"), "{found:?}");
+        assert_eq!(find_bash(empty.path().as_os_str()), None);
+        assert_eq!(find_bash(OsStr::new("")), None);
     }
 }
