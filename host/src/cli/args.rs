@@ -194,7 +194,7 @@ pub struct RunArgs {
     /// workspace diffs) to this file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Runs made concurrently (default: number of cores; at most 128).
+    /// Runs made concurrently (default: four per core; at most 128).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=128))]
     pub jobs: Option<u32>,
     /// Run only shard M of N: `hash:M/N` (by a hash of the case name; a case keeps its shard

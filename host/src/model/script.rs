@@ -74,8 +74,11 @@ impl Script {
 
     /// Decide the answer to the next request, whose body is `body`, and record both.
     pub(crate) fn answer(&self, body: &[u8]) -> Plan {
-        let plan = self.decide(body);
-        let request = serde_json::from_slice(body).unwrap_or(Value::Null);
+        // Parsed once: the request is both checked and kept (bodies carry the whole
+        // conversation, tool outputs included).
+        let parsed = serde_json::from_slice::<Value>(body);
+        let plan = self.decide(body, &parsed);
+        let request = parsed.unwrap_or(Value::Null);
         self.lock().exchanges.push((request, plan.clone()));
         plan
     }
@@ -85,13 +88,13 @@ impl Script {
         self.lock().exchanges.clone()
     }
 
-    fn decide(&self, body: &[u8]) -> Plan {
+    fn decide(&self, body: &[u8], parsed: &Result<Value, serde_json::Error>) -> Plan {
         let n = {
             let mut state = self.lock();
             state.requests += 1;
             state.requests
         };
-        let request: Value = match serde_json::from_slice(body) {
+        let request: &Value = match parsed {
             Ok(value) => value,
             Err(e) => {
                 let message = format!("Request {n} is not a JSON Responses request: {e}");
@@ -126,7 +129,7 @@ impl Script {
             );
         };
         if let Some(expected) = &step.expect_input_contains
-            && !body_contains(body, &request, expected)
+            && !body_contains(body, request, expected)
         {
             return self.fail(
                 n,
