@@ -106,6 +106,19 @@ for n in $sizes; do
   eval "wall_$n=$wall rss_$n=$rss_mb"
 done
 echo
+if [ -n "${dirs[1000]:-}" ]; then
+  # Two settings of the run, on the 1,000-case suite: the default --jobs (four per core), and
+  # temp roots on the disk's temp directory instead of the default (a fit /dev/shm).
+  say "evalhost run: 1000 cases, default --jobs"
+  # shellcheck disable=SC2086
+  measure run-default "$evalhost" run ${dirs[1000]}
+  echo "Default \`--jobs\` ($(( 4 * $(nproc) )) here), 1000 cases: $wall s wall, $(awk -v w="$wall" 'BEGIN { printf "%.0f", 1000 / (w > 0 ? w : 0.001) }') cases/s, $rss_mb MB peak RSS."
+  say "evalhost run: 1000 cases, --jobs 2, TMPDIR=/tmp"
+  # shellcheck disable=SC2086
+  TMPDIR=/tmp measure run-tmp "$evalhost" run --jobs 2 ${dirs[1000]}
+  echo "\`--jobs 2\` with \`TMPDIR=/tmp\` (temp roots on $(df --output=fstype /tmp | tail -1)), 1000 cases: $wall s wall."
+  echo
+fi
 echo "Warm start, one case: ${warm} s wall, ${warm_rss} MB peak RSS (median of 5)."
 echo "First-ever run, one case, empty component cache (compiles the built-in component): ${cold} s."
 echo

@@ -78,6 +78,19 @@ async fn exit_status_decides_completed_or_failed() {
 }
 
 #[tokio::test]
+async fn bash_is_started_by_its_full_path_but_still_calls_itself_bash() {
+    let h = Harness::new().await;
+    let run = bash(&h, "echo \"$0\"; type -P bash", Duration::from_secs(10)).await;
+    let mut lines = run.output.lines();
+    assert_eq!(lines.next(), Some("bash"), "{}", run.output);
+    assert!(
+        lines.next().is_some_and(|p| p.ends_with("/bash")),
+        "{}",
+        run.output
+    );
+}
+
+#[tokio::test]
 async fn runs_in_the_workspace_with_a_clean_environment() {
     let h = Harness::new().await;
     let run = bash(

@@ -82,7 +82,9 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
     };
     let marker = call_marker();
     let mut cmd = tokio::process::Command::new(bash);
-    cmd.arg("-c")
+    // `$0` stays `bash`, as when started by name.
+    cmd.arg0("bash")
+        .arg("-c")
         .arg(command)
         .current_dir(&ctx.workspace)
         .env_clear()
