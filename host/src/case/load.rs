@@ -73,6 +73,18 @@ pub fn load_cases_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Vec<C
     Ok(cases)
 }
 
+/// Load each source (from [`case_sources`]) on its own, on all cores: one result per source,
+/// in order, so that every broken file is reported, not only the first (`evalhost check`).
+/// Names are not checked across sources; [`load_cases_with`] does that.
+pub fn load_each_source(
+    sources: &[PathBuf],
+    options: &LoadOptions,
+) -> Vec<Result<Case, CaseError>> {
+    crate::parallel::map_in_order(sources, |source| {
+        load_source(source, options).map(|parsed| parsed.case)
+    })
+}
+
 /// One case source: a Nexus case directory, an AgentCompany fixture, or a case file.
 fn load_source(file: &Path, options: &LoadOptions) -> Result<Parsed, CaseError> {
     if file.is_dir() {

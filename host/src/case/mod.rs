@@ -33,6 +33,7 @@ pub use error::{CaseError, Location};
 pub use external::{DEFAULT_AGENT_TIMEOUT_SECS, ExternalAgent, MAX_AGENT_TIMEOUT_SECS, PromptVia};
 pub use load::{
     LoadOptions, MAX_CASES_PER_DIR, case_sources, load_case, load_cases, load_cases_with,
+    load_each_source,
 };
 pub use parse::parse_case;
 pub use recorded::{RecordError, replay_case_yaml};

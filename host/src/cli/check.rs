@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, anyhow};
 
 use super::{Failure, exit};
-use evalhost::case::{case_sources, load_cases_with};
+use evalhost::case::{case_sources, load_cases_with, load_each_source};
 use evalhost::grader::GraderHost;
 use evalhost::runner::prepare_each;
 
@@ -30,21 +30,22 @@ pub fn check(args: CheckArgs) -> Result<u8, Failure> {
     // One slot per source file or case; a case's slot is filled once its graders are bound.
     let mut slots: Vec<Option<String>> = Vec::new();
     let mut cases = Vec::new();
-    for path in &args.paths {
-        let sources = match case_sources(path) {
-            Ok(sources) => sources,
+    let listed: Vec<_> = args.paths.iter().map(|path| case_sources(path)).collect();
+    let sources: Vec<PathBuf> = listed.iter().flatten().flatten().cloned().collect();
+    let mut loaded = load_each_source(&sources, &Default::default()).into_iter();
+    for path_sources in listed {
+        let count = match path_sources {
+            Ok(sources) => sources.len(),
             Err(e) => {
                 slots.push(Some(e.to_string()));
                 continue;
             }
         };
-        for source in sources {
-            match load_cases_with(&[source], &Default::default()) {
-                Ok(loaded) => {
-                    for case in loaded {
-                        cases.push((slots.len(), case));
-                        slots.push(None);
-                    }
+        for result in loaded.by_ref().take(count) {
+            match result {
+                Ok(case) => {
+                    cases.push((slots.len(), case));
+                    slots.push(None);
                 }
                 Err(e) => slots.push(Some(e.to_string())),
             }
