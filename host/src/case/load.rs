@@ -37,24 +37,40 @@ pub struct LoadOptions {
 /// [`load_cases`] with options; directories also contribute AgentCompany fixtures
 /// (`*.jsonl`), and a `.jsonl` file is loaded as one.
 pub fn load_cases_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Vec<Case>, CaseError> {
-    // Which files each path contributes; then every file is parsed (on all cores, files are
-    // independent); then the results are walked in load order, so the error reported is the
-    // one a file-by-file load would have met first.
+    // Which files each path contributes, then all of them loaded at once; walked in load
+    // order, so the error reported is the one a file-by-file load would have met first.
     let sources: Vec<Result<Vec<PathBuf>, CaseError>> =
         paths.iter().map(|path| case_sources(path)).collect();
-    let files: Vec<&PathBuf> = sources.iter().flatten().flatten().collect();
-    let mut parsed =
-        crate::parallel::map_in_order(&files, |file| load_source(file, options)).into_iter();
+    let files: Vec<PathBuf> = sources.iter().flatten().flatten().cloned().collect();
+    let mut loaded = load_each_source(&files, options).into_iter();
     let mut cases: Vec<Case> = Vec::new();
+    for path_sources in sources {
+        let count = path_sources?.len();
+        for case in loaded.by_ref().take(count) {
+            cases.push(case?);
+        }
+    }
+    Ok(cases)
+}
+
+/// Load each source (from [`case_sources`]): one result per source, in order, so that every
+/// broken file is reported, not only the first (`evalhost check`). Files are parsed on all
+/// cores (they are independent); then names are checked in order: a case whose name an
+/// earlier source already defined is an error located at its `name`.
+pub fn load_each_source(
+    sources: &[PathBuf],
+    options: &LoadOptions,
+) -> Vec<Result<Case, CaseError>> {
+    let parsed = crate::parallel::map_in_order(sources, |source| load_source(source, options));
     // Case name -> the file that defined it.
     let mut names: HashMap<String, PathBuf> = HashMap::new();
-    for path_sources in sources {
-        for _ in path_sources? {
-            let Some(next) = parsed.next() else { break };
+    parsed
+        .into_iter()
+        .map(|parsed| {
             let Parsed {
                 case,
                 name_location,
-            } = next?;
+            } = parsed?;
             if let Some(first) = names.get(&case.name) {
                 return Err(CaseError::Invalid {
                     location: name_location,
@@ -67,22 +83,9 @@ pub fn load_cases_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Vec<C
                 });
             }
             names.insert(case.name.clone(), case.path.clone());
-            cases.push(case);
-        }
-    }
-    Ok(cases)
-}
-
-/// Load each source (from [`case_sources`]) on its own, on all cores: one result per source,
-/// in order, so that every broken file is reported, not only the first (`evalhost check`).
-/// Names are not checked across sources; [`load_cases_with`] does that.
-pub fn load_each_source(
-    sources: &[PathBuf],
-    options: &LoadOptions,
-) -> Vec<Result<Case, CaseError>> {
-    crate::parallel::map_in_order(sources, |source| {
-        load_source(source, options).map(|parsed| parsed.case)
-    })
+            Ok(case)
+        })
+        .collect()
 }
 
 /// One case source: a Nexus case directory, an AgentCompany fixture, or a case file.

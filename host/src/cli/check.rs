@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, anyhow};
 
 use super::{Failure, exit};
-use evalhost::case::{case_sources, load_cases_with, load_each_source};
+use evalhost::case::{case_sources, load_each_source};
 use evalhost::grader::GraderHost;
 use evalhost::runner::prepare_each;
 
@@ -26,7 +26,8 @@ pub fn check(args: CheckArgs) -> Result<u8, Failure> {
         .context("failed to load the built-in graders")
         .map_err(Failure::internal)?;
     let mut bundles = super::bundle::project_bundles()?;
-    // Problems in load order: a file's parse error or its graders' errors, file by file.
+    // Problems in load order: a file's parse error (or a case name an earlier file defined)
+    // or its graders' errors, file by file.
     // One slot per source file or case; a case's slot is filled once its graders are bound.
     let mut slots: Vec<Option<String>> = Vec::new();
     let mut cases = Vec::new();
@@ -63,13 +64,7 @@ pub fn check(args: CheckArgs) -> Result<u8, Failure> {
             slots[slot] = Some(e.to_string());
         }
     }
-    let mut errors: Vec<String> = slots.into_iter().flatten().collect();
-    if errors.is_empty() {
-        // What only shows across files (a case name defined twice), with the loader's rule.
-        if let Err(e) = load_cases_with(&args.paths, &Default::default()) {
-            errors.push(e.to_string());
-        }
-    }
+    let errors: Vec<String> = slots.into_iter().flatten().collect();
     if errors.is_empty() {
         println!("ok: {total} cases, {entries} grader entries");
         return Ok(exit::OK);

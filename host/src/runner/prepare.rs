@@ -64,37 +64,39 @@ pub fn prepare_each(
         .map(|case| bind_case(case, host, &mut by_path, bundles))
         .collect();
 
+    // Each grader entry's index into `checks`, the distinct (component, grader, config)s.
     let mut check_of: HashMap<(&str, &str, &str), usize> = HashMap::new();
     let mut checks: Vec<&BoundGrader> = Vec::new();
-    for grader in bound.iter().flat_map(|b| &b.graders) {
-        let key = (
-            grader.component.digest(),
-            grader.grader.as_str(),
-            grader.config_json.as_str(),
-        );
-        check_of.entry(key).or_insert_with(|| {
-            checks.push(grader);
-            checks.len() - 1
-        });
-    }
+    let check_index: Vec<Vec<usize>> = bound
+        .iter()
+        .map(|b| {
+            b.graders
+                .iter()
+                .map(|g| {
+                    let key = (
+                        g.component.digest(),
+                        g.grader.as_str(),
+                        g.config_json.as_str(),
+                    );
+                    *check_of.entry(key).or_insert_with(|| {
+                        checks.push(g);
+                        checks.len() - 1
+                    })
+                })
+                .collect()
+        })
+        .collect();
     let checked = crate::parallel::map_in_order(&checks, |g| {
         g.component
             .check_config(&g.grader, &g.config_json)
             .map_err(|e| e.to_string())
     });
-    let check = |g: &BoundGrader| {
-        let key = (
-            g.component.digest(),
-            g.grader.as_str(),
-            g.config_json.as_str(),
-        );
-        checked[check_of[&key]].clone()
-    };
     let results: Vec<Result<(), CaseError>> = bound
         .iter()
-        .map(|b| {
-            for (index, grader) in b.graders.iter().enumerate() {
-                check(grader).map_err(|message| CaseError::Invalid {
+        .zip(&check_index)
+        .map(|(b, indices)| {
+            for (index, (grader, &i)) in b.graders.iter().zip(indices).enumerate() {
+                checked[i].clone().map_err(|message| CaseError::Invalid {
                     location: grader.spec.location.clone(),
                     field: field(index, &grader.spec),
                     message,
@@ -103,7 +105,6 @@ pub fn prepare_each(
             Ok(())
         })
         .collect();
-    drop(check_of);
     bound
         .into_iter()
         .zip(results)
