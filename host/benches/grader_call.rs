@@ -63,7 +63,7 @@ fn small_transcript() -> Evidence {
         }),
         at(Event::ModelRequest {
             n: 1,
-            body: serde_json::json!({}),
+            body: serde_json::json!({}).into(),
         }),
         at(Event::ModelResponse {
             n: 1,
@@ -77,7 +77,7 @@ fn small_transcript() -> Evidence {
         }),
         at(Event::ModelRequest {
             n: 2,
-            body: serde_json::json!({}),
+            body: serde_json::json!({}).into(),
         }),
         at(Event::ModelResponse {
             n: 2,

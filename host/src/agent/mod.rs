@@ -29,6 +29,7 @@ mod replay;
 pub(crate) mod reply;
 mod tools;
 mod turn;
+mod wire;
 
 pub use config::{AgentConfig, DEFAULT_INSTRUCTIONS, Limits, SCRIPTED_MODEL};
 pub use error::AgentError;

@@ -9,10 +9,10 @@ use cap_std::fs::Dir;
 use super::calls::{CallContext, cancel_call, handle_call};
 use super::client::ModelClient;
 use super::replay::ReplayTools;
-use super::tools::{ToolContext, definitions};
-use super::{AgentConfig, AgentError};
-use crate::model::responses::{InputItem, ResponsesRequest};
-use crate::session::{Event, SessionLog};
+use super::tools::ToolContext;
+use super::{AgentConfig, AgentError, wire};
+use crate::model::responses::InputItem;
+use crate::session::{Event, RequestBody, SessionLog};
 
 /// What a finished turn produced.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -143,28 +143,11 @@ async fn drive(
         role: "user".to_owned(),
         content: prompt.to_owned(),
     });
-    let mut request = ResponsesRequest {
-        model: config.model.clone(),
-        instructions: Some(config.instructions.clone()),
-        input,
-        tools: definitions(),
-        stream: true,
-        store: Some(false),
-    };
     let mut outcome = TurnOutcome::default();
     let before = conversation.requests;
-    let result = exchange(
-        config,
-        &ctx,
-        &client,
-        &mut request,
-        &mut outcome,
-        before,
-        log,
-    )
-    .await;
+    let result = exchange(config, &ctx, &client, &mut input, &mut outcome, before, log).await;
     conversation.requests += outcome.requests;
-    conversation.input = request.input;
+    conversation.input = input;
     result?;
     if !outcome.final_text.is_empty() {
         conversation.input.push(InputItem::Message {
@@ -181,7 +164,7 @@ async fn exchange(
     config: &AgentConfig,
     ctx: &CallContext,
     client: &ModelClient,
-    request: &mut ResponsesRequest,
+    input: &mut Vec<InputItem>,
     outcome: &mut TurnOutcome,
     before: u32,
     log: &mut SessionLog,
@@ -189,13 +172,16 @@ async fn exchange(
     let limits = config.limits;
     loop {
         let n = before + outcome.requests + 1;
-        let body = serde_json::to_value(&request).map_err(|e| AgentError::Client {
-            message: format!("could not encode request {n}: {e}"),
+        let body = wire::encode(&config.model, &config.instructions, input).map_err(|e| {
+            AgentError::Client {
+                message: format!("could not encode request {n}: {e}"),
+            }
         })?;
-        let bytes = serde_json::to_vec(&body).map_err(|e| AgentError::Client {
-            message: format!("could not encode request {n}: {e}"),
+        let bytes = body.get().as_bytes().to_vec();
+        log.append(Event::ModelRequest {
+            n,
+            body: RequestBody::from_encoded(body),
         })?;
-        log.append(Event::ModelRequest { n, body })?;
         outcome.requests += 1;
         let reply = client.send(n, bytes).await?;
         log.append(Event::ModelResponse {
@@ -213,13 +199,13 @@ async fn exchange(
         }
         let text = reply.text();
         if !text.is_empty() {
-            request.input.push(InputItem::Message {
+            input.push(InputItem::Message {
                 role: "assistant".to_owned(),
                 content: text,
             });
         }
         for (call_id, name, arguments) in &calls {
-            request.input.push(InputItem::FunctionCall {
+            input.push(InputItem::FunctionCall {
                 call_id: (*call_id).to_owned(),
                 name: (*name).to_owned(),
                 arguments: (*arguments).to_owned(),
@@ -250,7 +236,7 @@ async fn exchange(
             }
             outcome.tool_calls += 1;
             let result = handle_call(ctx, call_id, name, arguments, log).await?;
-            request.input.push(InputItem::FunctionCallOutput {
+            input.push(InputItem::FunctionCallOutput {
                 call_id: (*call_id).to_owned(),
                 output: result.output,
             });

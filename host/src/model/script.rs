@@ -6,8 +6,11 @@
 
 use std::sync::Mutex;
 
+use axum::body::Bytes;
 use axum::http::StatusCode;
+use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::responses::{ResponseError, ResponseItem, ResponseObject, ResponseUsage, StreamEvent};
 use crate::case::{RecordedUsage, ScriptReply, ScriptStep};
@@ -45,8 +48,9 @@ struct ScriptState {
     requests: u32,
     /// The first failure; later ones are usually consequences of it.
     failure: Option<String>,
-    /// Every request (as JSON, `null` if it was not) and what it was answered, in order.
-    exchanges: Vec<(Value, Plan)>,
+    /// Every request body and what it was answered, in order. Kept as received: only
+    /// [`Script::exchanges`] (for external agents' session logs) needs them as JSON.
+    exchanges: Vec<(Bytes, Plan)>,
 }
 
 impl Script {
@@ -73,29 +77,35 @@ impl Script {
     }
 
     /// Decide the answer to the next request, whose body is `body`, and record both.
-    pub(crate) fn answer(&self, body: &[u8]) -> Plan {
-        // Parsed once: the request is both checked and kept (bodies carry the whole
-        // conversation, tool outputs included).
-        let parsed = serde_json::from_slice::<Value>(body);
-        let plan = self.decide(body, &parsed);
-        let request = parsed.unwrap_or(Value::Null);
-        self.lock().exchanges.push((request, plan.clone()));
+    pub(crate) fn answer(&self, body: Bytes) -> Plan {
+        let plan = self.decide(&body);
+        self.lock().exchanges.push((body, plan.clone()));
         plan
     }
 
-    /// What crossed the script so far: each request and its answer, in order.
+    /// What crossed the script so far: each request (as JSON, `null` if it was not) and
+    /// its answer, in order.
     pub(crate) fn exchanges(&self) -> Vec<(Value, Plan)> {
-        self.lock().exchanges.clone()
+        self.lock()
+            .exchanges
+            .iter()
+            .map(|(body, plan)| {
+                let request = serde_json::from_slice(body).unwrap_or(Value::Null);
+                (request, plan.clone())
+            })
+            .collect()
     }
 
-    fn decide(&self, body: &[u8], parsed: &Result<Value, serde_json::Error>) -> Plan {
+    fn decide(&self, body: &[u8]) -> Plan {
         let n = {
             let mut state = self.lock();
             state.requests += 1;
             state.requests
         };
-        let request: &Value = match parsed {
-            Ok(value) => value,
+        // Only `stream` and `model` are needed to answer; the rest of the body (the whole
+        // conversation, tool outputs included) is skipped, not built into a tree.
+        let head = match RequestHead::parse(body) {
+            Ok(head) => head,
             Err(e) => {
                 let message = format!("Request {n} is not a JSON Responses request: {e}");
                 self.record_failure(&message);
@@ -105,7 +115,7 @@ impl Script {
                 };
             }
         };
-        if request.get("stream") != Some(&Value::Bool(true)) {
+        if !head.streams() {
             let message = format!(
                 "Request {n} did not ask for a stream: the scripted model answers only \"stream\": true"
             );
@@ -115,10 +125,7 @@ impl Script {
                 message,
             };
         }
-        let model = request
-            .get("model")
-            .and_then(Value::as_str)
-            .unwrap_or(DEFAULT_MODEL_NAME);
+        let model = head.model.as_deref().unwrap_or(DEFAULT_MODEL_NAME);
         let index = n as usize - 1;
         let Some(step) = self.steps.get(index) else {
             return self.fail(
@@ -129,7 +136,7 @@ impl Script {
             );
         };
         if let Some(expected) = &step.expect_input_contains
-            && !body_contains(body, request, expected)
+            && !body_contains(body, expected)
         {
             return self.fail(
                 n,
@@ -191,8 +198,54 @@ impl Script {
 
 /// Whether the request contains `expected`: in the raw body, or in any string of the JSON,
 /// so text with quotes or line breaks (escaped in the body) still matches.
-fn body_contains(body: &[u8], request: &Value, expected: &str) -> bool {
-    String::from_utf8_lossy(body).contains(expected) || json_strings_contain(request, expected)
+fn body_contains(body: &[u8], expected: &str) -> bool {
+    String::from_utf8_lossy(body).contains(expected)
+        || serde_json::from_slice::<Value>(body)
+            .is_ok_and(|request| json_strings_contain(&request, expected))
+}
+
+/// The two fields of a request the script reads.
+#[derive(Debug, Default)]
+struct RequestHead {
+    /// Whether `"stream": true` was sent.
+    stream: bool,
+    /// `model`, when it is a string.
+    model: Option<String>,
+}
+
+impl RequestHead {
+    /// Any JSON value is accepted (a body that is not an object asks for no stream); only
+    /// text that is not JSON is an error.
+    fn parse(body: &[u8]) -> Result<Self, serde_json::Error> {
+        #[derive(Deserialize)]
+        struct Fields<'a> {
+            #[serde(borrow, default)]
+            stream: Option<&'a RawValue>,
+            #[serde(borrow, default)]
+            model: Option<&'a RawValue>,
+        }
+        match serde_json::from_slice::<Fields<'_>>(body) {
+            Ok(fields) => Ok(Self {
+                stream: fields.stream.is_some_and(|raw| raw.get() == "true"),
+                model: fields
+                    .model
+                    .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok()),
+            }),
+            // Not an object, a duplicate field, or not JSON at all: the generic parse
+            // (the last of duplicate fields wins) reads what is there or says what is wrong.
+            Err(_) => serde_json::from_slice::<Value>(body).map(|request| Self {
+                stream: request.get("stream") == Some(&Value::Bool(true)),
+                model: request
+                    .get("model")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            }),
+        }
+    }
+
+    fn streams(&self) -> bool {
+        self.stream
+    }
 }
 
 fn json_strings_contain(value: &Value, expected: &str) -> bool {
@@ -332,5 +385,30 @@ mod tests {
             assert!(pieces.len() <= TEXT_DELTAS);
         }
         assert_eq!(split_deltas("hello world").len(), 3);
+    }
+
+    #[test]
+    fn the_head_reads_stream_and_model_as_a_full_parse_would() {
+        let head = |body: &str| {
+            let head = RequestHead::parse(body.as_bytes()).expect("JSON");
+            (head.streams(), head.model)
+        };
+        let named = |name: &str| Some(name.to_owned());
+        assert_eq!(
+            head(r#"{"input":[{"x":"\"}"}],"stream":true,"model":"gpt\u0041"}"#),
+            (true, named("gptA"))
+        );
+        assert_eq!(head(r#"{"stream": "true", "model": 7}"#), (false, None));
+        assert_eq!(head(r#"{"model":"m"}"#), (false, named("m")));
+        // Not an object: valid JSON, so no error, but it asks for no stream.
+        assert_eq!(head("[1, 2]"), (false, None));
+        assert_eq!(head("null"), (false, None));
+        // Duplicate fields: the last one wins, as in a full parse.
+        assert_eq!(
+            head(r#"{"stream":false,"stream":true,"model":"a","model":"b"}"#),
+            (true, named("b"))
+        );
+        assert!(RequestHead::parse(b"{\"stream\": tru").is_err());
+        assert!(RequestHead::parse(b"").is_err());
     }
 }

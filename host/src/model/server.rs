@@ -185,7 +185,7 @@ async fn script_request(
         script.record_failure(&message);
         return error_response(StatusCode::NOT_FOUND, &message);
     }
-    render(script.answer(&body))
+    render(script.answer(body))
 }
 
 async fn not_found() -> Response {

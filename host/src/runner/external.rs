@@ -201,7 +201,7 @@ pub(crate) fn session_events(
         }
         events.push(Event::ModelRequest {
             n,
-            body: exchange.request.clone(),
+            body: exchange.request.clone().into(),
         });
         if exchange.error.is_some() {
             continue;

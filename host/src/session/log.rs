@@ -57,8 +57,11 @@ impl SessionLog {
             at_ms: self.started.elapsed().as_millis() as u64,
             event,
         };
-        let line = serde_json::to_string(&record).expect("session records always serialize");
-        writeln!(self.file, "{line}").map_err(|source| self.write_error(source))?;
+        // Encoded straight into the buffered file: a record can be a whole conversation.
+        serde_json::to_writer(&mut self.file, &record)
+            .map_err(std::io::Error::from)
+            .and_then(|()| self.file.write_all(b"\n"))
+            .map_err(|source| self.write_error(source))?;
         self.records.push(record);
         Ok(())
     }

@@ -8,6 +8,7 @@ mod log;
 pub use log::{SessionLog, SessionLogError, read_session_log};
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 /// One line of a session log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,7 +36,7 @@ pub enum Event {
     ModelRequest {
         n: u32,
         /// The request body as sent.
-        body: serde_json::Value,
+        body: RequestBody,
     },
     /// The model's completed response to request `n`.
     ModelResponse {
@@ -59,6 +60,57 @@ pub enum Event {
     TurnEnd { final_text: String },
     /// The run ended early with an error.
     RunError { message: String },
+}
+
+/// A model request body, kept as the JSON text that was sent: the agent encodes each
+/// request once, and the log writes that text as it is instead of encoding it again.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RequestBody(#[serde(deserialize_with = "raw_from_value")] Box<RawValue>);
+
+impl RequestBody {
+    /// The body `json`, which must be one JSON value (as an encoder produced it).
+    pub fn from_encoded(json: Box<RawValue>) -> Self {
+        Self(json)
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The body as a JSON tree.
+    pub fn to_value(&self) -> serde_json::Value {
+        // The text is one JSON value by construction, so this parse cannot fail.
+        serde_json::from_str(self.0.get()).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+impl From<serde_json::Value> for RequestBody {
+    fn from(value: serde_json::Value) -> Self {
+        Self(raw(&value))
+    }
+}
+
+/// Equal when the JSON is: a body read back from a log file has its object keys in sorted
+/// order (see [`raw_from_value`]), the body the agent sent has them in the order it sent.
+impl PartialEq for RequestBody {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get() || self.to_value() == other.to_value()
+    }
+}
+
+fn raw(value: &serde_json::Value) -> Box<RawValue> {
+    // A `Value` always encodes.
+    serde_json::value::to_raw_value(value).expect("a JSON value encodes")
+}
+
+/// A record's event is read through serde's buffered (flattened, tagged) form, which cannot
+/// hand out raw text: read a tree and encode it again.
+fn raw_from_value<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Box<RawValue>, D::Error> {
+    serde_json::Value::deserialize(deserializer).map(|value| raw(&value))
 }
 
 /// One output item of a model response.

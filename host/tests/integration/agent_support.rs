@@ -163,11 +163,11 @@ impl Run {
     }
 
     /// The body of model request `n`.
-    pub fn request_body(&self, n: u32) -> &Value {
+    pub fn request_body(&self, n: u32) -> Value {
         self.records
             .iter()
             .find_map(|r| match &r.event {
-                Event::ModelRequest { n: m, body } if *m == n => Some(body),
+                Event::ModelRequest { n: m, body } if *m == n => Some(body.to_value()),
                 _ => None,
             })
             .expect("request recorded")

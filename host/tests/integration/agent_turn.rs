@@ -111,7 +111,7 @@ async fn recorded_usage_is_the_synthetic_count_of_what_was_sent() {
         .run(Approve::None, vec![text("Hello there, nothing to do.")])
         .await;
     let outcome = run.outcome();
-    let sent = serde_json::to_vec(run.request_body(1)).expect("body");
+    let sent = serde_json::to_vec(&run.request_body(1)).expect("body");
     assert_eq!(outcome.input_tokens, sent.len() as u64 / 4);
     let response = run
         .records

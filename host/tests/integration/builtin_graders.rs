@@ -27,7 +27,7 @@ fn run(calls: &[(&str, CallStatus)], final_text: &str) -> Evidence {
         let call_id = format!("call_{}", i + 1);
         events.push(Event::ModelRequest {
             n: i as u32 + 1,
-            body: serde_json::json!({}),
+            body: serde_json::json!({}).into(),
         });
         events.push(Event::ModelResponse {
             n: i as u32 + 1,
@@ -55,7 +55,7 @@ fn run(calls: &[(&str, CallStatus)], final_text: &str) -> Evidence {
     }
     events.push(Event::ModelRequest {
         n: calls.len() as u32 + 1,
-        body: serde_json::json!({}),
+        body: serde_json::json!({}).into(),
     });
     events.push(Event::ModelResponse {
         n: calls.len() as u32 + 1,

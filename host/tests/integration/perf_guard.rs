@@ -160,7 +160,7 @@ fn fixed_evidence() -> Evidence {
         }),
         at(Event::ModelRequest {
             n: 1,
-            body: serde_json::json!({}),
+            body: serde_json::json!({}).into(),
         }),
         at(call(
             1,
@@ -180,7 +180,7 @@ fn fixed_evidence() -> Evidence {
         }),
         at(Event::ModelRequest {
             n: 2,
-            body: serde_json::json!({}),
+            body: serde_json::json!({}).into(),
         }),
         at(call(2, "read_file", r#"{"path":"app.log"}"#)),
         at(Event::ToolStart {
@@ -196,7 +196,7 @@ fn fixed_evidence() -> Evidence {
         }),
         at(Event::ModelRequest {
             n: 3,
-            body: serde_json::json!({}),
+            body: serde_json::json!({}).into(),
         }),
         at(Event::ModelResponse {
             n: 3,
