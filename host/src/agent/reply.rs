@@ -69,18 +69,11 @@ impl ReplyCollector {
         if sse.data == "[DONE]" {
             return None;
         }
-        let value: Value = match serde_json::from_str(&sse.data) {
-            Ok(value) => value,
-            Err(e) => return Some(Err(self.malformed(format!("event data is not JSON: {e}")))),
-        };
-        let kind = value
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("(untyped)")
-            .to_owned();
-        let event: StreamEvent = match serde_json::from_value(value) {
+        // Read straight into the event; only data that does not fit is read again as a
+        // tree, to say what is wrong with it.
+        let event: StreamEvent = match serde_json::from_str(&sse.data) {
             Ok(event) => event,
-            Err(e) => return Some(Err(self.malformed(format!("bad `{kind}` event: {e}")))),
+            Err(_) => return Some(Err(self.malformed(unreadable(&sse.data)))),
         };
         match event {
             StreamEvent::OutputTextDelta { delta, .. } => {
@@ -182,6 +175,29 @@ fn output_item(item: ResponseItem) -> Option<OutputItem> {
     }
 }
 
+/// Why event data is not a stream event: not JSON, or which event type does not fit.
+fn unreadable(data: &str) -> String {
+    let value: Value = match serde_json::from_str(data) {
+        Ok(value) => value,
+        Err(e) => return format!("event data is not JSON: {e}"),
+    };
+    let kind = value
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("(untyped)")
+        .to_owned();
+    match serde_json::from_value::<StreamEvent>(value) {
+        Err(e) => format!("bad `{kind}` event: {e}"),
+        // Fits as a tree but not as text (e.g. a repeated field): the text is at fault.
+        Ok(_) => format!(
+            "bad `{kind}` event: {}",
+            serde_json::from_str::<StreamEvent>(data)
+                .err()
+                .map_or_else(String::new, |e| e.to_string())
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,5 +270,32 @@ mod tests {
             .expect("terminal")
             .unwrap_err();
         assert!(error.to_string().contains("response.completed"), "{error}");
+    }
+
+    #[test]
+    fn data_that_is_no_stream_event_is_malformed_and_says_why() {
+        let message = |data: &str| match ReplyCollector::new(2).event(event(data)) {
+            Some(Err(AgentError::Malformed { request, message })) => {
+                assert_eq!(request, 2);
+                message
+            }
+            other => panic!("{data}: expected malformed, got {other:?}"),
+        };
+        assert!(
+            message("{not json").starts_with("event data is not JSON: key must be a string"),
+            "{}",
+            message("{not json")
+        );
+        assert!(
+            message(r#"{"type":"response.output_text.delta","delta":7}"#)
+                .starts_with("bad `response.output_text.delta` event: invalid type: integer `7`"),
+            "{}",
+            message(r#"{"type":"response.output_text.delta","delta":7}"#)
+        );
+        assert!(message(r#"{"delta":"x"}"#).starts_with("bad `(untyped)` event: "));
+        assert_eq!(
+            message(r#"{"type":"response.output_text.delta","delta":"a","delta":"b"}"#),
+            "bad `response.output_text.delta` event: duplicate field `delta`"
+        );
     }
 }
