@@ -206,29 +206,40 @@ impl ToolCall {
             Ok(relative) => relative,
             Err(message) => return ToolOutput::failed(message),
         };
-        let dir = Arc::clone(&ctx.dir);
         let cap = ctx.limits.output_cap;
-        // cap-std calls are blocking syscalls; keep them off the async worker threads.
-        let task = tokio::task::spawn_blocking(move || {
-            let target = files::Target {
-                dir: &dir,
-                relative: &relative,
-                raw: &path.raw,
-            };
-            match self {
-                ToolCall::ReadFile { .. } => files::read_file(&target, cap),
-                ToolCall::WriteFile { content, .. } => files::write_file(&target, &content),
-                ToolCall::EditFile {
-                    old_text, new_text, ..
-                } => files::edit_file(&target, &old_text, &new_text),
-                ToolCall::ListFiles { .. } => files::list_files(&target, cap),
-                ToolCall::Bash { .. } => {
-                    ToolOutput::failed("Internal error: bash is not a file tool.")
-                }
+        let target = files::Target {
+            dir: &ctx.dir,
+            relative: &relative,
+            raw: &path.raw,
+        };
+        // Reads, writes and edits are bounded (the output cap, what the model sent, at most
+        // `MAX_EDIT_BYTES`) and touch one file of the run's own workspace: they run right
+        // here, as handing them to the blocking pool and back cost more than the call itself
+        // (two thread wake-ups). A listing walks a tree of any size, so it runs on the
+        // blocking pool, off the async workers that also serve the model endpoint.
+        match self {
+            ToolCall::ReadFile { .. } => files::read_file(&target, cap),
+            ToolCall::WriteFile { content, .. } => files::write_file(&target, &content),
+            ToolCall::EditFile {
+                old_text, new_text, ..
+            } => files::edit_file(&target, &old_text, &new_text),
+            ToolCall::ListFiles { .. } => {
+                let dir = Arc::clone(&ctx.dir);
+                tokio::task::spawn_blocking(move || {
+                    let target = files::Target {
+                        dir: &dir,
+                        relative: &relative,
+                        raw: &path.raw,
+                    };
+                    files::list_files(&target, cap)
+                })
+                .await
+                .unwrap_or_else(|e| {
+                    ToolOutput::failed(format!("The tool stopped unexpectedly: {e}"))
+                })
             }
-        });
-        task.await
-            .unwrap_or_else(|e| ToolOutput::failed(format!("The tool stopped unexpectedly: {e}")))
+            ToolCall::Bash { .. } => ToolOutput::failed("Internal error: bash is not a file tool."),
+        }
     }
 }
 
