@@ -228,12 +228,14 @@ async fn make_run(
         made = run::run_once(prepared.clone(), run, &server, &options) => made,
     };
     let report = match made {
-        Ok(artifacts) => {
-            // File work (details, `--out`, removing the temp root) off the async
-            // workers, which also serve the model endpoint.
+        Ok(ungraded) => {
+            // Grading and the file work after it (details, `--out`, removing the temp
+            // root) in one trip to the blocking pool, off the async workers, which also
+            // serve the model endpoint.
             let (details, out_dir) = (options.details.clone(), options.out.clone());
             let prepared = prepared.clone();
             let finished = tokio::task::spawn_blocking(move || {
+                let artifacts = ungraded.grade(&prepared);
                 if let Some(details) = &details {
                     details.record(&prepared.case, &artifacts);
                 }

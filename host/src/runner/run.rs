@@ -67,13 +67,13 @@ fn make_owner_writable(root: &Path) {
     }
 }
 
-/// Make one run of `prepared`.
+/// Make one run of `prepared`, up to grading ([`UngradedRun::grade`]).
 pub(crate) async fn run_once(
     prepared: Arc<PreparedCase>,
     run: u32,
     server: &ModelServer,
     options: &RunOptions,
-) -> Result<RunArtifacts, RunError> {
+) -> Result<UngradedRun, RunError> {
     let case = &prepared.case;
     let started = Instant::now();
     let temp = super::temp::temp_parent();
@@ -166,27 +166,51 @@ pub(crate) async fn run_once(
             (evidence, turn.err().map(|e| e.to_string()))
         }
     };
-    let verdicts = if error.is_none() {
-        grade_run(prepared.clone(), &evidence, &workspace).await
-    } else {
-        Vec::new()
-    };
-    let pass = error.is_none() && run_passes(&verdicts);
     let report = RunReport {
         run,
-        pass,
+        pass: false,
         error,
         usage: evidence.usage,
         tool_calls: evidence.calls.len() as u32,
-        duration_ms: started.elapsed().as_millis() as u64,
-        verdicts,
+        duration_ms: 0,
+        verdicts: Vec::new(),
     };
-    Ok(RunArtifacts {
-        report,
-        session_log: session_path,
-        evidence,
-        _root: root,
+    Ok(UngradedRun {
+        artifacts: RunArtifacts {
+            report,
+            session_log: session_path,
+            evidence,
+            _root: root,
+        },
+        started,
     })
+}
+
+/// A run whose agent side is over, waiting for its graders.
+pub(crate) struct UngradedRun {
+    artifacts: RunArtifacts,
+    started: Instant,
+}
+
+impl UngradedRun {
+    /// Grade the run with every bound grader (unless it ended with an error) and decide
+    /// whether it passed. Blocking: wasmtime calls are synchronous, so the runner calls this
+    /// on the blocking pool, together with the file work that follows.
+    pub(crate) fn grade(self, prepared: &PreparedCase) -> RunArtifacts {
+        let mut artifacts = self.artifacts;
+        let report = &mut artifacts.report;
+        if report.error.is_none() {
+            let evidence = PreparedEvidence::new(&artifacts.evidence);
+            report.verdicts = grade_all(
+                prepared,
+                &evidence,
+                &artifacts._root.path().join("workspace"),
+            );
+            report.pass = run_passes(&report.verdicts);
+        }
+        report.duration_ms = self.started.elapsed().as_millis() as u64;
+        artifacts
+    }
 }
 
 /// The case's user turns, one agent turn each, in one conversation; stops at the first error.
@@ -247,13 +271,7 @@ pub(crate) async fn grade_run(
 ) -> Vec<GraderVerdict> {
     let evidence = PreparedEvidence::new(evidence);
     let workspace = workspace.to_owned();
-    let task = tokio::task::spawn_blocking(move || {
-        prepared
-            .graders
-            .iter()
-            .map(|bound| grade_one(bound, &evidence, &workspace))
-            .collect::<Vec<_>>()
-    });
+    let task = tokio::task::spawn_blocking(move || grade_all(&prepared, &evidence, &workspace));
     match task.await {
         Ok(verdicts) => verdicts,
         Err(join) => vec![GraderVerdict {
@@ -270,6 +288,19 @@ pub(crate) async fn grade_run(
             stderr: String::new(),
         }],
     }
+}
+
+/// Every bound grader's verdict on one run, in the case's order.
+fn grade_all(
+    prepared: &PreparedCase,
+    evidence: &PreparedEvidence,
+    workspace: &Path,
+) -> Vec<GraderVerdict> {
+    prepared
+        .graders
+        .iter()
+        .map(|bound| grade_one(bound, evidence, workspace))
+        .collect()
 }
 
 fn grade_one(bound: &BoundGrader, evidence: &PreparedEvidence, workspace: &Path) -> GraderVerdict {
