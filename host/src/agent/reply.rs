@@ -188,7 +188,7 @@ fn unreadable(data: &str) -> String {
         .to_owned();
     match serde_json::from_value::<StreamEvent>(value) {
         Err(e) => format!("bad `{kind}` event: {e}"),
-        // Fits as a tree but not as text (e.g. a repeated field): the text is at fault.
+        // Fits once read as a tree: say what reading the text itself reported.
         Ok(_) => format!(
             "bad `{kind}` event: {}",
             serde_json::from_str::<StreamEvent>(data)

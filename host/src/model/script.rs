@@ -115,7 +115,7 @@ impl Script {
                 };
             }
         };
-        if !head.streams() {
+        if !head.stream {
             let message = format!(
                 "Request {n} did not ask for a stream: the scripted model answers only \"stream\": true"
             );
@@ -241,10 +241,6 @@ impl RequestHead {
                     .map(str::to_owned),
             }),
         }
-    }
-
-    fn streams(&self) -> bool {
-        self.stream
     }
 }
 
@@ -391,7 +387,7 @@ mod tests {
     fn the_head_reads_stream_and_model_as_a_full_parse_would() {
         let head = |body: &str| {
             let head = RequestHead::parse(body.as_bytes()).expect("JSON");
-            (head.streams(), head.model)
+            (head.stream, head.model)
         };
         let named = |name: &str| Some(name.to_owned());
         assert_eq!(
@@ -400,6 +396,10 @@ mod tests {
         );
         assert_eq!(head(r#"{"stream": "true", "model": 7}"#), (false, None));
         assert_eq!(head(r#"{"model":"m"}"#), (false, named("m")));
+        assert_eq!(
+            head("{ \"stream\" :\n true , \"model\" : \"m\" }"),
+            (true, named("m"))
+        );
         // Not an object: valid JSON, so no error, but it asks for no stream.
         assert_eq!(head("[1, 2]"), (false, None));
         assert_eq!(head("null"), (false, None));
