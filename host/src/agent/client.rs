@@ -16,22 +16,22 @@ const ERROR_BODY_EXCERPT: usize = 512;
 /// The process's one HTTP client for model endpoints, built on first use.
 ///
 /// Building a client loads the platform's root certificates (hundreds of files read and
-/// decoded): once per turn that was the largest single cost of a replay suite. One client
-/// also keeps connections to the loopback endpoint alive across runs. There is no connect
-/// timeout of its own: `send` bounds the whole exchange, connecting included, by the
-/// request timeout.
+/// decoded): once per turn that was the largest single cost of a replay suite. It is built
+/// exactly once, also when the first runs start together (they wait for it instead of each
+/// building one). One client also keeps connections to the loopback endpoint alive across
+/// runs. There is no connect timeout of its own: `send` bounds the whole exchange,
+/// connecting included, by the request timeout.
 fn shared_http() -> Result<reqwest::Client, AgentError> {
-    static HTTP: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
-    if let Some(http) = HTTP.get() {
-        return Ok(http.clone());
-    }
-    crate::provider::install_crypto_provider();
-    let http = reqwest::Client::builder()
-        .build()
-        .map_err(|e| AgentError::Client {
-            message: error_chain(&e),
-        })?;
-    Ok(HTTP.get_or_init(|| http).clone())
+    // A build that fails (no usable TLS backend) fails the same way every time: kept too.
+    static HTTP: std::sync::OnceLock<Result<reqwest::Client, String>> = std::sync::OnceLock::new();
+    HTTP.get_or_init(|| {
+        crate::provider::install_crypto_provider();
+        reqwest::Client::builder()
+            .build()
+            .map_err(|e| error_chain(&e))
+    })
+    .clone()
+    .map_err(|message| AgentError::Client { message })
 }
 
 /// An HTTP client for one turn's model endpoint.
