@@ -198,17 +198,13 @@ impl UngradedRun {
     /// on the blocking pool, together with the file work that follows.
     pub(crate) fn grade(self, prepared: &PreparedCase) -> RunArtifacts {
         let mut artifacts = self.artifacts;
-        let report = &mut artifacts.report;
-        if report.error.is_none() {
+        if artifacts.report.error.is_none() {
             let evidence = PreparedEvidence::new(&artifacts.evidence);
-            report.verdicts = grade_all(
-                prepared,
-                &evidence,
-                &artifacts._root.path().join("workspace"),
-            );
-            report.pass = run_passes(&report.verdicts);
+            let verdicts = grade_all(prepared, &evidence, &artifacts.workspace());
+            artifacts.report.pass = run_passes(&verdicts);
+            artifacts.report.verdicts = verdicts;
         }
-        report.duration_ms = self.started.elapsed().as_millis() as u64;
+        artifacts.report.duration_ms = self.started.elapsed().as_millis() as u64;
         artifacts
     }
 }
