@@ -131,7 +131,7 @@ impl BundleStore {
                 return Err(BundleError::Io {
                     action: "read",
                     path: dir,
-                    source,
+                    error: source,
                 });
             }
         };
@@ -237,7 +237,7 @@ fn read_reference(path: &Path) -> Result<Option<String>, BundleError> {
         Err(source) => Err(BundleError::Io {
             action: "read",
             path: path.to_owned(),
-            source,
+            error: source,
         }),
     }
 }

@@ -10,6 +10,7 @@ mod grade;
 mod grader;
 mod list;
 mod live;
+mod problems;
 mod progress;
 mod promote;
 mod record;

@@ -39,11 +39,10 @@ pub(crate) struct ModelExchange {
 /// Why an external agent's run failed.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ExternalAgentError {
-    #[error("external agent `{program}` could not be started: {source}")]
+    #[error("external agent `{program}` could not be started: {error}")]
     Spawn {
         program: String,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("external agent `{program}` timed out after {secs} s; its process group was killed")]
     Timeout { program: String, secs: u64 },
@@ -98,7 +97,7 @@ pub(crate) async fn run_agent(
     }
     let mut child = cmd.spawn().map_err(|source| ExternalAgentError::Spawn {
         program: program.clone(),
-        source,
+        error: source,
     })?;
     // Killed with everything it started, however this function ends.
     let _group = child.id().map(GroupGuard);
@@ -121,7 +120,7 @@ pub(crate) async fn run_agent(
     .await;
     let output = match waited {
         Err(_) => return Err(ExternalAgentError::Timeout { program, secs }),
-        Ok(Err(source)) => return Err(ExternalAgentError::Spawn { program, source }),
+        Ok(Err(source)) => return Err(ExternalAgentError::Spawn { program, error: source }),
         Ok(Ok(output)) => output,
     };
     if !output.status.success() {

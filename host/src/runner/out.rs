@@ -80,6 +80,6 @@ fn temp_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
 fn out_error(path: &Path, source: std::io::Error) -> RunError {
     RunError::Out {
         path: path.to_owned(),
-        source,
+        error: source,
     }
 }

@@ -107,7 +107,8 @@ fn line_order_is_meta_turns_assertions() {
     let m = meta("f", SYSTEM);
     assert_eq!(
         err(&[USER_TURN, &m]),
-        r#"DIR/f.jsonl:1: type: the first line must be the meta header, found "turn""#
+        "DIR/f.jsonl:1: type: the first line must be the meta header, found \"turn\"\n\
+         DIR/f.jsonl:2: no assertions line; a fixture must end with one"
     );
     assert_eq!(
         err(&[&m, USER_TURN, CALL, RESULT, FINAL]),
