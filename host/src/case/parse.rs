@@ -96,6 +96,8 @@ struct Fields<'n> {
     /// Fields an unknown key was taken for a typo of (`graderz`: `graders`); that they are
     /// missing is not reported again.
     suggested: Vec<&'static str>,
+    /// Whether the map had an unknown key (reported with the fields it may have).
+    unknown: bool,
 }
 
 impl<'n> Fields<'n> {
@@ -341,9 +343,11 @@ impl Doc<'_> {
             node,
             entries: Vec::new(),
             suggested: Vec::new(),
+            unknown: false,
         };
         for (name, key, value) in self.map(node, field, &expected)? {
             let Some(known) = allowed.iter().find(|a| **a == name) else {
+                fields.unknown = true;
                 let mut message = format!("unknown field, expected one of: {}", allowed.join(", "));
                 if let Some(close) = closest(&name, allowed) {
                     message.push_str(&format!("; did you mean `{close}`?"));
@@ -468,9 +472,9 @@ impl Doc<'_> {
                 } else {
                     "neither"
                 };
-                // A misspelt `text` or `call` (`txt:`) was reported as such already.
-                let misspelt = ["text", "call"].iter().any(|f| fields.suggested.contains(f));
-                if !(found == "neither" && misspelt) {
+                // A step with an unknown key (`txt:`, `shout:`) was told the fields it may
+                // have already.
+                if !(found == "neither" && fields.unknown) {
                     self.note(self.invalid(
                         node,
                         field,

@@ -186,7 +186,7 @@ fn unknown_graders_missing_bundles_and_refused_paths_are_load_time_errors() {
     let err = p.refused(&["run", &case]);
     assert!(
         err.contains("unknown-grader.yaml")
-            && err.contains("graders[0].acme-checks/no_such_grader"),
+            && err.contains("graders[0].\"acme-checks/no_such_grader\""),
         "{err}"
     );
     assert!(

@@ -163,7 +163,8 @@ pub(super) fn split(path: &Path, text: &str) -> Result<Lines, CaseError> {
             1,
             "the fixture is empty; it needs a meta line, turns and an assertions line",
         ));
-    } else if assertions_at.is_none() {
+    } else if assertions_at.is_none() && problems.count() == 0 {
+        // (After a broken line, a missing assertions line may be the broken one.)
         problems.push(malformed(
             path,
             last_line,
