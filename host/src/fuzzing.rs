@@ -324,9 +324,7 @@ fn assert_error_inside(path: &Path, error: &CaseError, text: &str) {
         );
         assert_inside(path, &problem.location(), text);
         assert!(
-            problem
-                .to_string()
-                .starts_with(&path.display().to_string()),
+            problem.to_string().starts_with(&path.display().to_string()),
             "the error does not start with the file: {problem}"
         );
     }

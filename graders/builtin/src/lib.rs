@@ -145,13 +145,16 @@ mod tests {
     fn a_scalar_config_a_grader_accepts_its_schema_allows() {
         for info in __EvalhostGraders::list_graders() {
             let schema: serde_json::Value = serde_json::from_str(&info.config_schema).unwrap();
-            for (config, kind) in [("2026", "number"), ("true", "boolean"), ("\"2026\"", "string")] {
+            for (config, kind) in [
+                ("2026", "number"),
+                ("true", "boolean"),
+                ("\"2026\"", "string"),
+            ] {
                 let accepted =
                     __EvalhostGraders::check_config(info.name.clone(), config.into()).is_ok();
                 // 2026 is an integer: "integer" allows it as "number" does.
-                let allows = |t: &serde_json::Value| {
-                    t == kind || (kind == "number" && t == "integer")
-                };
+                let allows =
+                    |t: &serde_json::Value| t == kind || (kind == "number" && t == "integer");
                 let allowed = match &schema["type"] {
                     serde_json::Value::Array(types) => types.iter().any(allows),
                     serde_json::Value::Null => true,

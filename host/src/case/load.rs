@@ -79,10 +79,7 @@ pub fn load_each(paths: &[PathBuf], options: &LoadOptions) -> Vec<Result<Case, C
 /// Load each source (from [`case_sources`]): one result per source, in order. Files are
 /// parsed on all cores (they are independent); then names are checked in order: a case whose
 /// name an earlier source already defined is an error located at its `name`.
-fn load_each_source(
-    sources: &[PathBuf],
-    options: &LoadOptions,
-) -> Vec<Result<Case, CaseError>> {
+fn load_each_source(sources: &[PathBuf], options: &LoadOptions) -> Vec<Result<Case, CaseError>> {
     let parsed = crate::parallel::map_in_order(sources, |source| load_source(source, options));
     // Case name -> the file that defined it.
     let mut names: HashMap<String, PathBuf> = HashMap::new();
@@ -170,11 +167,7 @@ pub fn case_sources(path: &Path) -> Vec<Result<PathBuf, CaseError>> {
 /// The case sources of directory `dir` and of its subdirectories, depth first in name order
 /// (a subdirectory's cases at its place among the directory's files). `ancestors` are the
 /// directories being walked (canonical), to stop at a symlink leading back to one of them.
-fn walk(
-    dir: &Path,
-    ancestors: &mut Vec<PathBuf>,
-    found: &mut Vec<Result<PathBuf, CaseError>>,
-) {
+fn walk(dir: &Path, ancestors: &mut Vec<PathBuf>, found: &mut Vec<Result<PathBuf, CaseError>>) {
     let read_error = |path: &Path, error| CaseError::Read {
         path: path.to_path_buf(),
         error,

@@ -32,8 +32,7 @@ mod yaml;
 pub use error::{CaseError, Location, MAX_PROBLEMS_PER_FILE};
 pub use external::{DEFAULT_AGENT_TIMEOUT_SECS, ExternalAgent, MAX_AGENT_TIMEOUT_SECS, PromptVia};
 pub use load::{
-    LoadOptions, MAX_CASES_PER_DIR, case_sources, load_case, load_cases, load_cases_with,
-    load_each,
+    LoadOptions, MAX_CASES_PER_DIR, case_sources, load_case, load_cases, load_cases_with, load_each,
 };
 pub(crate) use parse::child as child_field;
 pub use parse::parse_case;

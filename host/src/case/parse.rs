@@ -504,11 +504,13 @@ impl Doc<'_> {
         let fields = self.fields(node, field, CALL_FIELDS)?;
         let tool_field = child(field, "tool");
         let tool = match fields.get("tool") {
-            Some(tool_node) => self.keep(self.string(tool_node, &tool_field)).inspect(|tool| {
-                if tool.is_empty() {
-                    self.note(self.invalid(tool_node, &tool_field, "must not be empty"));
-                }
-            }),
+            Some(tool_node) => self
+                .keep(self.string(tool_node, &tool_field))
+                .inspect(|tool| {
+                    if tool.is_empty() {
+                        self.note(self.invalid(tool_node, &tool_field, "must not be empty"));
+                    }
+                }),
             None => {
                 self.note(self.invalid(node, &tool_field, "missing required field"));
                 None

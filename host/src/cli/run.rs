@@ -25,7 +25,10 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
     // graders of the cases that loaded, in load order, as `evalhost check` lists them.
     let mut loaded = load_each(&args.paths, &options);
     if let Some(filter) = &args.filter {
-        loaded.retain(|c| c.as_ref().map_or(true, |c| c.name.contains(filter.as_str())));
+        loaded.retain(|c| {
+            c.as_ref()
+                .map_or(true, |c| c.name.contains(filter.as_str()))
+        });
         if loaded.is_empty() {
             return Err(Failure::usage(anyhow::anyhow!(
                 "no case name contains `{filter}` (--filter)"
@@ -33,7 +36,10 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         }
     }
     if !args.tags.is_empty() {
-        loaded.retain(|c| c.as_ref().map_or(true, |c| args.tags.iter().all(|t| c.tags.contains(t))));
+        loaded.retain(|c| {
+            c.as_ref()
+                .map_or(true, |c| args.tags.iter().all(|t| c.tags.contains(t)))
+        });
         if loaded.is_empty() {
             return Err(Failure::usage(anyhow::anyhow!(
                 "no case has all the tags {} (--tags)",
@@ -59,7 +65,9 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
             .into_iter()
             .filter_map(Result::err)
             .collect();
-        return Err(Failure::usage(problems::error(CaseError::several(problems))));
+        return Err(Failure::usage(problems::error(CaseError::several(
+            problems,
+        ))));
     }
     let mut cases: Vec<Case> = loaded.into_iter().flatten().collect();
     if let Some(partition) = &args.partition {

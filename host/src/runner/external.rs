@@ -120,7 +120,12 @@ pub(crate) async fn run_agent(
     .await;
     let output = match waited {
         Err(_) => return Err(ExternalAgentError::Timeout { program, secs }),
-        Ok(Err(source)) => return Err(ExternalAgentError::Spawn { program, error: source }),
+        Ok(Err(source)) => {
+            return Err(ExternalAgentError::Spawn {
+                program,
+                error: source,
+            });
+        }
         Ok(Ok(output)) => output,
     };
     if !output.status.success() {

@@ -99,10 +99,7 @@ pub enum RunError {
         error: std::io::Error,
     },
     #[error("case {case}: failed to seed the workspace: {error}")]
-    Seed {
-        case: String,
-        error: std::io::Error,
-    },
+    Seed { case: String, error: std::io::Error },
     #[error(transparent)]
     SessionLog(#[from] crate::session::SessionLogError),
     /// (The server's error, and its cause, are the source chain.)

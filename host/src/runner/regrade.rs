@@ -43,9 +43,7 @@ pub enum RegradeError {
         message: String,
     },
     #[error("failed to create an empty workspace for runs without a snapshot: {error}")]
-    EmptyWorkspace {
-        error: std::io::Error,
-    },
+    EmptyWorkspace { error: std::io::Error },
 }
 
 /// The re-graded report, and which runs had no workspace snapshot.

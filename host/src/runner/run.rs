@@ -41,8 +41,10 @@ impl RunArtifacts {
         let root = self._root.keep();
         if std::fs::remove_dir_all(&root).is_err() {
             make_owner_writable(&root);
-            std::fs::remove_dir_all(&root)
-                .map_err(|source| RunError::TempCleanup { path, error: source })?;
+            std::fs::remove_dir_all(&root).map_err(|source| RunError::TempCleanup {
+                path,
+                error: source,
+            })?;
         }
         Ok(self.report)
     }

@@ -47,8 +47,7 @@ fn the_agentcompany_suite_passes() {
 
 #[test]
 fn a_single_fixture_file_runs() {
-    let (code, stdout, stderr) =
-        evalhost(&["run", "cases/agentcompany/type-error-fix.jsonl"], &[]);
+    let (code, stdout, stderr) = evalhost(&["run", "cases/agentcompany/type-error-fix.jsonl"], &[]);
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
 }
 

@@ -83,11 +83,15 @@ fn every_problem_of_a_suite_is_reported_in_load_order() {
     let sub = dir.path().join("sub");
     std::fs::create_dir(&sub).unwrap();
     let c = sub.join("c.yaml");
-    std::fs::write(&c, "name: c
+    std::fs::write(
+        &c,
+        "name: c
 prompt: Hi.
 graderz: []
 tags: [x, []]
-").unwrap();
+",
+    )
+    .unwrap();
     let err = load_error(&[dir.path().to_path_buf()]);
     let lines: Vec<String> = err.problems().iter().map(|p| p.to_string()).collect();
     assert_eq!(

@@ -83,7 +83,10 @@ fn one_problem_is_the_error_line_itself() {
     let fixture = format!("{dir}/ceo-bootstrap-empty.jsonl");
     let (code, stdout, stderr) = evalhost(&["run", &fixture]);
     assert_eq!(code, 2, "{stdout}{stderr}");
-    assert_eq!(stderr, format!("Error: {}\n", fixture_problems(dir, &drifted)[0]));
+    assert_eq!(
+        stderr,
+        format!("Error: {}\n", fixture_problems(dir, &drifted)[0])
+    );
 }
 
 #[test]
@@ -136,7 +139,10 @@ fn run_lists_load_and_grader_problems_together_and_runs_nothing() {
         lines[4],
         "Error: 4 problems in the cases (each shown above with its file, line and field)"
     );
-    assert!(!marker.exists(), "nothing may run when a case has a problem");
+    assert!(
+        !marker.exists(),
+        "nothing may run when a case has a problem"
+    );
 }
 
 #[test]
@@ -240,7 +246,8 @@ fn the_shipped_suites_load_together() {
         );
     }
     // The example of `evalhost list --help`.
-    let (code, stdout, stderr) = evalhost(&["list", "cases/mino", "cases/nexus", "cases/agentcompany"]);
+    let (code, stdout, stderr) =
+        evalhost(&["list", "cases/mino", "cases/nexus", "cases/agentcompany"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     let (code, stdout, stderr) = evalhost(&["check", "cases/"]);
     assert_eq!(code, 0, "{stdout}{stderr}");

@@ -27,7 +27,10 @@ fn refused(path: &Path, located: &str) -> String {
         "expected the error to start with {located:?}:\n{stderr}"
     );
     assert!(
-        stderr.lines().last().is_some_and(|l| l.starts_with("Error: ")),
+        stderr
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("Error: ")),
         "{stderr}"
     );
     // Loading is bounded: no input may make it crawl (a generous bound, not a benchmark).
@@ -185,13 +188,18 @@ fn a_symlink_loop_in_the_cases_directory() {
     assert_eq!(
         lines,
         [
-            format!("{d}/loop-a.yaml: failed to read case file: Too many levels of symbolic links (os error 40)"),
-            format!("{d}/loop-b.yaml: failed to read case file: Too many levels of symbolic links (os error 40)"),
+            format!(
+                "{d}/loop-a.yaml: failed to read case file: Too many levels of symbolic links (os error 40)"
+            ),
+            format!(
+                "{d}/loop-b.yaml: failed to read case file: Too many levels of symbolic links (os error 40)"
+            ),
             format!(
                 "{d}/again: a symlink loop: this directory is {}, which is being searched already",
                 dir.path().canonicalize().unwrap().display()
             ),
-            "Error: 3 problems in the cases (each shown above with its file, line and field)".to_owned(),
+            "Error: 3 problems in the cases (each shown above with its file, line and field)"
+                .to_owned(),
         ]
     );
 }
