@@ -42,7 +42,12 @@ mod tests {
     #[test]
     fn a_name_longer_than_24_characters_keeps_the_columns_aligned() {
         let table = graders_table(&[
-            ["tool_called", "1.0.0", "builtin", "a call has this tool name"],
+            [
+                "tool_called",
+                "1.0.0",
+                "builtin",
+                "a call has this tool name",
+            ],
             [
                 "a_grader_name_longer_than_24_chars",
                 "0.2.0",

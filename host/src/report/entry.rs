@@ -72,7 +72,12 @@ mod tests {
     use crate::report::Outcome;
     use serde_json::json;
 
-    fn verdict(entry: Option<u32>, grader: &str, config: serde_json::Value, message: &str) -> GraderVerdict {
+    fn verdict(
+        entry: Option<u32>,
+        grader: &str,
+        config: serde_json::Value,
+        message: &str,
+    ) -> GraderVerdict {
         GraderVerdict {
             entry,
             grader: grader.into(),
@@ -101,22 +106,43 @@ mod tests {
             v.described(),
             r#"graders[2] final_text_contains "abc": final text "xyz""#
         );
-        let v = verdict(Some(0), "no_secret_leak", json!({}), "no_secret_leak: secret in call 1");
+        let v = verdict(
+            Some(0),
+            "no_secret_leak",
+            json!({}),
+            "no_secret_leak: secret in call 1",
+        );
         assert_eq!(v.described(), "graders[0] no_secret_leak: secret in call 1");
     }
 
     #[test]
     fn another_message_gets_the_entry_with_its_shortened_config() {
-        let v = verdict(Some(1), "../g.wasm#probe", json!({"n": 3}), "fuel exhausted");
-        assert_eq!(v.described(), r#"graders[1] ../g.wasm#probe {"n":3}: fuel exhausted"#);
+        let v = verdict(
+            Some(1),
+            "../g.wasm#probe",
+            json!({"n": 3}),
+            "fuel exhausted",
+        );
+        assert_eq!(
+            v.described(),
+            r#"graders[1] ../g.wasm#probe {"n":3}: fuel exhausted"#
+        );
         let long = verdict(Some(4), "acme/x", json!({"text": "a".repeat(100)}), "no");
         assert_eq!(
             long.entry_label(),
             format!("graders[4] acme/x {{\"text\":\"{}…", "a".repeat(51))
         );
         // A path or bundle grader naming itself: the reference takes the place of its name.
-        let v = verdict(Some(0), "../g.wasm#word", json!("hi"), r#"word "hi": not found"#);
-        assert_eq!(v.described(), r#"graders[0] ../g.wasm#word "hi": not found"#);
+        let v = verdict(
+            Some(0),
+            "../g.wasm#word",
+            json!("hi"),
+            r#"word "hi": not found"#,
+        );
+        assert_eq!(
+            v.described(),
+            r#"graders[0] ../g.wasm#word "hi": not found"#
+        );
         let v = verdict(Some(3), "acme/word", json!("hi"), "word: not found");
         assert_eq!(v.described(), "graders[3] acme/word: not found");
         // A name that only starts like the grader's is not the grader naming itself.
@@ -126,7 +152,12 @@ mod tests {
 
     #[test]
     fn without_an_index_the_entry_is_its_name_and_config() {
-        let v = verdict(None, "evalhost", serde_json::Value::Null, "grading thread failed: x");
+        let v = verdict(
+            None,
+            "evalhost",
+            serde_json::Value::Null,
+            "grading thread failed: x",
+        );
         assert_eq!(v.described(), "evalhost: grading thread failed: x");
     }
 }

@@ -290,7 +290,11 @@ impl SuiteReport {
     /// Runs Ctrl-C cancelled count (they were planned); without cases, `--runs`.
     pub fn runs_each(&self) -> String {
         let planned = self.cases.iter().map(|case| {
-            let cancelled = self.cancelled.iter().filter(|c| c.case == case.name).count();
+            let cancelled = self
+                .cancelled
+                .iter()
+                .filter(|c| c.case == case.name)
+                .count();
             (case.runs.len() + cancelled) as u32
         });
         match (planned.clone().min(), planned.max()) {

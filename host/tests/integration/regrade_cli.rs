@@ -136,7 +136,9 @@ fn without_a_workspace_snapshot_file_graders_see_an_empty_workspace() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("write-then-read run 1: graders[0] file_exists \"greeting.txt\": pass → fail"),
+        stdout.contains(
+            "write-then-read run 1: graders[0] file_exists \"greeting.txt\": pass → fail"
+        ),
         "{stdout}"
     );
 }
