@@ -309,3 +309,67 @@ impl SuiteReport {
         serde_json::to_string_pretty(self).unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(name: &str, runs: u32) -> CaseReport {
+        let runs: Vec<RunReport> = (1..=runs)
+            .map(|run| RunReport {
+                run,
+                pass: true,
+                error: None,
+                usage: Usage::default(),
+                tool_calls: 0,
+                duration_ms: 0,
+                verdicts: Vec::new(),
+            })
+            .collect();
+        CaseReport {
+            name: name.into(),
+            path: format!("cases/{name}.yaml"),
+            summary: CaseSummary::of(&runs),
+            runs,
+        }
+    }
+
+    fn suite(cases: Vec<CaseReport>, cancelled: Vec<CancelledRun>) -> SuiteReport {
+        SuiteReport {
+            schema_version: REPORT_SCHEMA_VERSION,
+            evalhost_version: "0".into(),
+            mode: "replay".into(),
+            model: "scripted".into(),
+            runs_per_case: 1,
+            k: None,
+            interrupted: !cancelled.is_empty(),
+            cancelled,
+            summary: SuiteSummary::of(&cases),
+            cases,
+        }
+    }
+
+    #[test]
+    fn runs_each_counts_what_the_cases_planned_not_the_flag() {
+        assert_eq!(
+            suite(vec![case("a", 3), case("b", 3)], vec![]).runs_each(),
+            "3"
+        );
+        assert_eq!(
+            suite(vec![case("a", 1), case("b", 3)], vec![]).runs_each(),
+            "1 to 3"
+        );
+        assert_eq!(suite(vec![], vec![]).runs_each(), "1");
+        // Ctrl-C cancelled two of b's three runs: they were planned all the same.
+        let cancelled = |run| CancelledRun {
+            case: "b".into(),
+            run,
+            started: false,
+        };
+        let interrupted = suite(
+            vec![case("a", 3), case("b", 1)],
+            vec![cancelled(2), cancelled(3)],
+        );
+        assert_eq!(interrupted.runs_each(), "3");
+    }
+}
