@@ -27,6 +27,7 @@
 //! assert!(error.contains("`model`") && error.contains("EVALHOST_MODEL"), "{error}");
 //! ```
 
+mod dirs;
 mod file;
 
 use std::collections::HashMap;
@@ -34,6 +35,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use dirs::{
+    OwnDir, OwnDirKind, cache_home, config_home, data_home, own_dir_containing, own_dirs,
+};
 pub use file::{ProviderTable, TrustTable};
 
 /// Name of the project configuration file, looked up in the current directory.
@@ -211,17 +215,8 @@ impl ConfigSources {
     /// The process's sources: XDG config file, `./evalhost.toml`, and the environment.
     pub fn from_environment() -> Self {
         let env: HashMap<String, String> = std::env::vars().collect();
-        let config_home = env
-            .get("XDG_CONFIG_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| {
-                env.get("HOME")
-                    .filter(|v| !v.is_empty())
-                    .map(|home| PathBuf::from(home).join(".config"))
-            });
         Self {
-            user_file: config_home.map(|dir| dir.join("evalhost").join("config.toml")),
+            user_file: config_home(&env).map(|dir| dir.join("evalhost").join("config.toml")),
             project_file: std::env::current_dir()
                 .ok()
                 .map(|dir| dir.join(PROJECT_FILE)),
