@@ -103,7 +103,11 @@ mod tests {
         let copied = dir.join("copy.jsonl");
         copy(&file, &copied).unwrap();
         assert_eq!(mode(&copied), 0o600);
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "no temp file left");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            2,
+            "no temp file left"
+        );
     }
 
     #[test]

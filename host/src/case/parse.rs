@@ -556,7 +556,8 @@ impl Doc<'_> {
                 ));
             }
         };
-        super::check_timeout_secs(secs).map_err(|message| self.invalid(node, "timeout_secs", message))
+        super::check_timeout_secs(secs)
+            .map_err(|message| self.invalid(node, "timeout_secs", message))
     }
 
     fn tags(&self, node: &Node) -> Result<Vec<String>, CaseError> {
@@ -698,8 +699,14 @@ mod tests {
         assert_eq!(case("3600").unwrap(), Some(3600.0));
         for (value, message) in [
             ("soon", "expected a number of seconds, found a string"),
-            ("-1", "must be more than 0 and at most 3600 seconds, found -1"),
-            ("3600.5", "must be more than 0 and at most 3600 seconds, found 3600.5"),
+            (
+                "-1",
+                "must be more than 0 and at most 3600 seconds, found -1",
+            ),
+            (
+                "3600.5",
+                "must be more than 0 and at most 3600 seconds, found 3600.5",
+            ),
             ("0", "must be more than 0 and at most 3600 seconds, found 0"),
         ] {
             assert_eq!(

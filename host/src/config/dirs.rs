@@ -73,11 +73,7 @@ pub fn cache_home(env: &HashMap<String, String>) -> Option<PathBuf> {
 }
 
 fn base_dir(env: &HashMap<String, String>, var: &str, under_home: &str) -> Option<PathBuf> {
-    let set = |name: &str| {
-        env.get(name)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-    };
+    let set = |name: &str| env.get(name).map(PathBuf::from).filter(|p| p.is_absolute());
     set(var).or_else(|| set("HOME").map(|home| home.join(under_home)))
 }
 

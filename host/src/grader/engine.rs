@@ -176,5 +176,9 @@ fn spawn_epoch_ticker(engine: &Engine) {
 /// The default cache directory: `$XDG_CACHE_HOME/evalhost/components` or `~/.cache/...`.
 pub fn default_cache_dir() -> Option<PathBuf> {
     let env = std::env::vars().collect();
-    Some(crate::config::cache_home(&env)?.join("evalhost").join("components"))
+    Some(
+        crate::config::cache_home(&env)?
+            .join("evalhost")
+            .join("components"),
+    )
 }

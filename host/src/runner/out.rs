@@ -22,7 +22,8 @@ pub(crate) fn keep_run(dir: &Path, case: &str, artifacts: &RunArtifacts) -> Resu
     private_file::copy(&artifacts.session_log, &log).map_err(|source| out_error(&log, source))?;
     let evidence = evidence_path(dir, case, run);
     let json = serde_json::to_string_pretty(&artifacts.evidence).unwrap_or_default();
-    private_file::write(&evidence, json.as_bytes()).map_err(|source| out_error(&evidence, source))?;
+    private_file::write(&evidence, json.as_bytes())
+        .map_err(|source| out_error(&evidence, source))?;
     let snapshot = workspace_path(dir, case, run);
     super::snapshot::keep_workspace(&artifacts.workspace(), &snapshot)
         .map_err(|source| out_error(&snapshot, source))?;
@@ -43,7 +44,8 @@ pub(crate) fn workspace_path(dir: &Path, case: &str, run: u32) -> std::path::Pat
 pub(crate) fn write_report(dir: &Path, report: &SuiteReport) -> Result<(), RunError> {
     private_file::create_dir_all(dir).map_err(|source| out_error(dir, source))?;
     let path = dir.join("report.json");
-    private_file::write(&path, report.to_json().as_bytes()).map_err(|source| out_error(&path, source))
+    private_file::write(&path, report.to_json().as_bytes())
+        .map_err(|source| out_error(&path, source))
 }
 
 fn out_error(path: &Path, source: std::io::Error) -> RunError {

@@ -156,7 +156,8 @@ pub(crate) async fn run_once(
             };
             let config = with_replay_tools(config, &case.execution, case.model.len());
             let timeout = RunTimeout::of(case, options.timeout_secs);
-            let turns = tokio::time::timeout(timeout.duration(), run_turns(&config, case, &mut log));
+            let turns =
+                tokio::time::timeout(timeout.duration(), run_turns(&config, case, &mut log));
             let error = match turns.await {
                 Ok(turn) => turn.err().map(|e| e.to_string()),
                 // The turns' future is dropped, and with it a running bash call, whose

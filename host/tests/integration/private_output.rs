@@ -177,13 +177,25 @@ fn a_report_path_inside_evalhosts_own_directories_is_refused() {
     );
     let (code, _, stderr) = evalhost_at_home(
         &home,
-        &["report", "merge", "x.json", "-o", &format!("{h}/.cache/evalhost/m.json")],
+        &[
+            "report",
+            "merge",
+            "x.json",
+            "-o",
+            &format!("{h}/.cache/evalhost/m.json"),
+        ],
     );
     assert_eq!(code, 2);
     assert!(stderr.starts_with("Error: --out `"), "{stderr}");
     let (code, _, stderr) = evalhost_at_home(
         &home,
-        &["grade", "--evidence", "x", "-o", &format!("{h}/.cache/evalhost/g.json")],
+        &[
+            "grade",
+            "--evidence",
+            "x",
+            "-o",
+            &format!("{h}/.cache/evalhost/g.json"),
+        ],
     );
     assert_eq!(code, 2);
     assert!(stderr.starts_with("Error: --out `"), "{stderr}");

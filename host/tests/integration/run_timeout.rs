@@ -171,10 +171,7 @@ graders:
 
 #[test]
 fn bad_timeouts_are_refused() {
-    let dir = suite(&[(
-        "zero",
-        sleeping_case("zero", "unused", "timeout_secs: 0\n"),
-    )]);
+    let dir = suite(&[("zero", sleeping_case("zero", "unused", "timeout_secs: 0\n"))]);
     let (code, _, stderr, _) = run(dir.path(), &[]);
     assert_eq!(code, 2);
     assert!(
