@@ -27,7 +27,7 @@ mod parse;
 mod recorded;
 mod schema;
 mod workspace;
-mod yaml;
+pub(crate) mod yaml;
 
 pub use error::{CaseError, Location};
 pub use external::{ExternalAgent, PromptVia};
