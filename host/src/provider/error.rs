@@ -216,7 +216,8 @@ fn try_again_in(lower: &str) -> Option<Duration> {
     } else {
         return None;
     };
-    (seconds.is_finite() && seconds >= 0.0 && seconds < 1e6)
+    (0.0..1e6)
+        .contains(&seconds)
         .then(|| Duration::from_secs_f64(seconds))
 }
 

@@ -659,3 +659,103 @@ fn reasoning_effort_is_checked_and_the_environment_sets_it() {
         json!({"effort": "max"})
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// The library: a reply says how many attempts it took.
+
+fn provider(
+    kind: evalhost::config::ProviderKind,
+    fake: &FakeProvider,
+) -> evalhost::provider::Provider {
+    let base_url = match kind {
+        evalhost::config::ProviderKind::Anthropic => {
+            fake.base_url.trim_end_matches("/v1").to_owned()
+        }
+        _ => fake.base_url.clone(),
+    };
+    let config = evalhost::config::ProviderConfig {
+        kind,
+        base_url,
+        model: "fake-model".to_owned(),
+        api_key_env: None,
+        timeout: std::time::Duration::from_secs(5),
+        retry: evalhost::config::RetryPolicy {
+            max_retries: 3,
+            base_delay: std::time::Duration::from_millis(5),
+            max_delay: std::time::Duration::from_millis(50),
+        },
+        max_concurrency: 1,
+        max_tokens: 4096,
+        reasoning_effort: None,
+        thinking_budget_tokens: None,
+        origin: "test".to_owned(),
+    };
+    evalhost::provider::Provider::new(config, None).expect("provider")
+}
+
+fn complete(
+    provider: &evalhost::provider::Provider,
+) -> Result<evalhost::provider::ProviderReply, evalhost::provider::ProviderError> {
+    let request: evalhost::model::responses::ResponsesRequest = serde_json::from_value(json!({
+        "model": "agent", "input": [{"role": "user", "content": "Say hello."}], "stream": true, "store": false,
+    }))
+    .expect("request");
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(provider.complete(&request))
+}
+
+#[test]
+fn each_dialects_in_stream_error_costs_one_attempt_and_the_reply_counts_them() {
+    use evalhost::config::ProviderKind;
+    let nested = json!({"type": "error", "sequence_number": 2, "error": {
+        "type": "too_many_requests", "code": "rate_limit_exceeded", "message": "Slow down. Please try again in 10ms."}});
+    let cases = [
+        (
+            ProviderKind::OpenAiResponses,
+            vec![responses_failing(server_error()), responses_failing(nested)],
+            responses_stream("resp_3", &[message("msg_1", "hello")], 7, 3),
+        ),
+        (
+            ProviderKind::OpenAiChat,
+            vec![sse(&[
+                json!({"error": {"code": 429, "message": "rate limited"}}),
+            ])],
+            sse(&[
+                chunk(
+                    json!({"role": "assistant", "content": "hello"}),
+                    json!("stop"),
+                ),
+                chat_usage(7, 3),
+                json!("[DONE]"),
+            ]),
+        ),
+        (
+            ProviderKind::Anthropic,
+            vec![sse(&[
+                json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+            ])],
+            anthropic_text_reply("hello", 7, 3),
+        ),
+    ];
+    for (kind, failures, answer) in cases {
+        let attempts = failures.len() as u32 + 1;
+        let fake = FakeProvider::start(
+            failures.into_iter().map(Step::Raw).collect(),
+            Step::Raw(answer),
+        );
+        let reply = complete(&provider(kind, &fake)).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        assert_eq!(reply.attempts, attempts, "{kind}");
+        assert_eq!(fake.received().len() as u32, attempts, "{kind}");
+        assert_eq!((reply.input_tokens, reply.output_tokens), (7, 3), "{kind}");
+        assert_eq!(
+            reply.output,
+            [evalhost::session::OutputItem::Message {
+                text: "hello".to_owned()
+            }],
+            "{kind}"
+        );
+    }
+}
