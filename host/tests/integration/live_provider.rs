@@ -759,3 +759,60 @@ fn each_dialects_in_stream_error_costs_one_attempt_and_the_reply_counts_them() {
         );
     }
 }
+
+#[test]
+fn http_overloads_and_cut_streams_are_retried_in_every_dialect() {
+    use evalhost::config::ProviderKind;
+    // `data:` payloads of each dialect's opening events, then the connection dies.
+    let responses_head = vec![
+        json!({"type": "response.created", "sequence_number": 0, "response": {"id": "r", "status": "in_progress", "output": []}}).to_string(),
+        json!({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
+               "item": {"type": "message", "id": "m", "role": "assistant", "content": []}}).to_string(),
+    ];
+    let chat_head =
+        vec![chunk(json!({"role": "assistant", "content": "hel"}), Value::Null).to_string()];
+    let anthropic_head = vec![
+        message_start(7, 0).to_string(),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}).to_string(),
+    ];
+    let cases = [
+        (
+            ProviderKind::OpenAiResponses,
+            vec![
+                Step::Status(503, None, "upstream connect error"),
+                Step::Cut(responses_head),
+            ],
+            responses_stream("resp_3", &[message("msg_1", "hello")], 7, 3),
+        ),
+        (
+            ProviderKind::OpenAiChat,
+            vec![
+                Step::Cut(chat_head),
+                Step::Status(429, Some("0"), "rate limited"),
+            ],
+            sse(&[
+                chunk(
+                    json!({"role": "assistant", "content": "hello"}),
+                    json!("stop"),
+                ),
+                chat_usage(7, 3),
+                json!("[DONE]"),
+            ]),
+        ),
+        (
+            ProviderKind::Anthropic,
+            vec![
+                Step::Status(529, None, "Overloaded"),
+                Step::Cut(anthropic_head),
+            ],
+            anthropic_text_reply("hello", 7, 3),
+        ),
+    ];
+    for (kind, failures, answer) in cases {
+        let fake = FakeProvider::start(failures, Step::Raw(answer));
+        let reply = complete(&provider(kind, &fake)).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        assert_eq!(reply.attempts, 3, "{kind}");
+        assert_eq!(fake.received().len(), 3, "{kind}");
+        assert_eq!((reply.input_tokens, reply.output_tokens), (7, 3), "{kind}");
+    }
+}
