@@ -86,6 +86,7 @@ pub fn record(args: RecordArgs) -> Result<u8, Failure> {
         model: Vec::new(),
         graders: Vec::new(),
         runs: Some(1),
+        timeout_secs: None,
         live: true,
         tags: Vec::new(),
         execution: Execution::Agent,

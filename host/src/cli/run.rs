@@ -15,6 +15,11 @@ use evalhost::report::{render_text, render_text_in_color};
 use evalhost::runner::{RunOptions, prepare_cases_with, run_suite};
 
 pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
+    super::report_files::refuse_own_dirs([
+        ("--out", args.out.as_deref()),
+        ("--junit", args.junit.as_deref()),
+        ("--html", args.html.as_deref()),
+    ])?;
     let options = LoadOptions {
         fixtures: FixtureOptions {
             expected_agent_core_version: args.expect_agent_core_version.clone(),
@@ -92,6 +97,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
     let mut options = RunOptions {
         runs,
         out: args.out,
+        timeout_secs: args.timeout,
         k: args.k,
         ..RunOptions::default()
     };
