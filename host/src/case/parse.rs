@@ -21,6 +21,7 @@ pub(super) const CASE_FIELDS: &[&str] = &[
     "model",
     "graders",
     "runs",
+    "timeout_secs",
     "live",
     "tags",
     "agent",
@@ -216,8 +217,9 @@ impl Doc<'_> {
         let live = match fields.get("live") {
             Some(node) => match node.value {
                 Value::Bool(live) => {
-                    // (A `model` that is there but wrong has its own problem.)
-                    if !live && fields.get("model").is_none() {
+                    // (A `model` that is there but wrong has its own problem; an external
+                    // agent may need no model: `check_replayable`.)
+                    if !live && fields.get("model").is_none() && fields.get("agent").is_none() {
                         self.note(self.invalid(
                             node,
                             "live",
@@ -242,14 +244,28 @@ impl Doc<'_> {
             .map(|node| self.tags(node))
             .unwrap_or_default();
 
+        let mut timeout_secs = fields
+            .get("timeout_secs")
+            .and_then(|node| self.keep(self.timeout_secs(node)));
         let execution = fields
             .get("agent")
             .and_then(|node| {
                 let agent = self.clean(|| self.json(node, "agent"))?;
-                self.keep(
+                let (agent, agent_timeout) = self.keep(
                     super::ExternalAgent::from_json(agent)
                         .map_err(|message| self.invalid(node, "agent", message)),
-                )
+                )?;
+                if let Some(secs) = agent_timeout {
+                    if fields.get("timeout_secs").is_some() {
+                        self.note(self.invalid(
+                            node,
+                            "agent.timeout_secs",
+                            "the run timeout is given twice; keep the case's `timeout_secs` and drop this one",
+                        ));
+                    }
+                    timeout_secs = Some(secs);
+                }
+                Some(agent)
             })
             .map_or(Execution::Agent, Execution::External);
 
@@ -267,6 +283,7 @@ impl Doc<'_> {
                 model,
                 graders,
                 runs,
+                timeout_secs,
                 live,
                 tags,
                 execution,
@@ -619,6 +636,24 @@ impl Doc<'_> {
         })
     }
 
+    /// Seconds, a whole or decimal number (`300`, `0.3`).
+    fn timeout_secs(&self, node: &Node) -> Result<f64, CaseError> {
+        let secs = match node.value {
+            Value::UInt(n) => n as f64,
+            Value::Int(n) => n as f64,
+            Value::Float(n) => n,
+            ref other => {
+                return Err(self.invalid(
+                    node,
+                    "timeout_secs",
+                    format!("expected a number of seconds, found {}", other.kind()),
+                ));
+            }
+        };
+        super::check_timeout_secs(secs)
+            .map_err(|message| self.invalid(node, "timeout_secs", message))
+    }
+
     fn tags(&self, node: &Node) -> Vec<String> {
         let Value::Seq(items) = &node.value else {
             self.note(self.invalid(
@@ -750,5 +785,34 @@ mod tests {
         assert_eq!(closest("grader", CASE_FIELDS), Some("graders"));
         assert_eq!(closest("promt", CASE_FIELDS), Some("prompt"));
         assert_eq!(closest("timeout", CASE_FIELDS), None);
+    }
+
+    #[test]
+    fn timeout_secs_is_a_positive_number_of_seconds() {
+        let case = |value: &str| {
+            let yaml = format!(
+                "name: t\nprompt: Go.\ntimeout_secs: {value}\ngraders:\n  - max_requests: 1\n"
+            );
+            parse_case(Path::new("t.yaml"), &yaml).map(|c| c.timeout_secs)
+        };
+        assert_eq!(case("0.3").unwrap(), Some(0.3));
+        assert_eq!(case("3600").unwrap(), Some(3600.0));
+        for (value, message) in [
+            ("soon", "expected a number of seconds, found a string"),
+            (
+                "-1",
+                "must be more than 0 and at most 3600 seconds, found -1",
+            ),
+            (
+                "3600.5",
+                "must be more than 0 and at most 3600 seconds, found 3600.5",
+            ),
+            ("0", "must be more than 0 and at most 3600 seconds, found 0"),
+        ] {
+            assert_eq!(
+                case(value).unwrap_err().to_string(),
+                format!("t.yaml:3:15: timeout_secs: {message}")
+            );
+        }
     }
 }
