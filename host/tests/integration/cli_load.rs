@@ -271,7 +271,7 @@ fn run_cases_runs_every_suite_and_the_failing_ones_fail() {
     ]);
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(
-        stderr.ends_with("Error: Eval failed: 3 of 21 cases did not pass every run\n"),
+        stderr.ends_with("Error: Eval failed: 3 of 22 cases did not pass every run\n"),
         "{stderr}"
     );
     for file in ["out/report.json", "junit.xml", "report.html"] {
