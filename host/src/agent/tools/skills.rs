@@ -295,9 +295,18 @@ mod tests {
             ("---\nname: deploy\n", "the front matter is not closed"),
             ("---\n---\n", "the front matter is empty"),
             ("---\n- a\n---\n", "line 2: the front matter must be a map"),
-            ("---\ndescription: x\n---\n", "the front matter has no `name`"),
-            ("---\nname: deploy\n---\n", "the front matter has no `description`"),
-            ("---\nname: deploy\ndescription:\n---\n", "has no `description`"),
+            (
+                "---\ndescription: x\n---\n",
+                "the front matter has no `name`",
+            ),
+            (
+                "---\nname: deploy\n---\n",
+                "the front matter has no `description`",
+            ),
+            (
+                "---\nname: deploy\ndescription:\n---\n",
+                "has no `description`",
+            ),
             (
                 "---\nname: [a]\ndescription: x\n---\n",
                 "line 2: `name` must be a string, found a list",
@@ -320,7 +329,10 @@ mod tests {
             let error = summary(text).unwrap_err();
             assert!(error.contains(expected), "{text:?}: {error}");
         }
-        let long = format!("---\nname: deploy\ndescription: {}\n---\n", "x".repeat(1025));
+        let long = format!(
+            "---\nname: deploy\ndescription: {}\n---\n",
+            "x".repeat(1025)
+        );
         assert_eq!(
             summary(&long).unwrap_err(),
             "line 3: `description` is 1025 characters; at most 1024"
@@ -332,7 +344,17 @@ mod tests {
         for good in ["a", "pdf-processing", "v2", &"a".repeat(64)] {
             assert_eq!(check_name(good), Ok(()), "{good}");
         }
-        for bad in ["", "-a", "a-", "a--b", "A", "a_b", "a/b", "..", &"a".repeat(65)] {
+        for bad in [
+            "",
+            "-a",
+            "a-",
+            "a--b",
+            "A",
+            "a_b",
+            "a/b",
+            "..",
+            &"a".repeat(65),
+        ] {
             assert!(check_name(bad).is_err(), "{bad}");
         }
     }
