@@ -136,6 +136,29 @@ async fn malformed_skills_get_a_clear_message_and_the_run_goes_on() {
         ),
     );
     std::fs::create_dir_all(h.workspace.join(".agents/skills/empty")).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("SKILL.md"),
+        "---\nname: escape\ndescription: x\n---\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.path(), h.workspace.join(".agents/skills/escape")).unwrap();
+    // A symlinked folder inside the workspace is a skill; a symlink to a file is not one.
+    h.seed(
+        "shared/linked/SKILL.md",
+        "---\nname: linked\ndescription: Shared.\n---\n",
+    );
+    std::os::unix::fs::symlink(
+        "../../shared/linked",
+        h.workspace.join(".agents/skills/linked"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        "../../notes.txt",
+        h.workspace.join(".agents/skills/notes.md"),
+    )
+    .unwrap();
+    h.seed("notes.txt", "notes\n");
     let (run, calls) = calls(
         &h,
         &[
@@ -154,6 +177,10 @@ async fn malformed_skills_get_a_clear_message_and_the_run_goes_on() {
         ),
         ("empty", "is missing: a skill folder needs a SKILL.md".to_owned()),
         (
+            "escape",
+            "leads outside the workspace (through a symlink or `..`)".to_owned(),
+        ),
+        (
             "huge",
             "is larger than 32768 bytes (32 KiB), the most a SKILL.md may be; move details into other files of the skill".to_owned(),
         ),
@@ -166,7 +193,7 @@ async fn malformed_skills_get_a_clear_message_and_the_run_goes_on() {
             format!("the front matter has no `description`; {SHAPE}"),
         ),
     ];
-    let mut listing = "1 skill in `.agents/skills`:\n- deploy: Deploy the service to staging. Use when asked to deploy.\nNot loaded:\n".to_owned();
+    let mut listing = "2 skills in `.agents/skills`:\n- deploy: Deploy the service to staging. Use when asked to deploy.\n- linked: Shared.\nNot loaded:\n".to_owned();
     for (name, message) in &problems {
         listing.push_str(&format!("- .agents/skills/{name}/SKILL.md: {message}\n"));
     }
@@ -188,7 +215,7 @@ async fn malformed_skills_get_a_clear_message_and_the_run_goes_on() {
         result(&calls[4]),
         (
             "failed",
-            "No skill `nope` in `.agents/skills`. Skills: deploy."
+            "No skill `nope` in `.agents/skills`. Skills: deploy, linked."
         )
     );
     assert_eq!(run.outcome().final_text, "done");
@@ -200,7 +227,7 @@ async fn malformed_skills_get_a_clear_message_and_the_run_goes_on() {
     else {
         panic!("no session_skills record: {:?}", run.kinds());
     };
-    assert_eq!(skills.len(), 1);
+    assert_eq!(skills.len(), 2);
     let expected: Vec<SkillProblem> = problems
         .iter()
         .map(|(name, message)| SkillProblem {

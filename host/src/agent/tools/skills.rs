@@ -102,18 +102,22 @@ pub(crate) fn scan(workspace: &Dir) -> Option<Scan> {
     Some(scan)
 }
 
-/// The names of the directories in `.agents/skills`, sorted (names that are not UTF-8 are
-/// shown lossily and then fail to load).
+/// The names of the folders in `.agents/skills`, sorted: directories, and symlinks that
+/// do not lead to a file (a symlinked folder inside the workspace loads; one leading outside
+/// it, or nowhere, fails to load, saying why). Names that are not UTF-8 are shown lossily
+/// and then fail to load.
 fn folder_names(workspace: &Dir) -> io::Result<Vec<String>> {
     let mut names = Vec::new();
     for entry in workspace.read_dir(SKILLS_DIR)? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        // `metadata` follows a symlinked skill folder (inside the workspace only).
-        let is_dir = workspace
-            .metadata(Path::new(SKILLS_DIR).join(&name))
-            .is_ok_and(|meta| meta.is_dir());
-        if is_dir {
+        let kind = entry.file_type()?;
+        let folder = kind.is_dir()
+            || (kind.is_symlink()
+                && !workspace
+                    .metadata(Path::new(SKILLS_DIR).join(&name))
+                    .is_ok_and(|meta| meta.is_file()));
+        if folder {
             names.push(name);
         }
     }
