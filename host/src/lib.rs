@@ -92,6 +92,7 @@ pub mod fuzzing;
 pub mod grader;
 pub mod model;
 mod parallel;
+pub mod private_file;
 pub mod provider;
 pub mod report;
 pub mod runner;

@@ -50,10 +50,7 @@ impl BundleStore {
     pub fn from_env(env: &HashMap<String, String>) -> Option<Self> {
         let set = |name: &str| env.get(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         set(STORE_ENV)
-            .or_else(|| set("XDG_DATA_HOME").map(|d| d.join("evalhost").join("bundles")))
-            .or_else(|| {
-                set("HOME").map(|h| h.join(".local/share").join("evalhost").join("bundles"))
-            })
+            .or_else(|| crate::config::data_home(env).map(|d| d.join("evalhost").join("bundles")))
             .map(Self::new)
     }
 

@@ -3,24 +3,25 @@
 
 use serde::Deserialize;
 
-/// Default time an external agent may take, in seconds.
-pub const DEFAULT_AGENT_TIMEOUT_SECS: u64 = 300;
-/// Longest `timeout_secs` accepted.
-pub const MAX_AGENT_TIMEOUT_SECS: u64 = 3600;
-
 /// An external agent command.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExternalAgent {
     /// Program and arguments (no shell); the program is looked up on `PATH` and started in
     /// the run's workspace.
     pub command: Vec<String>,
     /// How the prompt reaches the program.
-    #[serde(default)]
     pub prompt: PromptVia,
-    /// The program is killed (its whole process group) after this many seconds.
-    #[serde(default = "default_timeout")]
-    pub timeout_secs: u64,
+}
+
+/// The `agent:` field as written. Its `timeout_secs` is the case's run timeout, spelled
+/// where it was before the case-level `timeout_secs` existed.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentField {
+    command: Vec<String>,
+    #[serde(default)]
+    prompt: PromptVia,
+    timeout_secs: Option<f64>,
 }
 
 /// How an external agent receives the prompt.
@@ -34,36 +35,34 @@ pub enum PromptVia {
     Arg,
 }
 
-fn default_timeout() -> u64 {
-    DEFAULT_AGENT_TIMEOUT_SECS
-}
-
 impl ExternalAgent {
-    /// Validate the `agent:` value (as JSON); the error is the message for the field.
-    pub fn from_json(value: serde_json::Value) -> Result<Self, String> {
-        let agent: ExternalAgent = serde_json::from_value(value).map_err(|e| {
+    /// Validate the `agent:` value (as JSON): the agent, and the run timeout it gives
+    /// (`timeout_secs`), if any. The error is the message for the field.
+    pub fn from_json(value: serde_json::Value) -> Result<(Self, Option<f64>), String> {
+        let field: AgentField = serde_json::from_value(value).map_err(|e| {
             format!(
                 "{e} (expected {{command: [PROGRAM, ARGS...], prompt: stdin|arg, timeout_secs: N}})"
             )
         })?;
-        if agent.command.first().is_none_or(|p| p.is_empty()) {
+        if field.command.first().is_none_or(|p| p.is_empty()) {
             return Err("command: must name a program: [PROGRAM, ARGS...]".to_owned());
         }
-        if !(1..=MAX_AGENT_TIMEOUT_SECS).contains(&agent.timeout_secs) {
-            return Err(format!(
-                "timeout_secs: must be from 1 to {MAX_AGENT_TIMEOUT_SECS}, found {}",
-                agent.timeout_secs
-            ));
-        }
-        Ok(agent)
+        let timeout = field
+            .timeout_secs
+            .map(|secs| super::check_timeout_secs(secs).map_err(|m| format!("timeout_secs: {m}")))
+            .transpose()?;
+        let agent = Self {
+            command: field.command,
+            prompt: field.prompt,
+        };
+        Ok((agent, timeout))
     }
 
-    /// The agent `--agent-cmd CMD` names: `sh -c CMD`, the prompt on stdin, the default timeout.
+    /// The agent `--agent-cmd CMD` names: `sh -c CMD`, the prompt on stdin.
     pub fn shell(command: &str) -> Self {
         Self {
             command: vec!["sh".to_owned(), "-c".to_owned(), command.to_owned()],
             prompt: PromptVia::Stdin,
-            timeout_secs: DEFAULT_AGENT_TIMEOUT_SECS,
         }
     }
 }
@@ -86,8 +85,26 @@ mod tests {
             Execution::External(ExternalAgent {
                 command: vec!["python3".into(), "a.py".into()],
                 prompt: PromptVia::Stdin,
-                timeout_secs: 300,
             })
+        );
+        assert_eq!(case.timeout_secs, None);
+    }
+
+    #[test]
+    fn the_agents_timeout_is_the_cases_run_timeout_given_once() {
+        let yaml = format!("{CASE}agent: {{command: [x], timeout_secs: 20}}\n");
+        let case = parse_case(Path::new("ext.yaml"), &yaml).unwrap();
+        assert_eq!(case.timeout_secs, Some(20.0));
+        let yaml = format!("{CASE}timeout_secs: 0.5\nagent: {{command: [x]}}\n");
+        let case = parse_case(Path::new("ext.yaml"), &yaml).unwrap();
+        assert_eq!(case.timeout_secs, Some(0.5));
+        let yaml = format!("{CASE}timeout_secs: 5\nagent: {{command: [x], timeout_secs: 20}}\n");
+        let err = parse_case(Path::new("ext.yaml"), &yaml)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "ext.yaml:8:8: agent.timeout_secs: the run timeout is given twice; keep the case's `timeout_secs` and drop this one"
         );
     }
 
@@ -97,7 +114,7 @@ mod tests {
             ("{command: []}", "command: must name a program"),
             (
                 "{command: [x], timeout_secs: 0}",
-                "timeout_secs: must be from 1 to 3600",
+                "timeout_secs: must be more than 0 and at most 3600 seconds, found 0",
             ),
             ("{command: [x], prompt: file}", "unknown variant `file`"),
             ("{command: [x], extra: 1}", "unknown field `extra`"),

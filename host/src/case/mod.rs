@@ -30,7 +30,7 @@ mod workspace;
 pub(crate) mod yaml;
 
 pub use error::{CaseError, Location};
-pub use external::{DEFAULT_AGENT_TIMEOUT_SECS, ExternalAgent, MAX_AGENT_TIMEOUT_SECS, PromptVia};
+pub use external::{ExternalAgent, PromptVia};
 pub use load::{
     LoadOptions, MAX_CASES_PER_DIR, case_sources, load_case, load_cases, load_cases_with,
     load_each_source,
@@ -51,6 +51,25 @@ pub const MAX_SEED_FILE_BYTES: usize = 64 * 1024;
 pub const MAX_RUNS: u32 = 32;
 /// Longest `final_text_matches` pattern, in bytes.
 pub const MAX_PATTERN_BYTES: usize = 1024;
+/// How long a run's agent may take, in seconds, unless the case (`timeout_secs`) or
+/// `evalhost run --timeout` says otherwise: long enough for a live turn of several requests
+/// or a real agent's task, short enough that a hung run does not hold CI for an hour.
+pub const DEFAULT_TIMEOUT_SECS: f64 = 600.0;
+/// Longest `timeout_secs` (and `--timeout`) accepted, in seconds.
+pub const MAX_TIMEOUT_SECS: f64 = 3600.0;
+
+/// Check a run timeout in seconds (`timeout_secs`, `--timeout`): more than 0, at most
+/// [`MAX_TIMEOUT_SECS`]; fractions allowed (`0.3`). The error is the message for the field.
+pub fn check_timeout_secs(secs: f64) -> Result<f64, String> {
+    if secs.is_finite() && secs > 0.0 && secs <= MAX_TIMEOUT_SECS {
+        Ok(secs)
+    } else {
+        Err(format!(
+            "must be more than 0 and at most {MAX_TIMEOUT_SECS} seconds, found {secs}"
+        ))
+    }
+}
+
 /// Largest case file, in bytes (64 seed files of 64 KiB fit with room to spare).
 pub const MAX_CASE_FILE_BYTES: usize = 8 * 1024 * 1024;
 
@@ -81,6 +100,9 @@ pub struct Case {
     pub graders: Vec<GraderUse>,
     /// Runs per case, overriding `--runs` (1 to [`MAX_RUNS`]).
     pub runs: Option<u32>,
+    /// How long a run's agent (its turns, or the external agent) may take, in seconds
+    /// (`timeout_secs`; `--timeout` overrides it; default [`DEFAULT_TIMEOUT_SECS`]).
+    pub timeout_secs: Option<f64>,
     /// Whether the case runs in live mode (`live: false` marks replay-only cases).
     pub live: bool,
     /// Free-form labels for filtering and listing.
@@ -195,11 +217,16 @@ impl Case {
     }
 
     /// Check that the case can run in replay mode: replay answers every model request from
-    /// the case's script, so a case without one cannot run.
+    /// the case's script, so a case of evalhost's own agent without one cannot run.
     pub fn check_replayable(&self) -> Result<(), CaseError> {
-        // A recorded case (a Nexus journal) runs no agent, so it needs no script.
-        let recorded = matches!(self.execution, Execution::Recorded(_));
-        if self.model.is_empty() && !recorded {
+        // A recorded case (a Nexus journal) runs no agent, so it needs no script. An external
+        // agent may never ask the model; if it does, the empty script answers with an
+        // endpoint error that fails the run (`Model script exhausted: request 1 ...`).
+        let needs_script = !matches!(
+            self.execution,
+            Execution::Recorded(_) | Execution::External(_)
+        );
+        if self.model.is_empty() && needs_script {
             return Err(CaseError::Invalid {
                 location: Location {
                     path: self.path.clone(),

@@ -19,6 +19,7 @@ pub(super) const CASE_FIELDS: &[&str] = &[
     "model",
     "graders",
     "runs",
+    "timeout_secs",
     "live",
     "tags",
     "agent",
@@ -172,7 +173,8 @@ impl Doc<'_> {
         let live = match fields.get("live") {
             Some(node) => match node.value {
                 Value::Bool(live) => {
-                    if !live && model.is_empty() {
+                    // An external agent may need no model (`check_replayable`).
+                    if !live && model.is_empty() && fields.get("agent").is_none() {
                         return Err(self.invalid(
                             node,
                             "live",
@@ -196,11 +198,27 @@ impl Doc<'_> {
             None => Vec::new(),
         };
 
+        let mut timeout_secs = fields
+            .get("timeout_secs")
+            .map(|node| self.timeout_secs(node))
+            .transpose()?;
         let execution = match fields.get("agent") {
-            Some(node) => Execution::External(
-                super::ExternalAgent::from_json(self.json(node, "agent")?)
-                    .map_err(|message| self.invalid(node, "agent", message))?,
-            ),
+            Some(node) => {
+                let (agent, agent_timeout) =
+                    super::ExternalAgent::from_json(self.json(node, "agent")?)
+                        .map_err(|message| self.invalid(node, "agent", message))?;
+                if let Some(secs) = agent_timeout {
+                    if timeout_secs.is_some() {
+                        return Err(self.invalid(
+                            node,
+                            "agent.timeout_secs",
+                            "the run timeout is given twice; keep the case's `timeout_secs` and drop this one",
+                        ));
+                    }
+                    timeout_secs = Some(secs);
+                }
+                Execution::External(agent)
+            }
             None => Execution::Agent,
         };
 
@@ -218,6 +236,7 @@ impl Doc<'_> {
                 model,
                 graders,
                 runs,
+                timeout_secs,
                 live,
                 tags,
                 execution,
@@ -524,6 +543,24 @@ impl Doc<'_> {
         })
     }
 
+    /// Seconds, a whole or decimal number (`300`, `0.3`).
+    fn timeout_secs(&self, node: &Node) -> Result<f64, CaseError> {
+        let secs = match node.value {
+            Value::UInt(n) => n as f64,
+            Value::Int(n) => n as f64,
+            Value::Float(n) => n,
+            ref other => {
+                return Err(self.invalid(
+                    node,
+                    "timeout_secs",
+                    format!("expected a number of seconds, found {}", other.kind()),
+                ));
+            }
+        };
+        super::check_timeout_secs(secs)
+            .map_err(|message| self.invalid(node, "timeout_secs", message))
+    }
+
     fn tags(&self, node: &Node) -> Result<Vec<String>, CaseError> {
         let Value::Seq(items) = &node.value else {
             return Err(self.invalid(
@@ -649,5 +686,34 @@ mod tests {
         assert_eq!(closest("grader", CASE_FIELDS), Some("graders"));
         assert_eq!(closest("promt", CASE_FIELDS), Some("prompt"));
         assert_eq!(closest("timeout", CASE_FIELDS), None);
+    }
+
+    #[test]
+    fn timeout_secs_is_a_positive_number_of_seconds() {
+        let case = |value: &str| {
+            let yaml = format!(
+                "name: t\nprompt: Go.\ntimeout_secs: {value}\ngraders:\n  - max_requests: 1\n"
+            );
+            parse_case(Path::new("t.yaml"), &yaml).map(|c| c.timeout_secs)
+        };
+        assert_eq!(case("0.3").unwrap(), Some(0.3));
+        assert_eq!(case("3600").unwrap(), Some(3600.0));
+        for (value, message) in [
+            ("soon", "expected a number of seconds, found a string"),
+            (
+                "-1",
+                "must be more than 0 and at most 3600 seconds, found -1",
+            ),
+            (
+                "3600.5",
+                "must be more than 0 and at most 3600 seconds, found 3600.5",
+            ),
+            ("0", "must be more than 0 and at most 3600 seconds, found 0"),
+        ] {
+            assert_eq!(
+                case(value).unwrap_err().to_string(),
+                format!("t.yaml:3:15: timeout_secs: {message}")
+            );
+        }
     }
 }

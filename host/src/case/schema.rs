@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
 
-use super::{MAX_AGENT_TIMEOUT_SECS, MAX_GRADERS, MAX_RUNS, MAX_SEED_FILES};
+use super::{MAX_GRADERS, MAX_RUNS, MAX_SEED_FILES, MAX_TIMEOUT_SECS};
 use crate::grader::GraderInfo;
 
 /// A grader key that names a component file (`path/to/grader.wasm#grader`): any config.
@@ -91,6 +91,11 @@ struct CaseFile {
     /// Runs of this case, overriding `--runs`.
     #[schemars(range(min = 1, max = MAX_RUNS))]
     runs: Option<u32>,
+    /// Seconds a run's agent may take (its turns, or the external agent) before every
+    /// process of the run is killed and the run errors with `turn failed: timed out after N
+    /// s`; fractions allowed (default 600; `evalhost run --timeout` overrides it).
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_TIMEOUT_SECS))]
+    timeout_secs: Option<f64>,
     /// `false` marks a replay-only case, skipped by `evalhost run --live` (default true).
     live: Option<bool>,
     /// Free-form labels, for `evalhost run --tags` and `evalhost list`.
@@ -188,9 +193,10 @@ struct Agent {
     command: Vec<String>,
     /// How the prompt reaches the program (default `stdin`).
     prompt: Option<PromptVia>,
-    /// Seconds before the program is killed (default 300).
-    #[schemars(range(min = 1, max = MAX_AGENT_TIMEOUT_SECS))]
-    timeout_secs: Option<u64>,
+    /// The case's run timeout, in its older place: the same as the case's `timeout_secs`
+    /// (give one or the other).
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_TIMEOUT_SECS))]
+    timeout_secs: Option<f64>,
 }
 
 /// How an external agent receives the prompt.

@@ -194,6 +194,12 @@ pub struct RunArgs {
     /// workspace diffs) to this file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Seconds each run's agent may take (its turns, or the external agent; fractions
+    /// allowed), overriding every case's `timeout_secs` (default: the case's, else 600). On
+    /// expiry every process of the run is killed and the run errors: `turn failed: timed out
+    /// after N s`.
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    pub timeout: Option<f64>,
     /// Runs made concurrently (default: four per core; at most 128).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=128))]
     pub jobs: Option<u32>,
@@ -202,4 +208,13 @@ pub struct RunArgs {
     /// after --filter and --tags. Merge the shards' reports with `evalhost report merge`.
     #[arg(long, value_name = "hash:M/N")]
     pub partition: Option<evalhost::runner::Partition>,
+}
+
+/// `--timeout SECS`: as a case's `timeout_secs`.
+fn parse_timeout(text: &str) -> Result<f64, String> {
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a number of seconds, found `{text}`"))?;
+    evalhost::case::check_timeout_secs(secs)
 }

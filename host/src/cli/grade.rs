@@ -31,6 +31,7 @@ pub struct GradeArgs {
 }
 
 pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
+    super::report_files::refuse_own_dirs([("--out", args.out.as_deref())])?;
     let saved = read_report(&args.evidence).map_err(Failure::usage)?;
     // `--evidence DIR/report.json` means the directory `--out DIR` wrote.
     let evidence_dir = if args.evidence.is_file() {
@@ -89,7 +90,7 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
     }
     print!("{}", render_text(&report));
     if let Some(path) = &args.out {
-        std::fs::write(path, report.to_json())
+        evalhost::private_file::write(path, report.to_json().as_bytes())
             .with_context(|| format!("failed to write the re-graded report `{}`", path.display()))
             .map_err(Failure::internal)?;
     }

@@ -55,6 +55,7 @@ pub fn report(args: ReportArgs) -> Result<u8, Failure> {
 }
 
 fn merge(args: MergeArgs) -> Result<u8, Failure> {
+    super::report_files::refuse_own_dirs([("--out", args.out.as_deref())])?;
     let reports = args
         .reports
         .iter()
@@ -64,7 +65,7 @@ fn merge(args: MergeArgs) -> Result<u8, Failure> {
     let merged = merge_reports(reports).map_err(Failure::usage)?;
     match &args.out {
         Some(path) => {
-            std::fs::write(path, merged.to_json())
+            evalhost::private_file::write(path, merged.to_json().as_bytes())
                 .with_context(|| format!("failed to write `{}`", path.display()))
                 .map_err(Failure::internal)?;
             print!("{}", render_text(&merged));

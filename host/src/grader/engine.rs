@@ -175,9 +175,10 @@ fn spawn_epoch_ticker(engine: &Engine) {
 
 /// The default cache directory: `$XDG_CACHE_HOME/evalhost/components` or `~/.cache/...`.
 pub fn default_cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("evalhost").join("components"))
+    let env = std::env::vars().collect();
+    Some(
+        crate::config::cache_home(&env)?
+            .join("evalhost")
+            .join("components"),
+    )
 }

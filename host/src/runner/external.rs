@@ -1,6 +1,6 @@
 //! External agents: a program started in the run's workspace, pointed at the run's loopback
 //! model endpoint through `OPENAI_BASE_URL` (and the Anthropic equivalents), given the prompt,
-//! bounded by a timeout, and killed with its whole process group at the end. Its session log
+//! bounded by the run timeout (`timeout.rs`), and killed with its whole process group at the end. Its session log
 //! is rebuilt from what crossed the endpoint, so [`crate::evidence::Evidence::from_session`]
 //! works unchanged: responses carry its tool calls (`function_call` items), the next request
 //! carries their results (`function_call_output` items).
@@ -8,11 +8,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
+use super::timeout::RunTimeout;
 use crate::agent::CallStatus;
 use crate::case::{ExternalAgent, PromptVia};
 use crate::session::{Event, OutputItem};
@@ -45,8 +45,9 @@ pub(crate) enum ExternalAgentError {
         #[source]
         source: std::io::Error,
     },
-    #[error("external agent `{program}` timed out after {secs} s; its process group was killed")]
-    Timeout { program: String, secs: u64 },
+    /// The run timeout passed; the agent's process group was killed.
+    #[error(transparent)]
+    Timeout(#[from] super::timeout::TimedOut),
     #[error("external agent `{program}` failed: {status}{stderr}")]
     Exit {
         program: String,
@@ -70,6 +71,7 @@ pub(crate) struct EndpointEnv<'a> {
 /// or this future is dropped (cancellation).
 pub(crate) async fn run_agent(
     agent: &ExternalAgent,
+    timeout: RunTimeout,
     prompt: &str,
     workspace: &Path,
     home: &Path,
@@ -114,13 +116,13 @@ pub(crate) async fn run_agent(
             let _ = stdin.write_all(input.as_bytes()).await;
         }
     };
-    let secs = agent.timeout_secs;
-    let waited = tokio::time::timeout(Duration::from_secs(secs), async {
+    let waited = tokio::time::timeout(timeout.duration(), async {
         tokio::join!(feed, child.wait_with_output()).1
     })
     .await;
     let output = match waited {
-        Err(_) => return Err(ExternalAgentError::Timeout { program, secs }),
+        // `_group` kills the agent and everything it started on the way out.
+        Err(_) => return Err(timeout.expired().into()),
         Ok(Err(source)) => return Err(ExternalAgentError::Spawn { program, source }),
         Ok(Ok(output)) => output,
     };
@@ -346,6 +348,7 @@ fn output_item(item: &crate::model::responses::ResponseItem) -> Option<OutputIte
 /// events rebuilt from what crossed the endpoint. Returns the run's error, if any.
 pub(crate) async fn external_turn(
     agent: &ExternalAgent,
+    timeout: RunTimeout,
     prompt: &str,
     workspace: &Path,
     home: &Path,
@@ -356,7 +359,7 @@ pub(crate) async fn external_turn(
         base_url: endpoint.base_url(),
         model: endpoint.model(),
     };
-    let exit = run_agent(agent, prompt, workspace, home, env).await;
+    let exit = run_agent(agent, timeout, prompt, workspace, home, env).await;
     let exchanges = endpoint.exchanges();
     let (stdout, failure) = match exit {
         Ok(exit) => (exit.stdout, None),

@@ -14,6 +14,7 @@ mod regrade;
 mod run;
 mod snapshot;
 mod temp;
+mod timeout;
 
 pub use cancel::CancelToken;
 pub use details::RunDetails;
@@ -45,6 +46,9 @@ pub struct RunOptions {
     pub out: Option<PathBuf>,
     /// Limits of the agent's turn.
     pub agent_limits: crate::agent::Limits,
+    /// Seconds every run's agent may take (`--timeout`), overriding each case's
+    /// `timeout_secs`; `None`: the case's, else [`crate::case::DEFAULT_TIMEOUT_SECS`].
+    pub timeout_secs: Option<f64>,
     /// k of pass@k and pass^k (`--k`); `None` means k = n for every case.
     pub k: Option<u32>,
     /// Live mode: runs talk to this endpoint (a pass-through to the provider) instead of
@@ -67,6 +71,7 @@ impl Default for RunOptions {
             jobs: default_jobs(),
             out: None,
             agent_limits: crate::agent::Limits::default(),
+            timeout_secs: None,
             k: None,
             live: None,
             cancel: CancelToken::new(),

@@ -8,6 +8,7 @@ use std::time::Instant;
 use sha2::{Digest, Sha256};
 
 use super::prepare::{BoundGrader, PreparedCase};
+use super::timeout::RunTimeout;
 use super::{RunError, RunOptions};
 use crate::agent::{self, AgentConfig};
 use crate::case::Execution;
@@ -121,6 +122,7 @@ pub(crate) async fn run_once(
             let endpoint = super::live::RunEndpoint::open(case, server, options);
             let error = super::external::external_turn(
                 agent,
+                RunTimeout::of(case, options.timeout_secs),
                 &case.prompt,
                 &workspace,
                 &home,
@@ -153,7 +155,21 @@ pub(crate) async fn run_once(
                 replay_tools: None,
             };
             let config = with_replay_tools(config, &case.execution, case.model.len());
-            let turn = run_turns(&config, case, &mut log).await;
+            let timeout = RunTimeout::of(case, options.timeout_secs);
+            let turns =
+                tokio::time::timeout(timeout.duration(), run_turns(&config, case, &mut log));
+            let error = match turns.await {
+                Ok(turn) => turn.err().map(|e| e.to_string()),
+                // The turns' future is dropped, and with it a running bash call, whose
+                // process group is killed on drop.
+                Err(_) => {
+                    let message = timeout.expired().to_string();
+                    log.append(Event::RunError {
+                        message: message.clone(),
+                    })?;
+                    Some(message)
+                }
+            };
             log.flush()?;
             let evidence = Evidence::from_session(
                 log.records(),
@@ -163,7 +179,7 @@ pub(crate) async fn run_once(
                     synthetic_usage: !live && !case.has_recorded_usage(),
                 },
             );
-            (evidence, turn.err().map(|e| e.to_string()))
+            (evidence, error)
         }
     };
     let report = RunReport {
@@ -271,6 +287,7 @@ pub(crate) async fn grade_run(
     match task.await {
         Ok(verdicts) => verdicts,
         Err(join) => vec![GraderVerdict {
+            entry: None,
             grader: "evalhost".into(),
             config: serde_json::Value::Null,
             component_digest: String::new(),
@@ -295,11 +312,18 @@ fn grade_all(
     prepared
         .graders
         .iter()
-        .map(|bound| grade_one(bound, evidence, workspace))
+        .enumerate()
+        .map(|(index, bound)| grade_one(index, bound, evidence, workspace))
         .collect()
 }
 
-fn grade_one(bound: &BoundGrader, evidence: &PreparedEvidence, workspace: &Path) -> GraderVerdict {
+/// The verdict of the case's grader entry number `index`.
+fn grade_one(
+    index: usize,
+    bound: &BoundGrader,
+    evidence: &PreparedEvidence,
+    workspace: &Path,
+) -> GraderVerdict {
     let name = &bound.spec.name;
     let (result, stats) = bound.component.grade(
         &bound.grader,
@@ -314,6 +338,7 @@ fn grade_one(bound: &BoundGrader, evidence: &PreparedEvidence, workspace: &Path)
         Err(e) => (Outcome::Error, 0.0, e.to_string()),
     };
     GraderVerdict {
+        entry: Some(index as u32),
         grader: name.clone(),
         config: bound.spec.config.clone(),
         component_digest: bound.component.digest().to_owned(),

@@ -5,9 +5,14 @@
 //! at all (a partial copy would make file graders lie). Symlinks are copied as symlinks (the
 //! grader sandbox refuses those that point outside the workspace, as during the run); other
 //! special files (fifos, sockets) are left out.
+//!
+//! Private like every `--out` file ([`crate::private_file`]): files 0600 (0700 when the agent
+//! left them executable), directories 0700, whatever modes the agent gave them.
 
 use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::private_file;
 
 /// Largest workspace (sum of file sizes) kept by `--out`.
 pub const MAX_SNAPSHOT_BYTES: u64 = 16 * 1024 * 1024;
@@ -34,11 +39,11 @@ pub(crate) fn keep_workspace(workspace: &Path, dest: &Path) -> io::Result<bool> 
     let Ok(Some(entries)) = list(workspace) else {
         return Ok(false);
     };
-    std::fs::create_dir_all(&partial)?;
+    private_file::create_dir_all(&partial)?;
     for entry in &entries {
         let copied = match entry {
-            Entry::Dir(rel) => std::fs::create_dir_all(partial.join(rel)),
-            Entry::File(rel) => std::fs::copy(workspace.join(rel), partial.join(rel)).map(drop),
+            Entry::Dir(rel) => private_file::create_dir_all(&partial.join(rel)),
+            Entry::File(rel) => private_file::copy_new(&workspace.join(rel), &partial.join(rel)),
             Entry::Symlink(rel, target) => std::os::unix::fs::symlink(target, partial.join(rel)),
         };
         if copied.is_err() {
@@ -115,6 +120,33 @@ mod tests {
         );
         assert!(!dest.join("stale").exists());
         assert!(!tmp.path().join("run-1.workspace.partial").exists());
+    }
+
+    #[test]
+    fn a_snapshot_is_private_whatever_modes_the_agent_left() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let ws = tmp.path().join("workspace");
+        std::fs::create_dir_all(ws.join("pub")).expect("mkdir");
+        std::fs::write(ws.join("pub/notes.md"), "secret").expect("write");
+        std::fs::write(ws.join("run.sh"), "#!/bin/sh\n").expect("write");
+        for (path, mode) in [("pub", 0o777), ("pub/notes.md", 0o666), ("run.sh", 0o755)] {
+            std::fs::set_permissions(ws.join(path), std::fs::Permissions::from_mode(mode))
+                .expect("chmod");
+        }
+        let dest = tmp.path().join("run-1.workspace");
+        assert!(keep_workspace(&ws, &dest).expect("kept"));
+        let mode = |p: &str| {
+            std::fs::metadata(dest.join(p))
+                .expect("stat")
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(
+            [mode(""), mode("pub"), mode("pub/notes.md"), mode("run.sh")],
+            [0o700, 0o700, 0o600, 0o700]
+        );
     }
 
     #[test]

@@ -151,38 +151,3 @@ fn an_uncreatable_temp_directory_makes_every_run_errored_with_the_path() {
         assert!(error.starts_with(&expected), "{error}");
     }
 }
-
-/// Written atomically, yet readable like any file the user writes (not a temp file's 0600):
-/// CI artifact steps and other users read `--out`.
-#[test]
-fn out_files_are_readable_by_others() {
-    use std::os::unix::fs::PermissionsExt;
-    let out = tempfile::tempdir().expect("temp dir");
-    let out_arg = out.path().to_string_lossy().into_owned();
-    let (code, _, stderr) = common::evalhost(&["run", "--out", &out_arg, "cases/mino"]);
-    assert_eq!(code, 0, "{stderr}");
-    let written = files(out.path());
-    assert!(written.len() > 5, "{written:?}");
-    for path in written {
-        let mode = std::fs::metadata(&path)
-            .expect("metadata")
-            .permissions()
-            .mode();
-        assert_eq!(
-            mode & 0o044,
-            0o044 & !umask(),
-            "{} has mode {mode:o}",
-            path.display()
-        );
-    }
-}
-
-/// The process umask (read from /proc, without changing it).
-fn umask() -> u32 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Umask:"))
-        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
-        .unwrap_or(0o022)
-}

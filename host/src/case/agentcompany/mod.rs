@@ -82,6 +82,7 @@ pub fn parse_fixture(path: &Path, text: &str, options: &FixtureOptions) -> Resul
         model: replay.steps,
         graders,
         runs: None,
+        timeout_secs: None,
         live: false,
         tags: vec!["agentcompany".to_owned()],
         execution: Execution::ReplayTools(replay.results),

@@ -109,6 +109,7 @@ pub fn load_nexus_case(dir: &Path) -> Result<Case, CaseError> {
         model: Vec::new(),
         graders,
         runs: None,
+        timeout_secs: None,
         live: false,
         tags,
         execution: Execution::Recorded(Arc::new(evidence)),

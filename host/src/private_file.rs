@@ -1,0 +1,127 @@
+//! Files evalhost writes for people to read: reports (`--out`'s `report.json`, `--junit`,
+//! `--html`, `grade -o`, `report merge -o`), session logs, evidence and workspace snapshots.
+//!
+//! They are private, as Mino's are: a session log, a transcript or a snapshot holds what the
+//! agent read, a secret among it. Files are created mode 0600 and the directories evalhost
+//! creates for them 0700 (the umask can only remove more). A directory that already exists
+//! keeps its mode.
+//!
+//! Every file is written atomically (a temp file in the same directory, then a rename), so a
+//! run killed mid-suite leaves each file either absent or complete, never half written.
+
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+/// Mode of every file written here.
+pub const FILE_MODE: u32 = 0o600;
+/// Mode of a workspace snapshot's file that its owner could execute.
+pub const EXECUTABLE_MODE: u32 = 0o700;
+/// Mode of every directory created here.
+pub const DIR_MODE: u32 = 0o700;
+
+/// Write `path` so that it is either absent, its old content, or all of `bytes`, never half
+/// written: the bytes go to a temp file in the same directory, renamed over `path` once
+/// complete. (Atomic against the process being killed; a power loss may still lose the file.)
+pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut temp = temp_beside(path)?;
+    temp.write_all(bytes)?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Copy `from` to `to` as [`write`] writes.
+pub fn copy(from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut temp = temp_beside(to)?;
+    std::io::copy(&mut std::fs::File::open(from)?, &mut temp)?;
+    temp.persist(to).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Copy `from` to the new file `to` (not atomically: for files inside a directory that is
+/// itself renamed into place once complete), mode 0600, or 0700 when `from` is executable by
+/// its owner (a script the agent wrote stays runnable).
+pub fn copy_new(from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut source = std::fs::File::open(from)?;
+    let executable = source.metadata()?.permissions().mode() & 0o100 != 0;
+    let mut dest = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(if executable {
+            EXECUTABLE_MODE
+        } else {
+            FILE_MODE
+        })
+        .open(to)?;
+    std::io::copy(&mut source, &mut dest)?;
+    Ok(())
+}
+
+/// Create `dir` and its missing parents, each mode 0700.
+pub fn create_dir_all(dir: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(dir)
+}
+
+/// A temp file in `path`'s directory (a rename across file systems would not be atomic),
+/// mode 0600, named `.<file>.XXXXXX.tmp` so that a leftover one is recognisably not a result.
+fn temp_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(FILE_MODE))
+        .tempfile_in(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn files_are_0600_directories_0700_and_an_old_file_is_replaced() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("a/b");
+        create_dir_all(&dir).unwrap();
+        assert_eq!((mode(&tmp.path().join("a")), mode(&dir)), (0o700, 0o700));
+        let file = dir.join("report.json");
+        std::fs::write(&file, "old").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        write(&file, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
+        assert_eq!(mode(&file), 0o600);
+        let copied = dir.join("copy.jsonl");
+        copy(&file, &copied).unwrap();
+        assert_eq!(mode(&copied), 0o600);
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            2,
+            "no temp file left"
+        );
+    }
+
+    #[test]
+    fn a_copied_executable_stays_executable_by_its_owner_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let script = tmp.path().join("run.sh");
+        std::fs::write(&script, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let plain = tmp.path().join("notes.md");
+        std::fs::write(&plain, "hi").unwrap();
+        std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o664)).unwrap();
+        copy_new(&script, &tmp.path().join("run.copy")).unwrap();
+        copy_new(&plain, &tmp.path().join("notes.copy")).unwrap();
+        assert_eq!(mode(&tmp.path().join("run.copy")), 0o700);
+        assert_eq!(mode(&tmp.path().join("notes.copy")), 0o600);
+    }
+}
