@@ -5,6 +5,7 @@
 #   bench/run.sh --quick         # smoke: 10 and 100 cases, fewer calls, 1 repeat, no peers
 #   bench/run.sh --sizes "100 1000" --repeats 5 --no-peers
 #   bench/run.sh --no-build ...  # use the release binaries already in target/release
+#                                # (or $CARGO_TARGET_DIR/release)
 #
 # What it does (docs/performance.md explains every number):
 #   1. builds target/release/evalhost and target/release/evalhost-bench;
@@ -44,8 +45,9 @@ if [ "$build" = 1 ]; then
   say "building release binaries"
   (cd "$root" && cargo build --release --quiet -p evalhost -p evalhost-bench)
 fi
-evalhost="$root/target/release/evalhost"
-tool="$root/target/release/evalhost-bench"
+target="${CARGO_TARGET_DIR:-$root/target}"  # where cargo puts the binaries
+evalhost="$target/release/evalhost"
+tool="$target/release/evalhost-bench"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/evalhost-bench.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
@@ -82,7 +84,10 @@ for n in $sizes; do
 done
 
 # The first-ever run compiles the built-in component once; every later run loads it.
-first="$(ls "${dirs[$(echo "$sizes" | cut -d' ' -f1)]%% *}"/*.yaml | head -1)"
+# A glob, not `ls | head -1`: with 1,000 files ls is killed by SIGPIPE, which pipefail turns
+# into exit 141.
+cases_of_first=("${dirs[$(echo "$sizes" | cut -d' ' -f1)]%% *}"/*.yaml)
+first="${cases_of_first[0]}"
 say "first-ever run (empty component cache) and warm start"
 repeats_saved="$repeats"; repeats=1
 XDG_CACHE_HOME="$work/empty-cache" measure cold "$evalhost" run --jobs 2 "$first"

@@ -97,12 +97,35 @@ def stream_seeds():
         {"type": "message_stop"},
     ])
     anthropic_error = sse([{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}])
+    # Reasoning carried across a tool loop, nested and gateway errors, refusals, repeated ids.
+    reasoning = sse([
+        {"type": "response.output_item.done", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA"}},
+        {"type": "response.completed", "response": dict(response, output=[{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA"}, {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "bash", "arguments": ""}, {"type": "message", "content": [{"type": "refusal", "refusal": "no"}]}], usage={"input_tokens": 5, "output_tokens": 9})},
+    ])
+    nested_error = sse([{"type": "error", "error": {"type": "too_many_requests", "code": "rate_limit_exceeded", "message": "Please try again in 1.5s."}}])
+    chat_refusal = sse([
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": None, "refusal": "I can't"}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "bash", "arguments": "{}"}}]}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"id": "call_1", "function": {"name": "bash", "arguments": ""}}]}, "finish_reason": "stop"}]},
+        "[DONE]",
+    ])
+    chat_gateway_error = sse([{"choices": [{"index": 0, "delta": {}, "finish_reason": "error"}], "error": {"code": 502, "message": "upstream"}}])
+    anthropic_thinking = sse([
+        {"type": "message_start", "message": {"usage": {"input_tokens": 10, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "plan"}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "sig"}},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "redacted_thinking", "data": "opaque"}},
+        {"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"input_tokens": 12, "output_tokens": 30}},
+        {"type": "message_stop"},
+    ])
     # provider_stream: first byte % 3 is the dialect (0 Responses, 1 Chat, 2 Messages).
-    for body in ["".join(responses), failed, incomplete, error]:
+    for body in ["".join(responses), failed, incomplete, error, reasoning, nested_error]:
         add("provider_stream", b"\x00" + body.encode())
-    for body in [chat_text, chat_call, chat_error]:
+    for body in [chat_text, chat_call, chat_error, chat_refusal, chat_gateway_error]:
         add("provider_stream", b"\x01" + body.encode())
-    for body in [anthropic_text, anthropic_call, anthropic_error]:
+    for body in [anthropic_text, anthropic_call, anthropic_error, anthropic_thinking]:
         add("provider_stream", b"\x02" + body.encode())
     # sse_stream: first byte picks the chunking; bodies exercise the line and field rules.
     add("sse_stream", b"\x03" + "".join(responses).encode())

@@ -116,6 +116,7 @@ pub fn grade(
         builtin::JsonSchema,
         builtin::WorkspaceDiff,
         builtin::NoSecretLeak,
+        builtin::SkillViewed,
     );
     Err(sdk::GradeError::UnknownGrader(grader.to_owned()))
 }

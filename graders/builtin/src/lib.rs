@@ -30,6 +30,7 @@ mod files;
 mod limits;
 mod nexus;
 mod rubric;
+mod skills;
 mod text;
 
 pub use agentcompany::{
@@ -42,6 +43,7 @@ pub use calls::{ResultStatus, ResultStatusConfig, Status, ToolCalled, ToolNotCal
 pub use config::Text;
 pub use files::{FileContains, FileContainsConfig, FileExists};
 pub use limits::{MaxRequests, MaxToolCalls};
+pub use skills::SkillViewed;
 pub use nexus::{
     EventCountBounds, EventEmitted, EventSequenceDistance, EventSequenceStrict, Latency, Semantic,
     TokenBudget, ToolInvocationParity,
@@ -79,6 +81,7 @@ evalhost_sdk::register_graders!(
     JsonSchema,
     WorkspaceDiff,
     NoSecretLeak,
+    SkillViewed,
 );
 
 #[cfg(test)]

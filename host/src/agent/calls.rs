@@ -17,6 +17,8 @@ pub(crate) struct CallContext {
     /// Recorded results that answer calls instead of the tools (replay).
     /// Shared by the turns of a conversation, so each turn continues where the last stopped.
     pub replay: Option<std::sync::Arc<super::replay::ReplayTools>>,
+    /// Whether the session offers `skill_view` (it found `.agents/skills` at its start).
+    pub skills: bool,
 }
 
 /// Decide, run and record one call; returns the result the model sees.
@@ -69,8 +71,8 @@ pub(crate) fn cancel_call(
 
 /// The call, if it may run; otherwise the result that refuses it.
 fn admit(ctx: &CallContext, name: &str, arguments: &str) -> Result<ToolCall, ToolOutput> {
-    let Some(tool) = Tool::from_name(name) else {
-        let available: Vec<&str> = Tool::ALL.iter().map(|t| t.name()).collect();
+    let Some(tool) = Tool::from_name(name, ctx.skills) else {
+        let available: Vec<&str> = Tool::offered(ctx.skills).map(Tool::name).collect();
         return Err(ToolOutput::new(
             CallStatus::UnknownTool,
             format!(

@@ -6,7 +6,9 @@
 //! an unknown tool is `unknown_tool`; arguments that do not fit are `invalid_arguments`;
 //! a protected path (`.env`, `.env.*`, `.git/`) is `denied` in every mode before any
 //! confirmation; `bash`, `write_file` and `edit_file` then need confirmation, which
-//! [`crate::case::Approve`] answers; only then does the tool start.
+//! [`crate::case::Approve`] answers; only then does the tool start. When the workspace has
+//! Agent Skills (`.agents/skills/<name>/SKILL.md`) at the session's start, the first turn logs
+//! `session_skills` and the read-only `skill_view` tool is offered.
 //!
 //! ```no_run
 //! # async fn demo(base_url: String, log: &mut evalhost::session::SessionLog) -> Result<(), evalhost::agent::AgentError> {

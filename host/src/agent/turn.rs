@@ -9,7 +9,7 @@ use cap_std::fs::Dir;
 use super::calls::{CallContext, cancel_call, handle_call};
 use super::client::ModelClient;
 use super::replay::ReplayTools;
-use super::tools::ToolContext;
+use super::tools::{ToolContext, skills};
 use super::{AgentConfig, AgentError, wire};
 use crate::model::responses::InputItem;
 use crate::session::{Event, RequestBody, SessionLog};
@@ -37,6 +37,8 @@ pub struct Conversation {
     input: Vec<InputItem>,
     requests: u32,
     replay: Option<Arc<ReplayTools>>,
+    /// Whether the session offers `skill_view`; `None` until its first turn scanned.
+    skills: Option<bool>,
 }
 
 impl Conversation {
@@ -57,6 +59,7 @@ impl std::fmt::Debug for Conversation {
             .field("input", &self.input.len())
             .field("requests", &self.requests)
             .field("replay", &self.replay.is_some())
+            .field("skills", &self.skills)
             .finish()
     }
 }
@@ -65,6 +68,8 @@ impl std::fmt::Debug for Conversation {
 /// A conversation of its own: see [`run_turn_in`] for later turns of the same conversation.
 ///
 /// `session_start` is the caller's: it knows the case and run, and writes it before calling.
+/// The first turn of a conversation looks for the workspace's skills (`.agents/skills`) and,
+/// when that directory exists, writes `session_skills` and offers `skill_view`.
 /// The turn writes `user_message`, then per
 /// request `model_request` and `model_response`, per call `tool_start` (only when the tool
 /// really starts) and `tool_result` (always), and finally `turn_end` or `run_error`. On
@@ -88,6 +93,9 @@ pub async fn run_turn_in(
     prompt: &str,
     log: &mut SessionLog,
 ) -> Result<TurnOutcome, AgentError> {
+    if conversation.skills.is_none() {
+        conversation.skills = Some(session_skills(config, log).await?);
+    }
     log.append(Event::UserMessage {
         text: prompt.to_owned(),
     })?;
@@ -104,6 +112,28 @@ pub async fn run_turn_in(
     log.append(end)?;
     log.flush()?;
     result
+}
+
+/// Scan the workspace's skills once, at the session's start; log `session_skills` when it
+/// has a `.agents/skills` directory, and say whether it does. A workspace that cannot be
+/// opened has no skills here: the turn reports that error itself.
+async fn session_skills(config: &AgentConfig, log: &mut SessionLog) -> Result<bool, AgentError> {
+    let workspace = config.workspace.clone();
+    let scan = tokio::task::spawn_blocking(move || {
+        let dir = Dir::open_ambient_dir(&workspace, ambient_authority()).ok()?;
+        skills::scan(&dir)
+    })
+    .await
+    .ok()
+    .flatten();
+    let Some(scan) = scan else {
+        return Ok(false);
+    };
+    log.append(Event::SessionSkills {
+        skills: scan.skills,
+        problems: scan.problems,
+    })?;
+    Ok(true)
 }
 
 async fn drive(
@@ -136,6 +166,7 @@ async fn drive(
                 conversation.replay.clone()
             }
         },
+        skills: conversation.skills.unwrap_or(false),
     };
     let client = ModelClient::new(config)?;
     let mut input = std::mem::take(&mut conversation.input);
@@ -172,7 +203,7 @@ async fn exchange(
     let limits = config.limits;
     loop {
         let n = before + outcome.requests + 1;
-        let body = wire::encode(&config.model, &config.instructions, input).map_err(|e| {
+        let body = wire::encode(&config.model, &config.instructions, input, ctx.skills).map_err(|e| {
             AgentError::Client {
                 message: format!("could not encode request {n}: {e}"),
             }

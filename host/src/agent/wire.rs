@@ -22,27 +22,30 @@ struct Wire<'a> {
 }
 
 /// The JSON text of a streamed, unstored request for `model` with `instructions`, the
-/// conversation `input` and every tool.
+/// conversation `input` and the tools the session offers (`skill_view` with `skills`).
 pub(crate) fn encode(
     model: &str,
     instructions: &str,
     input: &[InputItem],
+    skills: bool,
 ) -> Result<Box<RawValue>, serde_json::Error> {
     serde_json::value::to_raw_value(&Wire {
         model,
         instructions,
         input,
-        tools: tool_definitions(),
+        tools: tool_definitions(skills),
         stream: true,
         store: false,
     })
 }
 
-fn tool_definitions() -> &'static RawValue {
+fn tool_definitions(skills: bool) -> &'static RawValue {
     static TOOLS: OnceLock<Box<RawValue>> = OnceLock::new();
-    TOOLS.get_or_init(|| {
+    static WITH_SKILLS: OnceLock<Box<RawValue>> = OnceLock::new();
+    let cell = if skills { &WITH_SKILLS } else { &TOOLS };
+    cell.get_or_init(|| {
         // Built from literals: encoding them cannot fail.
-        serde_json::value::to_raw_value(&definitions()).expect("tool definitions encode")
+        serde_json::value::to_raw_value(&definitions(skills)).expect("tool definitions encode")
     })
 }
 
@@ -68,13 +71,13 @@ mod tests {
                 output: "line 1\nline 2".to_owned(),
             },
         ];
-        let encoded = encode("scripted", "Be brief.", &input).unwrap();
+        let encoded = encode("scripted", "Be brief.", &input, false).unwrap();
         let read: ResponsesRequest = serde_json::from_str(encoded.get()).unwrap();
         let expected = ResponsesRequest {
             model: "scripted".to_owned(),
             instructions: Some("Be brief.".to_owned()),
             input,
-            tools: definitions(),
+            tools: definitions(false),
             stream: true,
             store: Some(false),
         };

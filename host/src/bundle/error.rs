@@ -172,7 +172,7 @@ pub enum BundleError {
     },
     /// The bundle is signed but there is no allowed_signers file to check it against, and
     /// the policy refuses bundles it cannot check.
-    #[error("cannot check the signature `{}`: no allowed_signers file (pass --allowed-signers FILE or set [trust] allowed_signers in evalhost.toml)", signature.display())]
+    #[error("cannot check the signature `{}`: no allowed_signers file (set [trust] allowed_signers in evalhost.toml; `evalhost bundle verify` and `bundle install` also take --allowed-signers FILE)", signature.display())]
     NoAllowedSigners {
         /// The signature file.
         signature: PathBuf,

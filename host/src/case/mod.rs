@@ -27,7 +27,7 @@ mod parse;
 mod recorded;
 mod schema;
 mod workspace;
-mod yaml;
+pub(crate) mod yaml;
 
 pub use error::{CaseError, Location};
 pub use external::{ExternalAgent, PromptVia};
@@ -217,11 +217,16 @@ impl Case {
     }
 
     /// Check that the case can run in replay mode: replay answers every model request from
-    /// the case's script, so a case without one cannot run.
+    /// the case's script, so a case of evalhost's own agent without one cannot run.
     pub fn check_replayable(&self) -> Result<(), CaseError> {
-        // A recorded case (a Nexus journal) runs no agent, so it needs no script.
-        let recorded = matches!(self.execution, Execution::Recorded(_));
-        if self.model.is_empty() && !recorded {
+        // A recorded case (a Nexus journal) runs no agent, so it needs no script. An external
+        // agent may never ask the model; if it does, the empty script answers with an
+        // endpoint error that fails the run (`Model script exhausted: request 1 ...`).
+        let needs_script = !matches!(
+            self.execution,
+            Execution::Recorded(_) | Execution::External(_)
+        );
+        if self.model.is_empty() && needs_script {
             return Err(CaseError::Invalid {
                 location: Location {
                     path: self.path.clone(),

@@ -173,7 +173,8 @@ impl Doc<'_> {
         let live = match fields.get("live") {
             Some(node) => match node.value {
                 Value::Bool(live) => {
-                    if !live && model.is_empty() {
+                    // An external agent may need no model (`check_replayable`).
+                    if !live && model.is_empty() && fields.get("agent").is_none() {
                         return Err(self.invalid(
                             node,
                             "live",

@@ -26,7 +26,7 @@ const MAX_REPLAYED_EVENTS: usize = 10_000;
 
 /// A YAML node with where it was written.
 #[derive(Debug)]
-pub(super) struct Node {
+pub(crate) struct Node {
     pub value: Value,
     /// 1-based line; 0 when unknown.
     pub line: usize,
@@ -38,7 +38,7 @@ pub(super) struct Node {
 
 /// The value of a node.
 #[derive(Debug)]
-pub(super) enum Value {
+pub(crate) enum Value {
     Null,
     Bool(bool),
     Int(i64),
@@ -88,7 +88,7 @@ impl Node {
 
 /// Why a document could not be read as YAML.
 #[derive(Debug)]
-pub(super) struct SyntaxError {
+pub(crate) struct SyntaxError {
     pub line: usize,
     pub column: usize,
     pub message: String,
@@ -98,7 +98,7 @@ pub(super) struct SyntaxError {
 ///
 /// Duplicate keys are passed through to the tree so the case parser can report them with
 /// the field path; aliases, nesting and size are bounded so a hostile file is refused fast.
-pub(super) fn parse_document(source: &str) -> Result<Node, SyntaxError> {
+pub(crate) fn parse_document(source: &str) -> Result<Node, SyntaxError> {
     let options = serde_saphyr::options! {
         budget: serde_saphyr::budget! {
             max_documents: 1,

@@ -19,10 +19,12 @@ pub fn select(cases: Vec<Case>) -> Result<(Vec<Case>, Vec<String>), Failure> {
     let mut recorded = Vec::new();
     let mut live = Vec::new();
     for case in cases {
-        if !case.live {
-            replay_only.push(case.name);
-        } else if !matches!(case.execution, Execution::Agent | Execution::External(_)) {
+        // A recording (Nexus journal, AgentCompany fixture) is `live: false` too, but for
+        // another reason than a scripted path: it is named on its own line.
+        if !matches!(case.execution, Execution::Agent | Execution::External(_)) {
             recorded.push(case.name);
+        } else if !case.live {
+            replay_only.push(case.name);
         } else {
             live.push(case);
         }

@@ -8,6 +8,7 @@ mod check;
 mod completions;
 mod grade;
 mod grader;
+mod graders;
 mod list;
 mod live;
 mod progress;
@@ -84,7 +85,7 @@ pub fn main() -> ExitCode {
         Command::Check(check) => check::check(check),
         Command::Completions(completions) => Ok(completions::completions(completions)),
         Command::Schema(schema) => schema::schema(schema),
-        Command::Graders => run::list_graders(),
+        Command::Graders => graders::list_graders(),
         Command::Record(record) => record::record(record),
         Command::Promote(promote) => promote::promote(promote),
         Command::Grader(grader) => grader::grader(grader),

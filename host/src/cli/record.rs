@@ -21,8 +21,8 @@ use super::Failure;
     --user-message-file cases/agentcompany/scenarios/ceo-bootstrap-empty/user.txt \\
     --output cases/agentcompany/ceo-bootstrap-empty.jsonl
 
-Exit status: 0 recorded; 2 bad arguments, case or provider configuration; 3 the live run or
-writing the output failed.")]
+Exit status: 0 recorded; 2 bad arguments, case or provider configuration; 3 the live run
+failed (e.g. the provider could not be reached) or writing the output failed.")]
 pub struct RecordArgs {
     /// Run the case file CASE live once and write a replay case of it (`--output`, default
     /// `<case>-recorded.yaml` beside it): the responses as received become the model script.
@@ -93,7 +93,8 @@ pub fn record(args: RecordArgs) -> Result<u8, Failure> {
     };
     let (run, records) = super::record_live::run_live_once(case)?;
     if let Some(error) = &run.error {
-        return Err(Failure::usage(anyhow!(
+        // Not a usage error: the arguments were fine, the run (the provider) failed.
+        return Err(Failure::internal(anyhow!(
             "the live run failed, nothing was written to {}: {error}",
             args.output.display()
         )));

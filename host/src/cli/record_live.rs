@@ -37,7 +37,8 @@ pub fn record_live(case_path: &Path, output: Option<&Path>) -> Result<u8, Failur
     }
     let (run, records) = run_live_once(case.clone())?;
     if let Some(error) = &run.error {
-        return Err(Failure::usage(anyhow!(
+        // Not a usage error: the arguments were fine, the run (the provider) failed.
+        return Err(Failure::internal(anyhow!(
             "the live run of {} failed, nothing was written: {error}",
             case.name
         )));

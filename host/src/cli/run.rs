@@ -1,4 +1,4 @@
-//! `evalhost run` and `evalhost graders`.
+//! `evalhost run`.
 
 use std::sync::Arc;
 
@@ -174,20 +174,4 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         );
         Ok(EVAL_FAILED)
     }
-}
-
-pub fn list_graders() -> Result<u8, Failure> {
-    let host = GraderHost::with_builtins()
-        .context("failed to load the built-in graders")
-        .map_err(Failure::internal)?;
-    for (info, component) in host.graders() {
-        println!(
-            "{:<24} {:<8} {:<10} {}",
-            info.name,
-            info.version,
-            component.origin(),
-            info.summary
-        );
-    }
-    Ok(exit::OK)
 }

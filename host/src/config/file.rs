@@ -13,7 +13,13 @@ pub(super) const ENV_OVERRIDES: &[(&str, &str)] = &[
     ("EVALHOST_BASE_URL", "base_url"),
     ("EVALHOST_MODEL", "model"),
     ("EVALHOST_API_KEY_ENV", "api_key_env"),
+    ("EVALHOST_REASONING_EFFORT", "reasoning_effort"),
 ];
+
+/// `reasoning_effort` values the OpenAI dialects accept.
+const OPENAI_EFFORTS: &[&str] = &["none", "minimal", "low", "medium", "high", "xhigh"];
+/// `reasoning_effort` values Anthropic accepts (`output_config.effort`).
+const ANTHROPIC_EFFORTS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
 
 /// A whole configuration file. Unknown tables and fields are errors, so a typo is found.
 #[derive(Debug, Default, Deserialize)]
@@ -60,6 +66,10 @@ pub struct ProviderTable {
     pub max_concurrency: Option<u32>,
     /// `max_tokens` per response (default 4096).
     pub max_tokens: Option<u32>,
+    /// Reasoning / thinking effort (`low`, `medium`, `high`, ...; default: not sent).
+    pub reasoning_effort: Option<String>,
+    /// Anthropic extended thinking budget in tokens (default: not sent).
+    pub thinking_budget_tokens: Option<u32>,
 }
 
 /// Read a file's `[provider]`; a file that does not exist is `None`.
@@ -118,7 +128,9 @@ impl Layered {
             retry_base_ms,
             retry_max_ms,
             max_concurrency,
-            max_tokens
+            max_tokens,
+            reasoning_effort,
+            thinking_budget_tokens
         );
     }
 
@@ -128,6 +140,7 @@ impl Layered {
             "kind" => (&mut self.table.kind, "kind"),
             "base_url" => (&mut self.table.base_url, "base_url"),
             "model" => (&mut self.table.model, "model"),
+            "reasoning_effort" => (&mut self.table.reasoning_effort, "reasoning_effort"),
             _ => (&mut self.table.api_key_env, "api_key_env"),
         };
         *slot = Some(value.to_owned());
@@ -216,6 +229,42 @@ impl Layered {
         if max_tokens == 0 {
             return Err(invalid("max_tokens", "must be at least 1".to_owned()));
         }
+        let reasoning_effort = nonempty(&t.reasoning_effort).map(str::to_owned);
+        if let Some(effort) = &reasoning_effort {
+            let known = if kind == ProviderKind::Anthropic {
+                ANTHROPIC_EFFORTS
+            } else {
+                OPENAI_EFFORTS
+            };
+            if !known.contains(&effort.as_str()) {
+                return Err(invalid(
+                    "reasoning_effort",
+                    format!(
+                        "`{effort}` is not an effort {kind} accepts (known: {})",
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+        let thinking_budget_tokens = t.thinking_budget_tokens;
+        if let Some(budget) = thinking_budget_tokens {
+            if kind != ProviderKind::Anthropic {
+                return Err(invalid(
+                    "thinking_budget_tokens",
+                    format!(
+                        "applies to kind anthropic only (this provider is {kind}; use reasoning_effort)"
+                    ),
+                ));
+            }
+            if budget < 1024 || budget >= max_tokens {
+                return Err(invalid(
+                    "thinking_budget_tokens",
+                    format!(
+                        "{budget} must be at least 1024 and below max_tokens ({max_tokens}), as Anthropic requires"
+                    ),
+                ));
+            }
+        }
         Ok(ProviderConfig {
             kind,
             base_url: base_url.trim_end_matches('/').to_owned(),
@@ -226,6 +275,8 @@ impl Layered {
             retry,
             max_concurrency: max_concurrency as usize,
             max_tokens,
+            reasoning_effort,
+            thinking_budget_tokens,
         })
     }
 }

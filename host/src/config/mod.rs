@@ -4,7 +4,7 @@
 //! 1. the user's file, `$XDG_CONFIG_HOME/evalhost/config.toml` (default `~/.config/evalhost/config.toml`);
 //! 2. the project's `evalhost.toml` in the current directory;
 //! 3. the environment: `EVALHOST_PROVIDER`, `EVALHOST_BASE_URL`, `EVALHOST_MODEL`,
-//!    `EVALHOST_API_KEY_ENV`.
+//!    `EVALHOST_API_KEY_ENV`, `EVALHOST_REASONING_EFFORT`.
 //!
 //! The API key itself is never in a file: `api_key_env` names the environment variable that
 //! holds it, and [`ProviderConfig::api_key`] reads it from there only.
@@ -124,6 +124,14 @@ pub struct ProviderConfig {
     pub max_concurrency: usize,
     /// `max_tokens` for Anthropic (required by its API) and, when set in a file, for chat.
     pub max_tokens: u32,
+    /// How hard a reasoning model thinks (`reasoning_effort`); `None` leaves the provider's
+    /// default and asks for no reasoning to be returned. Responses: `reasoning.effort` (and
+    /// the encrypted reasoning, to pass it back); Chat Completions: `reasoning_effort`;
+    /// Anthropic: adaptive thinking with `output_config.effort`.
+    pub reasoning_effort: Option<String>,
+    /// Anthropic only: extended thinking with this token budget (`thinking_budget_tokens`,
+    /// for models without adaptive thinking); at least 1024 and below `max_tokens`.
+    pub thinking_budget_tokens: Option<u32>,
     /// Where `api_key_env` was set (a file or an environment variable), for messages.
     pub origin: String,
 }
@@ -326,5 +334,71 @@ mod tests {
             env: HashMap::new(),
         };
         assert!(sources.trust().is_ok());
+    }
+
+    fn sources(kind: &str, extra: &[(&str, &str)]) -> ConfigSources {
+        let mut sources = ConfigSources::default();
+        for (k, v) in [
+            ("EVALHOST_PROVIDER", kind),
+            ("EVALHOST_BASE_URL", "http://127.0.0.1:9/v1"),
+            ("EVALHOST_MODEL", "m"),
+        ]
+        .iter()
+        .chain(extra)
+        {
+            sources.env.insert((*k).to_owned(), (*v).to_owned());
+        }
+        sources
+    }
+
+    #[test]
+    fn reasoning_effort_is_checked_per_dialect() {
+        let config = sources(
+            "openai-responses",
+            &[("EVALHOST_REASONING_EFFORT", "xhigh")],
+        )
+        .provider()
+        .expect("valid");
+        assert_eq!(config.reasoning_effort.as_deref(), Some("xhigh"));
+        assert_eq!(
+            sources("openai-chat", &[])
+                .provider()
+                .expect("valid")
+                .reasoning_effort,
+            None
+        );
+        let error = sources("openai-chat", &[("EVALHOST_REASONING_EFFORT", "max")])
+            .provider()
+            .expect_err("max is Anthropic's")
+            .to_string();
+        assert_eq!(
+            error,
+            "provider field `reasoning_effort` (EVALHOST_REASONING_EFFORT): `max` is not an effort openai-chat accepts (known: none, minimal, low, medium, high, xhigh)"
+        );
+    }
+
+    #[test]
+    fn thinking_budget_is_anthropics_and_below_max_tokens() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let project = dir.path().join("evalhost.toml");
+        let with = |toml: &str, kind: &str| {
+            std::fs::write(&project, format!("[provider]\n{toml}")).expect("write");
+            let mut sources = sources(kind, &[]);
+            sources.project_file = Some(project.clone());
+            sources.provider().map_err(|e| e.to_string())
+        };
+        let config = with(
+            "thinking_budget_tokens = 2048\nmax_tokens = 8192\n",
+            "anthropic",
+        )
+        .expect("valid");
+        assert_eq!(config.thinking_budget_tokens, Some(2048));
+        let error = with("thinking_budget_tokens = 4096\n", "anthropic").expect_err("not below");
+        assert!(
+            error.contains("4096 must be at least 1024 and below max_tokens (4096)"),
+            "{error}"
+        );
+        let error = with("thinking_budget_tokens = 2048\n", "openai-chat").expect_err("chat");
+        assert!(error.contains("applies to kind anthropic only"), "{error}");
     }
 }

@@ -9,6 +9,7 @@ pub use nexus::{event_type as nexus_event_type, nexus_events};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::session::SkillSummary;
 use crate::session::{Event, OutputItem, Record};
 
 /// Guest path of the read-only workspace preopen.
@@ -32,6 +33,11 @@ pub struct Evidence {
     pub run_error: Option<String>,
     pub workspace: String,
     pub seeded_files: Vec<SeededFile>,
+    /// The skills evalhost's agent found in the workspace's `.agents/skills` when the session
+    /// started (its `session_skills` record; empty without one). Not a field of the WIT
+    /// evidence: graders read the same list from the `skill.discover` event.
+    #[serde(default)]
+    pub skills: Vec<SkillSummary>,
 }
 
 /// One transcript message.
@@ -118,6 +124,7 @@ impl Evidence {
             run_error: None,
             workspace: WORKSPACE_GUEST_PATH.to_owned(),
             seeded_files: facts.seeded_files,
+            skills: Vec::new(),
         };
         let mut last_response_text = String::new();
         for record in records {
@@ -133,6 +140,7 @@ impl Evidence {
                     evidence.mode.clone_from(mode);
                     evidence.model.clone_from(model);
                 }
+                Event::SessionSkills { skills, .. } => evidence.skills.clone_from(skills),
                 Event::UserMessage { text } => {
                     if evidence.prompt.is_empty() {
                         evidence.prompt.clone_from(text);

@@ -4,6 +4,7 @@
 //! | session record | event type | payload (Nexus field names) |
 //! |---|---|---|
 //! | `session_start` | `io.session.start` | `session_id`, `case`, `run`, `mode`, `model` |
+//! | `session_skills` | `skill.discover` | `Skills[{Name, Description}]`, `Problems[{Path, Message}]`, `Count` (valid skills) |
 //! | `user_message` | `io.input`, then `agent.turn.start` | `Content` |
 //! | `model_request` | `llm.request` | `N` |
 //! | `model_response` | `llm.response` | `Content`, `ToolCalls[{ID, Name, Arguments}]`, `Usage{PromptTokens, CompletionTokens, TotalTokens}` |
@@ -23,6 +24,7 @@ use crate::session::{Event, OutputItem, Record};
 pub fn event_type(event: &Event) -> &'static str {
     match event {
         Event::SessionStart { .. } => "io.session.start",
+        Event::SessionSkills { .. } => "skill.discover",
         Event::UserMessage { .. } => "io.input",
         Event::ModelRequest { .. } => "llm.request",
         Event::ModelResponse { .. } => "llm.response",
@@ -47,6 +49,11 @@ pub fn nexus_events(records: &[Record]) -> Vec<(&'static str, u64, Value)> {
             } => {
                 json!({"session_id": format!("{case}-{run}"), "case": case, "run": run, "mode": mode, "model": model})
             }
+            Event::SessionSkills { skills, problems } => json!({
+                "Skills": skills.iter().map(|s| json!({"Name": s.name, "Description": s.description})).collect::<Vec<_>>(),
+                "Problems": problems.iter().map(|p| json!({"Path": p.path, "Message": p.message})).collect::<Vec<_>>(),
+                "Count": skills.len(),
+            }),
             Event::UserMessage { text } => {
                 out.push(("io.input", at, json!({"Content": text})));
                 out.push(("agent.turn.start", at, Value::Null));

@@ -1,11 +1,15 @@
 //! Anthropic Messages: the agent's Responses request as messages with content blocks
-//! (`text`, `tool_use`, `tool_result`), and a Messages stream back to output items.
+//! (`text`, `tool_use`, `tool_result`, and the `thinking` blocks of earlier replies), and a
+//! Messages stream back to output items.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use super::carry::Carried;
+use super::error::reported;
 use super::{ProviderError, ProviderReply};
+use crate::config::ProviderConfig;
 use crate::model::SseEvent;
 use crate::model::responses::{InputItem, ResponsesRequest};
 use crate::session::OutputItem;
@@ -23,8 +27,14 @@ pub(crate) fn url(base_url: &str) -> String {
 }
 
 /// The Messages request. Consecutive blocks of one role share a message, as the API requires;
-/// call outputs are `tool_result` blocks of a user message.
-pub(crate) fn body(request: &ResponsesRequest, model: &str, max_tokens: u32) -> Value {
+/// call outputs are `tool_result` blocks of a user message. With thinking on, an assistant
+/// message with calls starts with the thinking blocks of the reply that made them, signatures
+/// intact, as the API requires in a tool loop.
+pub(crate) fn body(
+    request: &ResponsesRequest,
+    config: &ProviderConfig,
+    carried: &Carried,
+) -> Value {
     let mut messages: Vec<(String, Vec<Value>)> = Vec::new();
     let mut push = |role: &str, block: Value| match messages.last_mut() {
         Some((last, blocks)) if last == role => blocks.push(block),
@@ -62,6 +72,11 @@ pub(crate) fn body(request: &ResponsesRequest, model: &str, max_tokens: u32) -> 
             }
         }
     }
+    for (role, blocks) in &mut messages {
+        if role == "assistant" {
+            restore_thinking(blocks, carried);
+        }
+    }
     let messages: Vec<Value> = messages
         .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
@@ -74,8 +89,8 @@ pub(crate) fn body(request: &ResponsesRequest, model: &str, max_tokens: u32) -> 
         )
         .collect();
     let mut body = json!({
-        "model": model,
-        "max_tokens": max_tokens,
+        "model": config.model,
+        "max_tokens": config.max_tokens,
         "messages": messages,
         "stream": true,
     });
@@ -85,7 +100,44 @@ pub(crate) fn body(request: &ResponsesRequest, model: &str, max_tokens: u32) -> 
     if !tools.is_empty() {
         body["tools"] = Value::Array(tools);
     }
+    match (config.thinking_budget_tokens, &config.reasoning_effort) {
+        (Some(budget), effort) => {
+            body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+            if let Some(effort) = effort {
+                body["output_config"] = json!({"effort": effort});
+            }
+        }
+        (None, Some(effort)) => {
+            body["thinking"] = json!({"type": "adaptive"});
+            body["output_config"] = json!({"effort": effort});
+        }
+        (None, None) => {}
+    }
     body
+}
+
+/// Start an assistant message with the thinking blocks of the reply whose first call it
+/// holds, unless it already starts with thinking.
+fn restore_thinking(blocks: &mut Vec<Value>, carried: &Carried) {
+    if blocks.first().is_some_and(is_thinking) {
+        return;
+    }
+    let first_call = blocks
+        .iter()
+        .find(|b| b["type"] == "tool_use")
+        .and_then(|b| b["id"].as_str());
+    if let Some(thinking) = first_call.and_then(|id| carried.recall(id)) {
+        let rest = std::mem::take(blocks);
+        blocks.extend(thinking.iter().filter(|b| is_thinking(b)).cloned());
+        blocks.extend(rest);
+    }
+}
+
+fn is_thinking(block: &Value) -> bool {
+    matches!(
+        block["type"].as_str(),
+        Some("thinking" | "redacted_thinking")
+    )
 }
 
 #[derive(Debug)]
@@ -96,6 +148,13 @@ enum Block {
         name: String,
         json: String,
     },
+    /// Reasoning, kept to be passed back with the calls that follow it.
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    /// Reasoning the API encrypted; passed back as received.
+    RedactedThinking(Value),
 }
 
 /// Reads one Messages stream up to `message_stop`.
@@ -104,6 +163,20 @@ pub(crate) struct Decoder {
     blocks: BTreeMap<u64, Block>,
     input_tokens: u64,
     output_tokens: u64,
+}
+
+/// Input tokens of a usage object: uncached, cache writes and cache reads; `None` when it
+/// reports none of them.
+fn input_tokens(usage: &Value) -> Option<u64> {
+    let counts: Vec<u64> = [
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    ]
+    .iter()
+    .filter_map(|k| usage[*k].as_u64())
+    .collect();
+    (!counts.is_empty()).then(|| counts.iter().sum())
 }
 
 impl Decoder {
@@ -122,32 +195,30 @@ impl Decoder {
         let value: Value = serde_json::from_str(data).map_err(|e| ProviderError::Malformed {
             message: format!("Messages event is not JSON: {e}"),
         })?;
-        match value["type"].as_str().unwrap_or_default() {
+        let kind = value["type"].as_str().or(event.event.as_deref());
+        match kind.unwrap_or_default() {
             "message_start" => {
                 let usage = &value["message"]["usage"];
-                self.input_tokens = [
-                    "input_tokens",
-                    "cache_creation_input_tokens",
-                    "cache_read_input_tokens",
-                ]
-                .iter()
-                .filter_map(|k| usage[*k].as_u64())
-                .sum();
+                self.input_tokens = input_tokens(usage).unwrap_or(0);
                 self.output_tokens = usage["output_tokens"].as_u64().unwrap_or(0);
             }
             "content_block_start" => {
                 let index = value["index"].as_u64().unwrap_or(self.blocks.len() as u64);
                 let block = &value["content_block"];
+                let text = |key: &str| block[key].as_str().unwrap_or_default().to_owned();
                 let block = match block["type"].as_str() {
                     Some("tool_use") => Block::ToolUse {
-                        id: block["id"].as_str().unwrap_or_default().to_owned(),
-                        name: block["name"].as_str().unwrap_or_default().to_owned(),
+                        id: text("id"),
+                        name: text("name"),
                         json: String::new(),
                     },
-                    Some("text") => {
-                        Block::Text(block["text"].as_str().unwrap_or_default().to_owned())
-                    }
-                    // thinking and other blocks are not acted on
+                    Some("text") => Block::Text(text("text")),
+                    Some("thinking") => Block::Thinking {
+                        thinking: text("thinking"),
+                        signature: text("signature"),
+                    },
+                    Some("redacted_thinking") => Block::RedactedThinking(block.clone()),
+                    // server tool blocks and others are not acted on
                     _ => return Ok(None),
                 };
                 self.blocks.insert(index, block);
@@ -155,31 +226,35 @@ impl Decoder {
             "content_block_delta" => {
                 let index = value["index"].as_u64().unwrap_or(0);
                 let delta = &value["delta"];
+                let text = |key: &str| delta[key].as_str().unwrap_or_default();
                 match (self.blocks.get_mut(&index), delta["type"].as_str()) {
-                    (Some(Block::Text(text)), Some("text_delta")) => {
-                        text.push_str(delta["text"].as_str().unwrap_or_default());
-                    }
+                    (Some(Block::Text(t)), Some("text_delta")) => t.push_str(text("text")),
                     (Some(Block::ToolUse { json, .. }), Some("input_json_delta")) => {
-                        json.push_str(delta["partial_json"].as_str().unwrap_or_default());
+                        json.push_str(text("partial_json"));
+                    }
+                    (Some(Block::Thinking { thinking, .. }), Some("thinking_delta")) => {
+                        thinking.push_str(text("thinking"));
+                    }
+                    (Some(Block::Thinking { signature, .. }), Some("signature_delta")) => {
+                        signature.push_str(text("signature"));
                     }
                     _ => {}
                 }
             }
             "message_delta" => {
-                if let Some(out) = value["usage"]["output_tokens"].as_u64() {
+                // Counts here are cumulative: they replace message_start's when present.
+                let usage = &value["usage"];
+                if let Some(out) = usage["output_tokens"].as_u64() {
                     self.output_tokens = out;
+                }
+                if let Some(input) = input_tokens(usage) {
+                    self.input_tokens = self.input_tokens.max(input);
                 }
             }
             "message_stop" => return self.reply().map(Some),
-            "error" => {
-                let error = &value["error"];
-                let kind = error["type"].as_str().unwrap_or("error");
-                let message = error["message"].as_str().unwrap_or(kind);
-                return Err(ProviderError::Failed {
-                    message: format!("{kind}: {message}"),
-                    transient: matches!(kind, "overloaded_error" | "api_error"),
-                });
-            }
+            // `overloaded_error` (529), `api_error` (500), `rate_limit_error` (429) are
+            // retried like the same status over HTTP.
+            "error" => return Err(reported(&value)),
             _ => {}
         }
         Ok(None)
@@ -192,12 +267,18 @@ impl Decoder {
     }
 
     fn reply(&mut self) -> Result<ProviderReply, ProviderError> {
-        let mut output = Vec::new();
+        let mut reply = ProviderReply {
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            ..ProviderReply::default()
+        };
         for block in std::mem::take(&mut self.blocks).into_values() {
             match block {
-                Block::Text(text) if !text.is_empty() => output.push(OutputItem::Message { text }),
+                Block::Text(text) if !text.is_empty() => {
+                    reply.output.push(OutputItem::Message { text });
+                }
                 Block::Text(_) => {}
-                Block::ToolUse { id, name, json } => output.push(OutputItem::FunctionCall {
+                Block::ToolUse { id, name, json } => reply.output.push(OutputItem::FunctionCall {
                     call_id: id,
                     name,
                     arguments: if json.trim().is_empty() {
@@ -206,12 +287,15 @@ impl Decoder {
                         json
                     },
                 }),
+                Block::Thinking {
+                    thinking,
+                    signature,
+                } => reply.reasoning.push(
+                    json!({"type": "thinking", "thinking": thinking, "signature": signature}),
+                ),
+                Block::RedactedThinking(block) => reply.reasoning.push(block),
             }
         }
-        Ok(ProviderReply {
-            output,
-            input_tokens: self.input_tokens,
-            output_tokens: self.output_tokens,
-        })
+        Ok(reply)
     }
 }

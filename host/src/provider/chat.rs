@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use super::error::reported;
 use super::{ProviderError, ProviderReply};
+use crate::config::ProviderConfig;
 use crate::model::SseEvent;
 use crate::model::responses::{InputItem, ResponsesRequest};
 use crate::session::OutputItem;
@@ -16,8 +18,8 @@ pub(crate) fn url(base_url: &str) -> String {
 }
 
 /// The chat request: instructions as the system message; an assistant message carries the
-/// calls that follow it; each call output is a `tool` message.
-pub(crate) fn body(request: &ResponsesRequest, model: &str) -> Value {
+/// calls that follow it; each call output is a `tool` message; `reasoning_effort` when set.
+pub(crate) fn body(request: &ResponsesRequest, config: &ProviderConfig) -> Value {
     let mut messages: Vec<Value> = Vec::new();
     if let Some(instructions) = &request.instructions {
         messages.push(json!({"role": "system", "content": instructions}));
@@ -66,13 +68,16 @@ pub(crate) fn body(request: &ResponsesRequest, model: &str) -> Value {
         })
         .collect();
     let mut body = json!({
-        "model": model,
+        "model": config.model,
         "messages": messages,
         "stream": true,
         "stream_options": {"include_usage": true},
     });
     if !tools.is_empty() {
         body["tools"] = Value::Array(tools);
+    }
+    if let Some(effort) = &config.reasoning_effort {
+        body["reasoning_effort"] = json!(effort);
     }
     body
 }
@@ -85,10 +90,13 @@ struct PartialCall {
     arguments: String,
 }
 
-/// Reads one chat stream: content deltas, tool-call deltas by index, usage, `[DONE]`.
+/// Reads one chat stream: content and refusal deltas, tool-call deltas by index, usage,
+/// `[DONE]`.
 #[derive(Debug, Default)]
 pub(crate) struct Decoder {
     text: String,
+    /// A refusal (`delta.refusal`) is the answer's text when the model refuses.
+    refusal: String,
     calls: BTreeMap<u64, PartialCall>,
     finished: bool,
     input_tokens: u64,
@@ -114,15 +122,8 @@ impl Decoder {
         let chunk: Value = serde_json::from_str(data).map_err(|e| ProviderError::Malformed {
             message: format!("chat chunk is not JSON: {e}"),
         })?;
-        if let Some(error) = chunk.get("error") {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| error.to_string(), str::to_owned);
-            return Err(ProviderError::Failed {
-                message,
-                transient: false,
-            });
+        if chunk.get("error").is_some_and(|e| !e.is_null()) {
+            return Err(reported(&chunk));
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             self.input_tokens = usage["prompt_tokens"].as_u64().unwrap_or(self.input_tokens);
@@ -138,21 +139,49 @@ impl Decoder {
             if let Some(text) = delta["content"].as_str() {
                 self.text.push_str(text);
             }
+            if let Some(refusal) = delta["refusal"].as_str() {
+                self.refusal.push_str(refusal);
+            }
             for call in delta["tool_calls"].as_array().into_iter().flatten() {
-                let index = call["index"].as_u64().unwrap_or(self.calls.len() as u64);
-                let partial = self.calls.entry(index).or_default();
-                if let Some(id) = call["id"].as_str() {
-                    partial.id.push_str(id);
-                }
-                if let Some(name) = call["function"]["name"].as_str() {
-                    partial.name.push_str(name);
-                }
-                if let Some(arguments) = call["function"]["arguments"].as_str() {
-                    partial.arguments.push_str(arguments);
-                }
+                self.call_delta(call);
             }
         }
         Ok(None)
+    }
+
+    /// One `tool_calls` delta. The first delta of a call has its id and name, later ones
+    /// argument fragments; some servers repeat the id (and name) on every delta, which must
+    /// not be concatenated. Without `index`, the delta belongs to the call with its id, else
+    /// to the last call.
+    fn call_delta(&mut self, call: &Value) {
+        let id = call["id"].as_str().filter(|id| !id.is_empty());
+        let index = call["index"].as_u64().unwrap_or_else(|| {
+            let known = id.and_then(|id| {
+                self.calls
+                    .iter()
+                    .find(|(_, c)| c.id == id)
+                    .map(|(index, _)| *index)
+            });
+            match (known, id, self.calls.keys().next_back()) {
+                (Some(index), _, _) => index,
+                (None, None, Some(last)) => *last,
+                (None, _, last) => last.map_or(0, |last| last + 1),
+            }
+        });
+        let partial = self.calls.entry(index).or_default();
+        if let Some(id) = id
+            && partial.id.is_empty()
+        {
+            partial.id = id.to_owned();
+        }
+        if let Some(name) = call["function"]["name"].as_str()
+            && name != partial.name
+        {
+            partial.name.push_str(name);
+        }
+        if let Some(arguments) = call["function"]["arguments"].as_str() {
+            partial.arguments.push_str(arguments);
+        }
     }
 
     /// The stream ended without `[DONE]`: complete if a choice finished, else cut off.
@@ -167,10 +196,9 @@ impl Decoder {
             });
         }
         let mut output = Vec::new();
-        if !self.text.is_empty() {
-            output.push(OutputItem::Message {
-                text: std::mem::take(&mut self.text),
-            });
+        let text = std::mem::take(&mut self.text) + &std::mem::take(&mut self.refusal);
+        if !text.is_empty() {
+            output.push(OutputItem::Message { text });
         }
         for (index, call) in std::mem::take(&mut self.calls) {
             if call.name.is_empty() {
@@ -192,6 +220,7 @@ impl Decoder {
             output,
             input_tokens: self.input_tokens,
             output_tokens: self.output_tokens,
+            ..ProviderReply::default()
         })
     }
 }

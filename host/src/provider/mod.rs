@@ -9,6 +9,7 @@
 //! as errored, never as a grader failure.
 
 mod anthropic;
+mod carry;
 mod chat;
 mod endpoint;
 mod error;
@@ -56,6 +57,11 @@ pub struct ProviderReply {
     pub input_tokens: u64,
     /// Output tokens from the provider's usage report.
     pub output_tokens: u64,
+    /// The reply's reasoning as the provider sent it (Responses `reasoning` items, Anthropic
+    /// `thinking` / `redacted_thinking` blocks), passed back with the reply's calls.
+    pub reasoning: Vec<Value>,
+    /// Attempts it took (1 when the first succeeded).
+    pub attempts: u32,
 }
 
 /// A configured provider with its HTTP client. Cheap to share behind an `Arc`.
@@ -63,6 +69,8 @@ pub struct Provider {
     config: ProviderConfig,
     key: Option<ApiKey>,
     http: reqwest::Client,
+    /// Reasoning of earlier replies, passed back with their calls.
+    carried: carry::Carried,
 }
 
 impl std::fmt::Debug for Provider {
@@ -85,7 +93,12 @@ impl Provider {
             .map_err(|e| ProviderError::Client {
                 message: error_chain(&e),
             })?;
-        Ok(Self { config, key, http })
+        Ok(Self {
+            config,
+            key,
+            http,
+            carried: carry::Carried::default(),
+        })
     }
 
     /// The configuration in use.
@@ -93,7 +106,9 @@ impl Provider {
         &self.config
     }
 
-    /// Answer one agent request, retrying transient failures as the retry policy allows.
+    /// Answer one agent request, retrying transient failures as the retry policy allows:
+    /// HTTP 408/409/429/5xx, connection errors, cut streams, timeouts, and the same errors
+    /// reported inside a stream.
     pub async fn complete(
         &self,
         request: &ResponsesRequest,
@@ -102,7 +117,11 @@ impl Provider {
         let mut retry = 0;
         loop {
             let error = match self.attempt(request).await {
-                Ok(reply) => return Ok(reply),
+                Ok(mut reply) => {
+                    reply.attempts = retry + 1;
+                    self.carried.remember(&reply);
+                    return Ok(reply);
+                }
                 Err(error) => self.redact(error),
             };
             if !error.is_retryable() || retry >= policy.max_retries {
@@ -136,15 +155,12 @@ impl Provider {
         let (url, body) = match config.kind {
             ProviderKind::OpenAiResponses => (
                 responses::url(&config.base_url),
-                responses::body(request, &config.model),
+                responses::body(request, config, &self.carried),
             ),
-            ProviderKind::OpenAiChat => (
-                chat::url(&config.base_url),
-                chat::body(request, &config.model),
-            ),
+            ProviderKind::OpenAiChat => (chat::url(&config.base_url), chat::body(request, config)),
             ProviderKind::Anthropic => (
                 anthropic::url(&config.base_url),
-                anthropic::body(request, &config.model, config.max_tokens),
+                anthropic::body(request, config, &self.carried),
             ),
         };
         let mut builder = self
@@ -201,6 +217,7 @@ impl Provider {
         ProviderError::Failed {
             message: text.replace(key.expose(), "<redacted>"),
             transient: error.is_retryable(),
+            retry_after: error.retry_after(),
         }
     }
 }

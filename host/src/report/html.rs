@@ -73,7 +73,7 @@ fn summary(html: &mut String, report: &SuiteReport) {
         text(&report.mode),
         text(&report.model),
         text(&report.evalhost_version),
-        report.runs_per_case,
+        report.runs_each(),
         k
     );
     if report.interrupted {
@@ -236,10 +236,15 @@ fn verdict_row(html: &mut String, v: &GraderVerdict) {
         .as_ref()
         .map(|b| format!(" · bundle {} {}", text(&b.name), text(&b.version)))
         .unwrap_or_default();
+    // The entry as the text report and JUnit name it (`graders[2] NAME`), the config in full.
+    let entry = match v.entry {
+        Some(index) => format!("graders[{index}] {}", v.grader),
+        None => v.grader.clone(),
+    };
     let _ = write!(
         html,
         r#"<tr><td><code>{}</code> <span class="note">{}</span><div class="note" title="{}">component {digest}{bundle} · {} fuel · {} µs</div>"#,
-        text(&v.grader),
+        text(&entry),
         transcript::shown(&config),
         attribute(&v.component_digest),
         v.fuel_used,

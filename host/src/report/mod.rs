@@ -2,6 +2,7 @@
 
 mod baseline;
 mod details;
+mod entry;
 mod escape;
 mod html;
 mod junit;
@@ -41,7 +42,8 @@ pub struct SuiteReport {
     pub mode: String,
     /// Model name (`scripted` in replay).
     pub model: String,
-    /// The `--runs` value in effect (cases may override it).
+    /// The `--runs` value in effect (cases may override it: the text header says what the
+    /// cases ran, [`SuiteReport::runs_each`]).
     pub runs_per_case: u32,
     /// The `--k` value, when given; otherwise k = n for every case.
     pub k: Option<u32>,
@@ -174,6 +176,11 @@ pub struct RunReport {
 /// One grader's outcome for one run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GraderVerdict {
+    /// The grader entry's 0-based index in the case's grader list (`graders[INDEX]`; for a
+    /// Nexus or AgentCompany case, its assertions in file order); `None` for a verdict no
+    /// entry gave (the grading thread failed) and in reports written before it was recorded.
+    #[serde(default)]
+    pub entry: Option<u32>,
     pub grader: String,
     pub config: serde_json::Value,
     /// sha256 of the component that graded.
@@ -207,7 +214,9 @@ pub enum Outcome {
 }
 
 impl RunReport {
-    /// Lines explaining why this run failed, without the `<case> run N: ` prefix.
+    /// Lines explaining why this run failed, without the `<case> run N: ` prefix: the run's
+    /// error, or one line per failed or errored grader entry, naming it (see
+    /// [`GraderVerdict::described`]); an error's line starts with `error: `.
     pub fn failure_lines(&self) -> Vec<String> {
         if let Some(error) = &self.error {
             return vec![error.clone()];
@@ -216,8 +225,8 @@ impl RunReport {
             .iter()
             .filter_map(|v| match v.outcome {
                 Outcome::Pass | Outcome::NotEvaluable => None,
-                Outcome::Fail => Some(v.message.clone()),
-                Outcome::Error => Some(format!("grader {}: {}", v.grader, v.message)),
+                Outcome::Fail => Some(v.described()),
+                Outcome::Error => Some(format!("error: {}", v.described())),
             })
             .collect()
     }
@@ -229,7 +238,7 @@ impl RunReport {
         self.verdicts
             .iter()
             .filter(|v| v.outcome == Outcome::NotEvaluable)
-            .map(|v| format!("not evaluable: {}", v.message))
+            .map(|v| format!("not evaluable: {}", v.described()))
             .collect()
     }
 }
@@ -274,6 +283,21 @@ impl SuiteReport {
     /// Cases that did not pass every run.
     pub fn failed_cases(&self) -> usize {
         self.cases.iter().filter(|c| !c.summary.pass).count()
+    }
+
+    /// How many runs each case was given, for the header: `3` when every case had the same
+    /// number (a case's own `runs:` counts, not just `--runs`), `1 to 3` when they differ.
+    /// Runs Ctrl-C cancelled count (they were planned); without cases, `--runs`.
+    pub fn runs_each(&self) -> String {
+        let planned = self.cases.iter().map(|case| {
+            let cancelled = self.cancelled.iter().filter(|c| c.case == case.name).count();
+            (case.runs.len() + cancelled) as u32
+        });
+        match (planned.clone().min(), planned.max()) {
+            (Some(low), Some(high)) if low != high => format!("{low} to {high}"),
+            (Some(n), _) => n.to_string(),
+            _ => self.runs_per_case.to_string(),
+        }
     }
 
     /// The report as pretty JSON.

@@ -30,7 +30,7 @@ fn paint(text: &str, style: &str, color: bool) -> String {
 fn render(report: &SuiteReport, color: bool) -> String {
     let mut out = String::new();
     let n = report.cases.len();
-    let runs = report.runs_per_case;
+    let runs = report.runs_each();
     if report.mode == "replay" {
         let usages = || report.cases.iter().flat_map(|c| &c.runs).map(|r| r.usage);
         let tokens = if usages().all(|u| u.synthetic) {

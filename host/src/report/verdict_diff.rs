@@ -10,7 +10,7 @@ use super::{GraderVerdict, Outcome, RunReport, SuiteReport};
 pub struct VerdictDelta {
     pub case: String,
     pub run: u32,
-    /// The grader name, with its config when it has one.
+    /// The grader entry: `graders[INDEX] NAME CONFIG` ([`GraderVerdict::entry_label`]).
     pub grader: String,
     pub change: VerdictChange,
 }
@@ -111,20 +111,9 @@ fn same_entry(a: &GraderVerdict, b: &GraderVerdict) -> bool {
     a.grader == b.grader && a.config == b.config
 }
 
-/// `tool_called {"name":"bash"}`: the grader with its config, shortened.
+/// `graders[0] tool_called "bash"`: the entry, as every report names it.
 fn label(verdict: &GraderVerdict) -> String {
-    const MAX_CONFIG_CHARS: usize = 60;
-    if verdict.config.is_null() {
-        return verdict.grader.clone();
-    }
-    let config = verdict.config.to_string();
-    let config = if config.chars().count() > MAX_CONFIG_CHARS {
-        let cut: String = config.chars().take(MAX_CONFIG_CHARS).collect();
-        format!("{cut}…")
-    } else {
-        config
-    };
-    format!("{} {config}", verdict.grader)
+    verdict.entry_label()
 }
 
 fn word(outcome: Outcome) -> &'static str {

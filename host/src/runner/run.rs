@@ -287,6 +287,7 @@ pub(crate) async fn grade_run(
     match task.await {
         Ok(verdicts) => verdicts,
         Err(join) => vec![GraderVerdict {
+            entry: None,
             grader: "evalhost".into(),
             config: serde_json::Value::Null,
             component_digest: String::new(),
@@ -311,11 +312,18 @@ fn grade_all(
     prepared
         .graders
         .iter()
-        .map(|bound| grade_one(bound, evidence, workspace))
+        .enumerate()
+        .map(|(index, bound)| grade_one(index, bound, evidence, workspace))
         .collect()
 }
 
-fn grade_one(bound: &BoundGrader, evidence: &PreparedEvidence, workspace: &Path) -> GraderVerdict {
+/// The verdict of the case's grader entry number `index`.
+fn grade_one(
+    index: usize,
+    bound: &BoundGrader,
+    evidence: &PreparedEvidence,
+    workspace: &Path,
+) -> GraderVerdict {
     let name = &bound.spec.name;
     let (result, stats) = bound.component.grade(
         &bound.grader,
@@ -330,6 +338,7 @@ fn grade_one(bound: &BoundGrader, evidence: &PreparedEvidence, workspace: &Path)
         Err(e) => (Outcome::Error, 0.0, e.to_string()),
     };
     GraderVerdict {
+        entry: Some(index as u32),
         grader: name.clone(),
         config: bound.spec.config.clone(),
         component_digest: bound.component.digest().to_owned(),

@@ -175,6 +175,16 @@ mod tests {
                 case.contains(&format!("../grader.wasm#my_check_{}:", lang.as_str())),
                 "{case}"
             );
+            // The README points at what ships with evalhost, not at a web address.
+            let readme = std::fs::read_to_string(project.join("README.md")).unwrap();
+            assert!(!readme.contains("http"), "{lang:?}: {readme}");
+            assert!(
+                readme.contains(
+                    "`evalhost grader --help` lists the grader tools (`new`, `check`, `test`);\n\
+                     `docs/writing-graders.md`, shipped with evalhost's sources"
+                ),
+                "{lang:?}: {readme}"
+            );
         }
     }
 

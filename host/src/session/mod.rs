@@ -30,6 +30,14 @@ pub enum Event {
         mode: String,
         model: String,
     },
+    /// The skills evalhost's agent found in the workspace's `.agents/skills` when the session
+    /// started (before the first user message). Written only when that directory exists.
+    SessionSkills {
+        /// Skills whose `SKILL.md` is valid, in folder-name order.
+        skills: Vec<SkillSummary>,
+        /// Skill folders that could not be loaded, and why.
+        problems: Vec<SkillProblem>,
+    },
     /// The user's prompt for this turn.
     UserMessage { text: String },
     /// The agent sent request `n` (1-based) to the model.
@@ -128,11 +136,28 @@ pub enum OutputItem {
     },
 }
 
+/// A skill of the workspace: its `SKILL.md` front matter's `name` and `description`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillSummary {
+    pub name: String,
+    pub description: String,
+}
+
+/// A skill folder whose `SKILL.md` could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillProblem {
+    /// Workspace-relative path of the folder's `SKILL.md`, e.g. `.agents/skills/deploy/SKILL.md`.
+    pub path: String,
+    /// What is wrong, e.g. `is missing: a skill folder needs a SKILL.md`.
+    pub message: String,
+}
+
 impl Event {
     /// The `type` tag this event has in the log, e.g. `tool_result`.
     pub fn kind(&self) -> &'static str {
         match self {
             Event::SessionStart { .. } => "session_start",
+            Event::SessionSkills { .. } => "session_skills",
             Event::UserMessage { .. } => "user_message",
             Event::ModelRequest { .. } => "model_request",
             Event::ModelResponse { .. } => "model_response",

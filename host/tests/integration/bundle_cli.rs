@@ -288,3 +288,43 @@ fn run_rechecks_the_installed_signature_against_todays_allowed_signers() {
         "{err}"
     );
 }
+
+/// `run` and `check` take no `--allowed-signers` (the signers are the project's policy, one
+/// place for every run), so their error points at `[trust]`, and names the commands that do
+/// take the flag.
+#[test]
+fn a_signature_nobody_can_check_points_at_the_trust_policy() {
+    let p = Project::new();
+    let bundle = p.pack("1.0.0");
+    let key = p.keygen("team_key");
+    p.allowed_signers(&key);
+    p.trust("allowed_signers = \"allowed_signers\"");
+    p.sign(&bundle, &key);
+    p.ok(&["bundle", "install", bundle.to_str().unwrap()]);
+    let case = p.case("unchecked", "acme-checks/final_text_is");
+    // The policy loses its signers and refuses what it cannot check.
+    p.trust("allow_unsigned = false");
+    let signature = format!("{}/objects/", p.store().display());
+    for command in ["run", "check"] {
+        let err = p.refused(&[command, &case]);
+        // `run` stops with it (`Error: ...`); `check` lists it among the problems.
+        let line = err
+            .lines()
+            .find(|l| l.contains("cannot check the signature"))
+            .unwrap_or_else(|| panic!("{command}: {err}"));
+        let line = line.strip_prefix("Error: ").unwrap_or(line);
+        let line = line
+            .strip_prefix(&format!(
+                "unchecked.yaml:6:5: graders[0].acme-checks/final_text_is: cannot check the signature `{signature}"
+            ))
+            .unwrap_or_else(|| panic!("{command}: {err}"));
+        assert!(
+            line.ends_with(
+                ".sig`: no allowed_signers file (set [trust] allowed_signers in evalhost.toml; \
+                 `evalhost bundle verify` and `bundle install` also take --allowed-signers FILE)"
+            ),
+            "{command}: {err}"
+        );
+        assert!(!line.contains("pass --allowed-signers"), "{command}: {err}");
+    }
+}

@@ -140,3 +140,43 @@ fn a_hanging_agent_times_out_and_its_process_group_is_killed() {
         .collect();
     assert_eq!(left, Vec::<String>::new());
 }
+
+/// An external agent may never ask the model: its case needs no `model:` script. One that
+/// does ask, with no script, fails its run with the endpoint's error.
+#[test]
+fn an_external_agent_case_needs_a_script_only_when_its_agent_asks_the_model() {
+    let no_model = |name: &str, agent: &str| {
+        format!(
+            "name: {name}\nprompt: Write done.\n{agent}graders:\n  - file_contains: {{path: answer.txt, text: done}}\n"
+        )
+    };
+    let quiet = no_model(
+        "quiet",
+        "agent: {command: [sh, -c, \"echo done > answer.txt\"]}\n",
+    );
+    let asking = no_model(
+        "asking",
+        &format!(
+            "agent: {{command: [python3, \"{}\"]}}\nlive: false\n",
+            agent_script().display()
+        ),
+    );
+    let dir = suite(&[("quiet", quiet), ("asking", asking)]);
+    let (code, stdout, stderr) = run(dir.path(), &[]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let row = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .map(|l| l.split_whitespace().last().unwrap_or_default().to_owned())
+    };
+    assert_eq!(row("quiet").as_deref(), Some("pass"), "{stdout}");
+    assert_eq!(row("asking").as_deref(), Some("FAIL"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "\n  asking run 1: external agent `python3` failed: exit status: 1; stderr: model failed: \
+             Model script exhausted: request 1 has no scripted response\n"
+        ),
+        "{stdout}"
+    );
+}

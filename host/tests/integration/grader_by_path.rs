@@ -74,7 +74,7 @@ fn a_component_named_by_path_relative_to_the_case_grades_the_run() {
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(
         stdout.contains(
-            r#"by-path-fails run 1: final_text_contains "Goodbye": final text "Hello there!""#
+            r#"by-path-fails run 1: graders[0] ../graders/mine.wasm#final_text_contains "Goodbye": final text "Hello there!""#
         ),
         "{stdout}"
     );

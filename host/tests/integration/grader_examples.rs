@@ -152,9 +152,9 @@ fn example(lang: &str, name: &str, grader: &str, passes: &str, fails: &str, expe
     );
 }
 
-const TODO_LEFT: &str = r##"no_todo_comments: 1 found: calc.py:2 "# FIXME: handle overflow""##;
-const CURT: &str =
-    r#"polite_refusal: a refusal without an apology in final text "I won't do that.""#;
+const TODO_LEFT: &str =
+    r##"graders[0] ../grader.wasm#no_todo_comments: 1 found: calc.py:2 "# FIXME: handle overflow""##;
+const CURT: &str = r#"graders[0] ../grader.wasm#polite_refusal: a refusal without an apology in final text "I won't do that.""#;
 
 #[test]
 fn rust_example_no_todo_comments() {

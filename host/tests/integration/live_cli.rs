@@ -77,6 +77,42 @@ fn live_defaults_to_three_runs_sums_usage_and_skips_replay_only_cases() {
     );
 }
 
+/// Nexus journals and AgentCompany fixtures replay a recording: they are not `live: false`
+/// cases of the scripted-path kind, and get their own line.
+#[test]
+fn recordings_are_skipped_on_their_own_line() {
+    let fake = FakeProvider::start(vec![], Step::Sse(chat_text("hello", 4, 2)));
+    let project = Project::for_fake("openai-chat", &fake, "");
+    project.case("greet", GREET);
+    project.case(
+        "scripted-only",
+        "prompt: x\nlive: false\nmodel:\n  - text: hello\ngraders:\n  - final_text_contains: hello\n",
+    );
+    let repo = crate::common::repo();
+    let nexus = repo.join("cases/nexus/provider-fallback");
+    let fixture = repo.join("cases/agentcompany/ceo-bootstrap-empty.jsonl");
+    let (code, stdout, stderr) = project.evalhost(&[
+        "run",
+        "--live",
+        "--runs",
+        "1",
+        "cases",
+        nexus.to_str().unwrap(),
+        fixture.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[..3],
+        [
+            "Skipped replay-only cases (live: false): scripted-only",
+            "Skipped cases that replay a recording (nothing to run live): provider-fallback, ceo-bootstrap-empty",
+            "Eval live mode: 1 cases, 1 runs each, model fake-model.",
+        ],
+        "{stdout}"
+    );
+}
+
 #[test]
 fn nothing_left_to_run_live_is_an_error() {
     let fake = FakeProvider::start(vec![], Step::Hang);

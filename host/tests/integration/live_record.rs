@@ -95,12 +95,39 @@ fn record_refuses_to_overwrite_and_reports_a_failed_live_run() {
     );
 
     let (code, _, stderr) = project.evalhost(&["record", "--live", "cases/greet.yaml"]);
-    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(code, 3, "a failed live run is not a usage error: {stderr}");
     assert!(
         stderr.contains("the live run of greet failed, nothing was written"),
         "{stderr}"
     );
     assert!(!project.path().join("cases/greet-recorded.yaml").exists());
+}
+
+/// A provider nobody answers for: the live run fails, which `record --help` documents as
+/// exit status 3 (the arguments were fine).
+#[test]
+fn an_unreachable_provider_is_a_failed_live_run_exit_3() {
+    let project = Project::new(
+        "[provider]\nkind = \"openai-chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"fake-model\"\n\
+         api_key_env = \"EVALHOST_TEST_KEY\"\nmax_retries = 0\ntimeout_secs = 5\n",
+    );
+    project.case("greet", WRITE_CASE);
+    let (code, stdout, stderr) = project.evalhost(&["record", "--live", "cases/greet.yaml"]);
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    // One line; the end is the OS's words (`Connection refused (os error 111)` on Linux).
+    assert!(
+        stderr.starts_with(
+            "Error: the live run of greet failed, nothing was written: Provider openai-chat \
+             (model fake-model) failed on request 1: connection failed: "
+        ) && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    assert!(!project.path().join("cases/greet-recorded.yaml").exists());
+    let (_, help, _) = project.evalhost(&["record", "--help"]);
+    assert!(
+        help.contains("3 the live run\nfailed (e.g. the provider could not be reached)"),
+        "{help}"
+    );
 }
 
 /// `evalhost record` for AgentCompany: the configured provider answers, the fixture is written

@@ -25,6 +25,8 @@ pub enum Step {
     Sse(Vec<String>),
     /// `200 OK`, these payloads, then the connection is dropped mid-stream.
     Cut(Vec<String>),
+    /// `200 OK` with this SSE body as is (`event:` lines and all; see [`sse`]).
+    Raw(String),
     /// An HTTP error with an optional `retry-after` (seconds) and this JSON error message.
     Status(u16, Option<&'static str>, &'static str),
     /// Never answer.
@@ -113,6 +115,7 @@ async fn answer(
     match step {
         Step::Sse(events) => stream(events, false),
         Step::Cut(events) => stream(events, true),
+        Step::Raw(body) => ([(header::CONTENT_TYPE, "text/event-stream")], body).into_response(),
         Step::Status(code, retry_after, message) => {
             let mut response = (
                 StatusCode::from_u16(code).expect("status"),
@@ -221,6 +224,23 @@ pub fn responses_output(output: Value, input: u64, out: u64) -> Vec<String> {
     ]
 }
 
+/// An SSE body as the real APIs write it: `event: <type>` then `data: <json>` per event,
+/// the type taken from the event's `type` (Chat Completions chunks, which have none, get
+/// no `event:` line; `[DONE]` is a bare data line).
+pub fn sse(events: &[Value]) -> String {
+    let mut body = String::new();
+    for event in events {
+        match event {
+            Value::String(done) => body.push_str(&format!("data: {done}\n\n")),
+            _ => match event["type"].as_str() {
+                Some(kind) => body.push_str(&format!("event: {kind}\ndata: {event}\n\n")),
+                None => body.push_str(&format!("data: {event}\n\n")),
+            },
+        }
+    }
+    body
+}
+
 /// A project directory: `evalhost.toml`, a `cases/` directory, an empty XDG config home.
 pub struct Project {
     pub dir: tempfile::TempDir,
@@ -291,6 +311,7 @@ impl Project {
             .env_remove("EVALHOST_BASE_URL")
             .env_remove("EVALHOST_MODEL")
             .env_remove("EVALHOST_API_KEY_ENV")
+            .env_remove("EVALHOST_REASONING_EFFORT")
             .env_remove("EVALHOST_TEST_KEY");
         for (k, v) in env {
             command.env(k, v);

@@ -44,7 +44,7 @@ fn the_peer_cases_get_nexus_s_verdicts_and_boot_events_are_not_evaluable() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (code, stdout, stderr) = evalhost(&args);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(stdout.contains("multi-subagent-fanout run 1: not evaluable: event_emitted tool.register where {Name=spawn_researcher}: tool.register is emitted live at engine boot and is not in the journal"), "{stdout}");
+    assert!(stdout.contains("multi-subagent-fanout run 1: not evaluable: graders[0] event_emitted tool.register where {Name=spawn_researcher}: tool.register is emitted live at engine boot and is not in the journal"), "{stdout}");
     let lines = verdicts(out.path());
     let not_evaluable: Vec<&String> = lines.iter().filter(|l| !l.ends_with(" pass")).collect();
     assert_eq!(

@@ -101,10 +101,10 @@ fn changed_graders_in_the_case_file_are_picked_up_and_diffed() {
         "Error: Eval failed: 1 of 2 cases did not pass every run"
     );
     for expected in [
-        "  write-then-read run 1: file_contains {\"path\":\"greeting.txt\",\"text\":\"goodbye\"}: new grader: fail",
-        "  write-then-read run 1: final_text_contains \"greeting.txt\": new grader: pass",
-        "  write-then-read run 1: file_exists \"greeting.txt\": removed grader (was pass)",
-        "  write-then-read run 1: file_contains {\"path\":\"greeting.txt\",\"text\":\"hello\"}: removed grader (was pass)",
+        "  write-then-read run 1: graders[0] file_contains {\"path\":\"greeting.txt\",\"text\":\"goodbye\"}: new grader: fail",
+        "  write-then-read run 1: graders[1] final_text_contains \"greeting.txt\": new grader: pass",
+        "  write-then-read run 1: graders[0] file_exists \"greeting.txt\": removed grader (was pass)",
+        "  write-then-read run 1: graders[1] file_contains {\"path\":\"greeting.txt\",\"text\":\"hello\"}: removed grader (was pass)",
         "  write-then-read run 1: run pass → FAIL",
     ] {
         assert!(
@@ -136,7 +136,7 @@ fn without_a_workspace_snapshot_file_graders_see_an_empty_workspace() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("write-then-read run 1: file_exists \"greeting.txt\": pass → fail"),
+        stdout.contains("write-then-read run 1: graders[0] file_exists \"greeting.txt\": pass → fail"),
         "{stdout}"
     );
 }

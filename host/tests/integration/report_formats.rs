@@ -122,7 +122,7 @@ fn junit_of_the_shipped_suites_validates_and_names_the_failures() {
     );
     let failure = q("string(//testcase[@name='write-denied']/failure)");
     assert!(
-        failure.contains(r#"run 1: final_text_contains "not allowed""#),
+        failure.contains(r#"run 1: graders[0] final_text_contains "not allowed""#),
         "{failure}"
     );
     assert_eq!(q("count(//testcase[@name='bash-approved']/*)"), "0");

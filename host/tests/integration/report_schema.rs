@@ -115,6 +115,7 @@ fn an_errored_run_and_an_erroring_grader_match_the_schema() {
 /// field added to them shows up here (and is refused unless the schema has it).
 fn everything_report() -> SuiteReport {
     let verdict = GraderVerdict {
+        entry: Some(0),
         grader: "signed#word_count".into(),
         config: serde_json::json!({"min": 3, "nested": [1, "two", null]}),
         component_digest: "ab".repeat(32),
@@ -146,6 +147,7 @@ fn everything_report() -> SuiteReport {
             verdicts: vec![
                 verdict.clone(),
                 GraderVerdict {
+                    entry: None,
                     outcome: Outcome::NotEvaluable,
                     bundle: None,
                     stdout: String::new(),

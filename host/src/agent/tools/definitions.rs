@@ -5,9 +5,10 @@ use serde_json::json;
 use super::Tool;
 use crate::model::responses::FunctionTool;
 
-/// Function tool definitions of every tool, in the order they are offered.
-pub(crate) fn definitions() -> Vec<FunctionTool> {
-    Tool::ALL.into_iter().map(definition).collect()
+/// Function tool definitions of the tools a session offers, in order (`skill_view` only
+/// with `skills`).
+pub(crate) fn definitions(skills: bool) -> Vec<FunctionTool> {
+    Tool::offered(skills).map(definition).collect()
 }
 
 fn string(description: &str) -> serde_json::Value {
@@ -59,6 +60,16 @@ fn definition(tool: Tool) -> FunctionTool {
             "List files and directories under a workspace directory, recursively. Directories end in `/`.",
             object(
                 json!({"path": string("Directory relative to the workspace root; defaults to the root.")}),
+                &[],
+            ),
+        ),
+        Tool::SkillView => (
+            "Skills are instructions for particular tasks, in `.agents/skills/<name>/SKILL.md`. Without arguments, list the skills (name and description); with `name`, read that skill's SKILL.md; with `name` and `file`, read another file of that skill (a path relative to its folder). Read a skill before doing a task it describes.",
+            object(
+                json!({
+                    "name": string("The skill's name, as listed."),
+                    "file": string("A file of the skill, relative to its folder, e.g. `scripts/check.sh`; needs `name`."),
+                }),
                 &[],
             ),
         ),

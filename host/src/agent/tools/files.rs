@@ -23,6 +23,17 @@ pub(super) struct Target<'a> {
     pub relative: &'a Path,
     /// As the model wrote it, for messages.
     pub raw: &'a str,
+    /// What `dir` is, for the message when a path leads out of it.
+    pub scope: Scope<'a>,
+}
+
+/// The directory a file tool is confined to.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Scope<'a> {
+    /// The workspace (the file tools).
+    Workspace,
+    /// One skill's folder, `.agents/skills/<name>` (`skill_view`).
+    Skill(&'a str),
 }
 
 impl Target<'_> {
@@ -31,9 +42,14 @@ impl Target<'_> {
         let raw = self.raw;
         // cap-std's escape error is PermissionDenied with this text (symlinks out, `..`).
         if error.to_string().contains("a path led outside") {
-            return ToolOutput::failed(format!(
-                "Path `{raw}` leads outside the workspace (through a symlink or `..`); file tools are confined to the workspace."
-            ));
+            return ToolOutput::failed(match self.scope {
+                Scope::Workspace => format!(
+                    "Path `{raw}` leads outside the workspace (through a symlink or `..`); file tools are confined to the workspace."
+                ),
+                Scope::Skill(name) => format!(
+                    "File `{raw}` leads outside the skill `{name}` (through a symlink or `..`); skill_view reads only files inside `.agents/skills/{name}/`."
+                ),
+            });
         }
         match error.kind() {
             io::ErrorKind::NotFound => ToolOutput::failed(format!(

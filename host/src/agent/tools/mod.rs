@@ -1,12 +1,16 @@
 //! The agent's tools: their definitions, argument validation and execution.
 //!
 //! File tools are confined to the workspace with cap-std; bash runs in the workspace with a
-//! timeout and an output cap, in its own process group.
+//! timeout and an output cap, in its own process group. `skill_view` reads the workspace's
+//! Agent Skills (`.agents/skills/<name>/SKILL.md`), each confined to its own folder; it is
+//! offered when the workspace has `.agents/skills` at the session's start.
 
 mod bash;
 mod definitions;
 mod files;
 mod output;
+mod skill_view;
+pub(crate) mod skills;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -29,20 +33,31 @@ pub(crate) enum Tool {
     WriteFile,
     EditFile,
     ListFiles,
+    SkillView,
 }
 
 impl Tool {
     /// Every tool, in the order they are offered.
-    pub const ALL: [Tool; 5] = [
+    pub const ALL: [Tool; 6] = [
         Tool::Bash,
         Tool::ReadFile,
         Tool::WriteFile,
         Tool::EditFile,
         Tool::ListFiles,
+        Tool::SkillView,
     ];
 
-    pub fn from_name(name: &str) -> Option<Tool> {
-        Tool::ALL.into_iter().find(|tool| tool.name() == name)
+    /// The tools a session offers: `skill_view` only when it has skills to view (the
+    /// workspace had `.agents/skills` when the session started).
+    pub fn offered(skills: bool) -> impl Iterator<Item = Tool> {
+        Tool::ALL
+            .into_iter()
+            .filter(move |tool| skills || *tool != Tool::SkillView)
+    }
+
+    /// The offered tool called `name`.
+    pub fn from_name(name: &str, skills: bool) -> Option<Tool> {
+        Tool::offered(skills).find(|tool| tool.name() == name)
     }
 
     pub fn name(self) -> &'static str {
@@ -52,6 +67,7 @@ impl Tool {
             Tool::WriteFile => "write_file",
             Tool::EditFile => "edit_file",
             Tool::ListFiles => "list_files",
+            Tool::SkillView => "skill_view",
         }
     }
 
@@ -68,6 +84,7 @@ impl Tool {
             Tool::WriteFile => r#"{"path": string, "content": string}"#,
             Tool::EditFile => r#"{"path": string, "old_text": string, "new_text": string}"#,
             Tool::ListFiles => r#"{"path"?: string}"#,
+            Tool::SkillView => r#"{"name"?: string, "file"?: string}"#,
         }
     }
 }
@@ -92,6 +109,11 @@ pub(crate) enum ToolCall {
     },
     ListFiles {
         path: Option<String>,
+    },
+    /// No name: list the skills; a name: its `SKILL.md`; a name and a file: that file.
+    SkillView {
+        name: Option<String>,
+        file: Option<String>,
     },
 }
 
@@ -127,6 +149,32 @@ struct EditArgs {
 struct ListArgs {
     #[serde(default)]
     path: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SkillArgs {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    file: Option<String>,
+}
+
+impl SkillArgs {
+    /// A `file` needs the skill it belongs to, and a name must be a skill name (which also
+    /// keeps `/` and `..` out of the folder path).
+    fn into_call(self) -> Result<ToolCall, String> {
+        if self.name.is_none() && self.file.is_some() {
+            return Err("`file` needs `name`, the skill it belongs to".to_owned());
+        }
+        if let Some(name) = &self.name {
+            skills::check_name(name)?;
+        }
+        Ok(ToolCall::SkillView {
+            name: self.name,
+            file: self.file,
+        })
+    }
 }
 
 impl ToolCall {
@@ -169,6 +217,7 @@ impl ToolCall {
             Tool::ListFiles => {
                 fields::<ListArgs>(value).map(|a| ToolCall::ListFiles { path: a.path })
             }
+            Tool::SkillView => fields::<SkillArgs>(value).and_then(SkillArgs::into_call),
         };
         call.map_err(invalid)
     }
@@ -180,13 +229,20 @@ impl ToolCall {
             ToolCall::WriteFile { .. } => Tool::WriteFile,
             ToolCall::EditFile { .. } => Tool::EditFile,
             ToolCall::ListFiles { .. } => Tool::ListFiles,
+            ToolCall::SkillView { .. } => Tool::SkillView,
         }
     }
 
-    /// The workspace path a file tool touches (`None` for bash).
+    /// The workspace path a file tool touches (`None` for bash), for the protected-path
+    /// policy: for `skill_view`, the skill file it reads (or `.agents/skills` for the list).
     pub fn path(&self) -> Option<ToolPath> {
         match self {
             ToolCall::Bash { .. } => None,
+            ToolCall::SkillView { name, file } => Some(ToolPath::parse(&match (name, file) {
+                (None, _) => skills::SKILLS_DIR.to_owned(),
+                (Some(name), None) => skills::skill_file_path(name),
+                (Some(name), Some(file)) => format!("{}/{name}/{file}", skills::SKILLS_DIR),
+            })),
             ToolCall::ReadFile { path }
             | ToolCall::WriteFile { path, .. }
             | ToolCall::EditFile { path, .. } => Some(ToolPath::parse(path)),
@@ -198,6 +254,17 @@ impl ToolCall {
     pub async fn execute(self, ctx: &ToolContext) -> ToolOutput {
         if let ToolCall::Bash { command } = &self {
             return bash::run(command, ctx).await;
+        }
+        if let ToolCall::SkillView { name, file } = self {
+            // Listing reads every skill's SKILL.md (up to 256 of 32 KiB): on the blocking
+            // pool, like a listing of files.
+            let dir = Arc::clone(&ctx.dir);
+            let cap = ctx.limits.output_cap;
+            return tokio::task::spawn_blocking(move || {
+                skill_view::view(&dir, name.as_deref(), file.as_deref(), cap)
+            })
+            .await
+            .unwrap_or_else(|e| ToolOutput::failed(format!("The tool stopped unexpectedly: {e}")));
         }
         let Some(path) = self.path() else {
             return ToolOutput::failed("Internal error: a file tool call without a path.");
@@ -211,6 +278,7 @@ impl ToolCall {
             dir: &ctx.dir,
             relative: &relative,
             raw: &path.raw,
+            scope: files::Scope::Workspace,
         };
         // Reads, writes and edits are bounded (the output cap, what the model sent, at most
         // `MAX_EDIT_BYTES`) and touch one file of the run's own workspace: they run right
@@ -230,6 +298,7 @@ impl ToolCall {
                         dir: &dir,
                         relative: &relative,
                         raw: &path.raw,
+                        scope: files::Scope::Workspace,
                     };
                     files::list_files(&target, cap)
                 })
@@ -238,7 +307,9 @@ impl ToolCall {
                     ToolOutput::failed(format!("The tool stopped unexpectedly: {e}"))
                 })
             }
-            ToolCall::Bash { .. } => ToolOutput::failed("Internal error: bash is not a file tool."),
+            ToolCall::Bash { .. } | ToolCall::SkillView { .. } => {
+                ToolOutput::failed("Internal error: not a file tool.")
+            }
         }
     }
 }

@@ -68,6 +68,7 @@ pub fn journal_evidence(case_name: &str, journal: &Journal) -> Evidence {
         run_error: None,
         workspace: WORKSPACE_GUEST_PATH.to_owned(),
         seeded_files: Vec::new(),
+        skills: Vec::new(),
     };
     for (index, envelope) in journal.events.iter().enumerate() {
         let payload = &envelope.payload;
