@@ -3,8 +3,6 @@
 //! complete; and a run whose temp directory cannot be created is an errored run naming the
 //! path, not a crash.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
