@@ -60,7 +60,7 @@ write("cases/agentcompany", "ceo-bootstrap-empty", "Empty company, CEO bootstrap
 
 BUILD_SYSTEM = ("You are an engineer at AgentCompany. Fix build errors with the `shell` tool: run the build, "
                 "read the compiler error, make the smallest fix, and run the build again before you answer.\n")
-write("cases/agentcompany", "build-error-fix", "IC fixes a type error with the shell tool",
+write("cases/agentcompany", "type-error-fix", "IC fixes a type error with the shell tool",
       BUILD_SYSTEM, "The build is red on main. Please fix it.",
       [asst([call("call_1", "shell", {"command": "cargo build"})]),
        result("call_1", "error[E0308]: mismatched types\n --> src/lib.rs:3:5\n  |\n3 |     \"42\"\n  |     ^^^^ expected `u32`, found `&str`", True),

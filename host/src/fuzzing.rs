@@ -113,12 +113,14 @@ pub fn nexus_journal(data: &[u8]) {
             golden_events(&journal);
         }
         Err(error) => {
-            let location = error_location(&error);
-            assert!(location.path.starts_with("fuzz/journal"), "{error}");
-            // A `.zst` segment's lines are those of its decompressed text, not of `rest`.
-            if mode % 3 != 2 {
-                let text = String::from_utf8_lossy(rest);
-                assert!(location.line <= line_count(&text), "{error}");
+            for problem in error.problems() {
+                let location = problem.location();
+                assert!(location.path.starts_with("fuzz/journal"), "{error}");
+                // A `.zst` segment's lines are those of its decompressed text, not of `rest`.
+                if mode % 3 != 2 {
+                    let text = String::from_utf8_lossy(rest);
+                    assert!(location.line <= line_count(&text), "{error}");
+                }
             }
         }
     }
@@ -309,34 +311,23 @@ fn round_trip(evidence: &crate::evidence::Evidence) {
     assert_eq!(&again, evidence, "evidence changed in a round trip");
 }
 
-/// Where a parse error points.
-fn error_location(error: &CaseError) -> Location {
-    match error {
-        CaseError::Malformed { location, .. } | CaseError::Invalid { location, .. } => {
-            location.clone()
-        }
-        CaseError::Read { path, .. }
-        | CaseError::TooManyCases { path, .. }
-        | CaseError::NoCases { path } => Location {
-            path: path.clone(),
-            ..Location::default()
-        },
-    }
-}
-
+/// Every problem of a parse error is about the text, points inside it and starts its line
+/// with the file.
 fn assert_error_inside(path: &Path, error: &CaseError, text: &str) {
-    assert!(
-        matches!(
-            error,
-            CaseError::Malformed { .. } | CaseError::Invalid { .. }
-        ),
-        "parsing text reported {error:?}"
-    );
-    assert_inside(path, &error_location(error), text);
-    assert!(
-        error.to_string().starts_with(&path.display().to_string()),
-        "the error does not start with the file: {error}"
-    );
+    for problem in error.problems() {
+        assert!(
+            matches!(
+                problem,
+                CaseError::Malformed { .. } | CaseError::Invalid { .. }
+            ),
+            "parsing text reported {problem:?}"
+        );
+        assert_inside(path, &problem.location(), text);
+        assert!(
+            problem.to_string().starts_with(&path.display().to_string()),
+            "the error does not start with the file: {problem}"
+        );
+    }
 }
 
 /// `location` names `path` and a line of `text` (0: the whole file).

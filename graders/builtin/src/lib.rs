@@ -142,6 +142,37 @@ mod tests {
         }
     }
 
+    /// A case file's `grader: 2026` (or `true`, `"2026"`) that a grader accepts must be
+    /// valid under its config schema too, or an editor would flag a case that runs.
+    #[test]
+    fn a_scalar_config_a_grader_accepts_its_schema_allows() {
+        for info in __EvalhostGraders::list_graders() {
+            let schema: serde_json::Value = serde_json::from_str(&info.config_schema).unwrap();
+            for (config, kind) in [
+                ("2026", "number"),
+                ("true", "boolean"),
+                ("\"2026\"", "string"),
+            ] {
+                let accepted =
+                    __EvalhostGraders::check_config(info.name.clone(), config.into()).is_ok();
+                // 2026 is an integer: "integer" allows it as "number" does.
+                let allows =
+                    |t: &serde_json::Value| t == kind || (kind == "number" && t == "integer");
+                let allowed = match &schema["type"] {
+                    serde_json::Value::Array(types) => types.iter().any(allows),
+                    serde_json::Value::Null => true,
+                    one => allows(one),
+                };
+                assert!(
+                    !accepted || allowed,
+                    "{} accepts the config {config} but its schema's type is {}",
+                    info.name,
+                    schema["type"]
+                );
+            }
+        }
+    }
+
     #[test]
     fn unknown_graders_are_named() {
         match __EvalhostGraders::check_config("tool_calls".into(), r#""bash""#.into()) {

@@ -130,8 +130,10 @@ impl Grader for FinalTextMatches {
         "The final text matches an RE2-style regular expression of at most 1 KiB";
 
     fn config_schema() -> serde_json::Value {
+        // Like every text config, a number or boolean is the text it was written as
+        // (`final_text_matches: 2026`); length and format constrain a string.
         serde_json::json!({
-            "type": "string",
+            "type": ["string", "number", "boolean"],
             "minLength": 1,
             "maxLength": MAX_PATTERN_BYTES,
             "format": "regex",

@@ -7,15 +7,14 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum BundleError {
     /// A file could not be read or written.
-    #[error("failed to {action} `{}`: {source}", path.display())]
+    #[error("failed to {action} `{}`: {error}", path.display())]
     Io {
         /// What was being done (`read`, `write`, `create`, ...).
         action: &'static str,
         /// The file or directory.
         path: PathBuf,
         /// The cause.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// `bundle.toml` or `MANIFEST.toml` is not valid TOML or has unknown or mistyped fields.
     #[error("{}: {message}", path.display())]
@@ -318,7 +317,7 @@ impl BundleError {
         move |source| BundleError::Io {
             action,
             path,
-            source,
+            error: source,
         }
     }
 }

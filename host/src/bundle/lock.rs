@@ -54,7 +54,7 @@ impl Lock {
                 return Err(BundleError::Io {
                     action: "read",
                     path: path.to_owned(),
-                    source,
+                    error: source,
                 });
             }
         };

@@ -47,7 +47,7 @@ pub fn read_signature(path: &Path) -> Result<Option<String>, BundleError> {
         Err(source) => Err(BundleError::Io {
             action: "read",
             path: path.to_owned(),
-            source,
+            error: source,
         }),
     }
 }

@@ -128,7 +128,7 @@ impl BundleStore {
                 return Err(BundleError::Io {
                     action: "read",
                     path: dir,
-                    source,
+                    error: source,
                 });
             }
         };
@@ -234,7 +234,7 @@ fn read_reference(path: &Path) -> Result<Option<String>, BundleError> {
         Err(source) => Err(BundleError::Io {
             action: "read",
             path: path.to_owned(),
-            source,
+            error: source,
         }),
     }
 }

@@ -3,8 +3,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
-/// A place in a case file.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// A place in a case file (ordered by file, line, column).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Location {
     /// The case file.
     pub path: PathBuf,
@@ -27,14 +27,14 @@ impl fmt::Display for Location {
 /// Why a case could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum CaseError {
-    /// The file or directory could not be read.
-    #[error("{}: failed to read case file: {source}", path.display())]
+    /// The file or directory could not be read. The message ends with the OS error; it is
+    /// not also the error's `source()`, so that a printed chain shows it once.
+    #[error("{}: failed to read case file: {error}", path.display())]
     Read {
         /// The file or directory.
         path: PathBuf,
         /// Why reading failed.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The file is not a YAML document a case can be read from: too large, not UTF-8, empty,
     /// not valid YAML, or not a map.
@@ -66,12 +66,142 @@ pub enum CaseError {
         /// The limit, [`super::MAX_CASES_PER_DIR`].
         max: usize,
     },
-    /// A directory holds no case files.
-    #[error("{}: no case files (*.yaml, *.yml) found", path.display())]
+    /// A directory holds no case files, nor do its subdirectories.
+    #[error("{}: no case files (*.yaml, *.yml, *.jsonl) or Nexus case directories found, in it or its subdirectories", path.display())]
     NoCases {
         /// The directory.
         path: PathBuf,
     },
+    /// More than one problem in one case source, in file order: each is one of the
+    /// variants above, shown on its own line.
+    #[error("{}", lines(.0))]
+    Several(Vec<CaseError>),
+}
+
+/// Most problems one case source reports; later ones are counted, not shown.
+pub const MAX_PROBLEMS_PER_FILE: usize = 20;
+
+impl CaseError {
+    /// `problems` as one error: the problem itself when there is one, else
+    /// [`CaseError::Several`] (nested lists flattened).
+    pub fn several(problems: Vec<CaseError>) -> CaseError {
+        let mut flat: Vec<CaseError> = problems
+            .into_iter()
+            .flat_map(CaseError::into_problems)
+            .collect();
+        match flat.len() {
+            1 => flat.remove(0),
+            _ => CaseError::Several(flat),
+        }
+    }
+
+    /// The problems this error reports: those of [`CaseError::Several`], else itself.
+    pub fn problems(&self) -> Vec<&CaseError> {
+        match self {
+            CaseError::Several(problems) => problems.iter().flat_map(CaseError::problems).collect(),
+            other => vec![other],
+        }
+    }
+
+    /// [`CaseError::problems`], owned.
+    pub fn into_problems(self) -> Vec<CaseError> {
+        match self {
+            CaseError::Several(problems) => problems
+                .into_iter()
+                .flat_map(CaseError::into_problems)
+                .collect(),
+            other => vec![other],
+        }
+    }
+}
+
+/// The problems found in one case source, for a loader that goes on after a problem (to
+/// report every problem of a file, not only the first). At most
+/// [`MAX_PROBLEMS_PER_FILE`] are kept; a last line counts the others.
+#[derive(Debug, Default)]
+pub(crate) struct Problems {
+    kept: Vec<CaseError>,
+    more: usize,
+}
+
+impl Problems {
+    /// Note a problem.
+    pub fn push(&mut self, problem: CaseError) {
+        for problem in problem.into_problems() {
+            if self.kept.len() < MAX_PROBLEMS_PER_FILE {
+                self.kept.push(problem);
+            } else {
+                self.more += 1;
+            }
+        }
+    }
+
+    /// The value of `result`, or `None` with its error noted.
+    pub fn keep<T>(&mut self, result: Result<T, CaseError>) -> Option<T> {
+        result.map_err(|e| self.push(e)).ok()
+    }
+
+    /// How many problems were noted.
+    pub fn count(&self) -> usize {
+        self.kept.len() + self.more
+    }
+
+    /// `Ok(value)` when no problem was noted, else every problem as one error, in file
+    /// order (by file, line and column).
+    pub fn finish<T>(self, value: Option<T>) -> Result<T, CaseError> {
+        let Problems { mut kept, more } = self;
+        kept.sort_by_cached_key(CaseError::location);
+        if more > 0
+            && let Some(path) = kept.first().map(|p| p.location().path.clone())
+        {
+            kept.push(CaseError::Malformed {
+                location: Location {
+                    path,
+                    line: 0,
+                    column: 0,
+                },
+                message: format!(
+                    "{more} more problems not shown (at most {MAX_PROBLEMS_PER_FILE} a file)"
+                ),
+            });
+        }
+        match value {
+            Some(value) if kept.is_empty() => Ok(value),
+            _ => Err(CaseError::several(kept)),
+        }
+    }
+}
+
+impl CaseError {
+    /// Where the problem is (for [`CaseError::Several`], the first problem's place).
+    pub fn location(&self) -> Location {
+        let at = |path: &PathBuf| Location {
+            path: path.clone(),
+            line: 0,
+            column: 0,
+        };
+        match self {
+            CaseError::Read { path, .. }
+            | CaseError::TooManyCases { path, .. }
+            | CaseError::NoCases { path } => at(path),
+            CaseError::Malformed { location, .. } | CaseError::Invalid { location, .. } => {
+                location.clone()
+            }
+            CaseError::Several(problems) => problems
+                .first()
+                .map(CaseError::location)
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// One problem a line.
+fn lines(problems: &[CaseError]) -> String {
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `field: `, or nothing for problems of the document's top level that no field names.

@@ -1,4 +1,5 @@
-//! Reading case files from disk: single files, and directories of them in name order.
+//! Reading case files from disk: single files, and directories of them (and of their
+//! subdirectories) in name order.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -19,10 +20,12 @@ pub fn load_case(path: &Path) -> Result<Case, CaseError> {
 
 /// Load cases from files and directories, in the order given.
 ///
-/// A directory contributes its `*.yaml` and `*.yml` files (not recursively, hidden files
-/// skipped) in file-name order, at most [`MAX_CASES_PER_DIR`] of them; a file is loaded
-/// whatever its extension. Case names must be unique across everything loaded. The first
-/// error stops loading and names the file that broke.
+/// A directory contributes its `*.yaml` and `*.yml` files (hidden files skipped) in
+/// file-name order, and those of its subdirectories (hidden and `_`-prefixed ones skipped)
+/// at their place in that order, at most [`MAX_CASES_PER_DIR`] from one directory; a file is
+/// loaded whatever its extension. Case names must be unique across everything loaded. Every
+/// problem is reported, not only the first: the error is [`CaseError::Several`] when there
+/// is more than one.
 pub fn load_cases(paths: &[PathBuf]) -> Result<Vec<Case>, CaseError> {
     load_cases_with(paths, &LoadOptions::default())
 }
@@ -35,32 +38,48 @@ pub struct LoadOptions {
 }
 
 /// [`load_cases`] with options; directories also contribute AgentCompany fixtures
-/// (`*.jsonl`), and a `.jsonl` file is loaded as one.
+/// (`*.jsonl`) and Nexus case directories, and a `.jsonl` file is loaded as a fixture.
 pub fn load_cases_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Vec<Case>, CaseError> {
-    // Which files each path contributes, then all of them loaded at once; walked in load
-    // order, so the error reported is the one a file-by-file load would have met first.
-    let sources: Vec<Result<Vec<PathBuf>, CaseError>> =
-        paths.iter().map(|path| case_sources(path)).collect();
-    let files: Vec<PathBuf> = sources.iter().flatten().flatten().cloned().collect();
-    let mut loaded = load_each_source(&files, options).into_iter();
-    let mut cases: Vec<Case> = Vec::new();
-    for path_sources in sources {
-        let count = path_sources?.len();
-        for case in loaded.by_ref().take(count) {
-            cases.push(case?);
+    let mut cases = Vec::new();
+    let mut problems = Vec::new();
+    for loaded in load_each(paths, options) {
+        match loaded {
+            Ok(case) => cases.push(case),
+            Err(problem) => problems.push(problem),
         }
     }
-    Ok(cases)
+    if problems.is_empty() {
+        Ok(cases)
+    } else {
+        Err(CaseError::several(problems))
+    }
 }
 
-/// Load each source (from [`case_sources`]): one result per source, in order, so that every
-/// broken file is reported, not only the first (`evalhost check`). Files are parsed on all
-/// cores (they are independent); then names are checked in order: a case whose name an
-/// earlier source already defined is an error located at its `name`.
-pub fn load_each_source(
-    sources: &[PathBuf],
-    options: &LoadOptions,
-) -> Vec<Result<Case, CaseError>> {
+/// Everything loading `paths` found, in load order: one result per case source (a case, or
+/// the problems of that file), and one error per path or directory entry that could not be
+/// read or a directory with too many or no cases. The one loading path of `run`, `check`,
+/// `list` and `grade`: [`load_cases_with`] is this, collected.
+pub fn load_each(paths: &[PathBuf], options: &LoadOptions) -> Vec<Result<Case, CaseError>> {
+    let found: Vec<Result<PathBuf, CaseError>> =
+        paths.iter().flat_map(|path| case_sources(path)).collect();
+    let sources: Vec<PathBuf> = found
+        .iter()
+        .filter_map(|source| source.as_ref().ok().cloned())
+        .collect();
+    let mut loaded = load_each_source(&sources, options).into_iter();
+    found
+        .into_iter()
+        .filter_map(|source| match source {
+            Ok(_) => loaded.next(),
+            Err(problem) => Some(Err(problem)),
+        })
+        .collect()
+}
+
+/// Load each source (from [`case_sources`]): one result per source, in order. Files are
+/// parsed on all cores (they are independent); then names are checked in order: a case whose
+/// name an earlier source already defined is an error located at its `name`.
+fn load_each_source(sources: &[PathBuf], options: &LoadOptions) -> Vec<Result<Case, CaseError>> {
     let parsed = crate::parallel::map_in_order(sources, |source| load_source(source, options));
     // Case name -> the file that defined it.
     let mut names: HashMap<String, PathBuf> = HashMap::new();
@@ -117,71 +136,125 @@ fn load_source(file: &Path, options: &LoadOptions) -> Result<Parsed, CaseError> 
 }
 
 /// What one path given to [`load_cases_with`] contributes, in load order: a case file, a
-/// Nexus case directory, or the case files and Nexus case directories of a directory.
+/// Nexus case directory, or the case files and Nexus case directories of a directory and
+/// its subdirectories; and the problems met finding them (an unreadable entry, a directory
+/// holding more than [`MAX_CASES_PER_DIR`] cases, a symlink loop, no case at all).
 ///
-/// Each source holds exactly one case, so a caller can load them one by one (as
-/// `evalhost check` does, to report every broken file rather than the first).
-pub fn case_sources(path: &Path) -> Result<Vec<PathBuf>, CaseError> {
-    let metadata = std::fs::metadata(path).map_err(|source| CaseError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    if metadata.is_dir() && !nexus::is_case_dir(path) {
-        case_files_in(path)
-    } else {
-        Ok(vec![path.to_path_buf()])
+/// Each source holds exactly one case.
+pub fn case_sources(path: &Path) -> Vec<Result<PathBuf, CaseError>> {
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) => {
+            return vec![Err(CaseError::Read {
+                path: path.to_path_buf(),
+                error,
+            })];
+        }
+    };
+    if !metadata.is_dir() || nexus::is_case_dir(path) {
+        return vec![Ok(path.to_path_buf())];
     }
+    let mut found = Vec::new();
+    walk(path, &mut Vec::new(), &mut found);
+    if found.is_empty() {
+        found.push(Err(CaseError::NoCases {
+            path: path.to_path_buf(),
+        }));
+    }
+    found
 }
 
-/// The case files of a directory, in name order.
-fn case_files_in(dir: &Path) -> Result<Vec<PathBuf>, CaseError> {
-    let read_error = |source| CaseError::Read {
-        path: dir.to_path_buf(),
-        source,
+/// The case sources of directory `dir` and of its subdirectories, depth first in name order
+/// (a subdirectory's cases at its place among the directory's files). `ancestors` are the
+/// directories being walked (canonical), to stop at a symlink leading back to one of them.
+fn walk(dir: &Path, ancestors: &mut Vec<PathBuf>, found: &mut Vec<Result<PathBuf, CaseError>>) {
+    let read_error = |path: &Path, error| CaseError::Read {
+        path: path.to_path_buf(),
+        error,
     };
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(read_error)? {
-        let entry = entry.map_err(read_error)?;
+    let canonical = match dir.canonicalize() {
+        Ok(canonical) => canonical,
+        Err(error) => return found.push(Err(read_error(dir, error))),
+    };
+    if ancestors.contains(&canonical) {
+        return found.push(Err(CaseError::Malformed {
+            location: Location {
+                path: dir.to_path_buf(),
+                line: 0,
+                column: 0,
+            },
+            message: format!(
+                "a symlink loop: this directory is {}, which is being searched already",
+                canonical.display()
+            ),
+        }));
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) => return found.push(Err(read_error(dir, error))),
+    };
+    // This directory's entries that hold cases: files and Nexus case directories (sources)
+    // and other directories (searched), in name order.
+    let mut sources = Vec::new();
+    let mut subdirs = Vec::new();
+    let mut problems = Vec::new();
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                problems.push(read_error(dir, error));
+                continue;
+            }
+        };
         let name = entry.file_name();
         let name = name.to_string_lossy();
+        let path = entry.path();
         let is_case = !name.starts_with('.')
             && (name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".jsonl"));
-        // Follow symlinks: a linked case file is a case file. One that cannot be followed (a
-        // symlink loop, a dangling link) is an error naming it, not a case silently skipped.
-        let target = is_case.then(|| std::fs::metadata(entry.path()));
-        if let Some(Err(source)) = target {
-            return Err(CaseError::Read {
-                path: entry.path(),
-                source,
-            });
-        }
-        if target.is_some_and(|m| m.is_ok_and(|m| m.is_file())) {
-            files.push(entry.path());
-        } else if !nexus::is_ignored(&name) && nexus::is_case_dir(&entry.path()) {
-            // A Nexus case directory (it holds `case.yaml`).
-            files.push(entry.path());
+        if is_case {
+            // Follow symlinks: a linked case file is a case file. One that cannot be followed
+            // (a symlink loop, a dangling link) is a problem naming it, not a case silently
+            // skipped.
+            match std::fs::metadata(&path) {
+                Ok(metadata) if metadata.is_file() => sources.push(path),
+                Ok(_) => {}
+                Err(error) => problems.push(read_error(&path, error)),
+            }
+        } else if !nexus::is_ignored(&name) && path.is_dir() {
+            if nexus::is_case_dir(&path) {
+                sources.push(path);
+            } else {
+                subdirs.push(path);
+            }
         }
     }
-    if files.len() > MAX_CASES_PER_DIR {
-        return Err(CaseError::TooManyCases {
+    found.extend(problems.into_iter().map(Err));
+    if sources.len() > MAX_CASES_PER_DIR {
+        found.push(Err(CaseError::TooManyCases {
             path: dir.to_path_buf(),
-            count: files.len(),
+            count: sources.len(),
             max: MAX_CASES_PER_DIR,
-        });
+        }));
+        sources.clear();
     }
-    if files.is_empty() {
-        return Err(CaseError::NoCases {
-            path: dir.to_path_buf(),
-        });
+    let mut entries: Vec<(PathBuf, bool)> = sources.into_iter().map(|p| (p, false)).collect();
+    entries.extend(subdirs.into_iter().map(|p| (p, true)));
+    entries.sort_by(|(a, _), (b, _)| a.file_name().cmp(&b.file_name()));
+    ancestors.push(canonical);
+    for (path, is_subdir) in entries {
+        if is_subdir {
+            walk(&path, ancestors, found);
+        } else {
+            found.push(Ok(path));
+        }
     }
-    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
-    Ok(files)
+    ancestors.pop();
 }
 
 fn read_case(path: &Path) -> Result<Parsed, CaseError> {
-    let read_error = |source| CaseError::Read {
+    let read_error = |error| CaseError::Read {
         path: path.to_path_buf(),
-        source,
+        error,
     };
     let file = std::fs::File::open(path).map_err(read_error)?;
     let mut bytes = Vec::new();

@@ -29,12 +29,12 @@ mod schema;
 mod workspace;
 pub(crate) mod yaml;
 
-pub use error::{CaseError, Location};
+pub use error::{CaseError, Location, MAX_PROBLEMS_PER_FILE};
 pub use external::{ExternalAgent, PromptVia};
 pub use load::{
-    LoadOptions, MAX_CASES_PER_DIR, case_sources, load_case, load_cases, load_cases_with,
-    load_each_source,
+    LoadOptions, MAX_CASES_PER_DIR, case_sources, load_case, load_cases, load_cases_with, load_each,
 };
+pub(crate) use parse::child as child_field;
 pub use parse::parse_case;
 pub use recorded::{RecordError, replay_case_yaml};
 pub use schema::case_schema;

@@ -1,7 +1,9 @@
 //! Validate a YAML case document field by field, naming file:line:col and field on error.
 
+use std::cell::RefCell;
 use std::path::Path;
 
+use super::error::Problems;
 use super::yaml::{self, Node, Value};
 use super::{
     Approve, Case, CaseError, Execution, GraderUse, Location, MAX_GRADERS, MAX_RUNS,
@@ -45,7 +47,11 @@ pub(super) struct Parsed {
 }
 
 pub(super) fn parse(path: &Path, text: &str) -> Result<Parsed, CaseError> {
-    let doc = Doc { path, source: text };
+    let doc = Doc {
+        path,
+        source: text,
+        problems: RefCell::default(),
+    };
     let root = yaml::parse_document(text).map_err(|e| CaseError::Malformed {
         location: doc.at(e.line, e.column),
         message: e.message,
@@ -69,13 +75,18 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Parsed, CaseError> {
             });
         }
     }
-    doc.case(&root)
+    // A YAML syntax error stops the file; past it, every field is checked and every problem
+    // noted, so one load reports them all.
+    let parsed = doc.case(&root);
+    doc.problems.into_inner().finish(parsed)
 }
 
-/// The document being validated: where it came from and its text.
+/// The document being validated: where it came from, its text, and the problems found so
+/// far.
 struct Doc<'a> {
     path: &'a Path,
     source: &'a str,
+    problems: RefCell<Problems>,
 }
 
 /// The entries of a map whose keys were checked against the allowed field names.
@@ -83,6 +94,11 @@ struct Fields<'n> {
     /// The map node itself, for "missing field" errors.
     node: &'n Node,
     entries: Vec<(&'static str, &'n Node)>,
+    /// Fields an unknown key was taken for a typo of (`graderz`: `graders`); that they are
+    /// missing is not reported again.
+    suggested: Vec<&'static str>,
+    /// Whether the map had an unknown key (reported with the fields it may have).
+    unknown: bool,
 }
 
 impl<'n> Fields<'n> {
@@ -116,66 +132,95 @@ impl Doc<'_> {
         }
     }
 
-    fn case(&self, root: &Node) -> Result<Parsed, CaseError> {
+    /// Note a problem and go on.
+    fn note(&self, problem: CaseError) {
+        self.problems.borrow_mut().push(problem);
+    }
+
+    /// The value, or `None` with the problem noted.
+    fn keep<T>(&self, result: Result<T, CaseError>) -> Option<T> {
+        self.problems.borrow_mut().keep(result)
+    }
+
+    /// What `check` returns, or `None` when it noted a problem: for values that must not
+    /// be checked further once a part of them was wrong.
+    fn clean<T>(&self, check: impl FnOnce() -> T) -> Option<T> {
+        let before = self.problems.borrow().count();
+        let value = check();
+        (self.problems.borrow().count() == before).then_some(value)
+    }
+
+    /// The case, with every problem noted; its values are only meaningful when none was.
+    fn case(&self, root: &Node) -> Option<Parsed> {
         let fields = self.fields(root, "", CASE_FIELDS)?;
 
-        let name_node = self.required(&fields, "name")?;
-        let name = self.string(name_node, "name")?;
-        let stem = self
-            .path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
+        let name_node = self.required(&fields, "name");
+        let name = name_node
+            .and_then(|node| {
+                let name = self.keep(self.string(node, "name"))?;
+                let stem = self
+                    .path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if name != stem {
+                    self.note(self.invalid(
+                        node,
+                        "name",
+                        format!("{name:?} does not match the file stem {stem:?}"),
+                    ));
+                }
+                Some(name)
+            })
             .unwrap_or_default();
-        if name != stem {
-            return Err(self.invalid(
-                name_node,
-                "name",
-                format!("{name:?} does not match the file stem {stem:?}"),
-            ));
-        }
 
-        let description = match fields.get("description") {
-            Some(node) => self.string(node, "description")?,
-            None => String::new(),
-        };
-        let prompt_node = self.required(&fields, "prompt")?;
-        let prompt = self.string(prompt_node, "prompt")?;
-        if prompt.trim().is_empty() {
-            return Err(self.invalid(prompt_node, "prompt", "must not be empty"));
-        }
+        let description = fields
+            .get("description")
+            .and_then(|node| self.keep(self.string(node, "description")))
+            .unwrap_or_default();
+        let prompt = self
+            .required(&fields, "prompt")
+            .and_then(|node| {
+                let prompt = self.keep(self.string(node, "prompt"))?;
+                if prompt.trim().is_empty() {
+                    self.note(self.invalid(node, "prompt", "must not be empty"));
+                }
+                Some(prompt)
+            })
+            .unwrap_or_default();
         let instructions = fields
             .get("instructions")
-            .map(|node| self.string(node, "instructions"))
-            .transpose()?;
-        let approve = match fields.get("approve") {
-            Some(node) => self.approve(node)?,
-            None => Approve::default(),
-        };
-        let workspace_files = match fields.get("workspace") {
-            Some(node) => self.workspace(node)?,
-            None => Vec::new(),
-        };
-        let model = match fields.get("model") {
-            Some(node) => self.model(node)?,
-            None => Vec::new(),
-        };
-        let graders = match fields.get("graders") {
-            Some(node) => self.graders(node)?,
-            None => {
-                return Err(self.invalid(
-                    fields.node,
-                    "graders",
-                    format!("missing required field; a case needs 1 to {MAX_GRADERS} graders"),
-                ));
-            }
-        };
-        let runs = fields.get("runs").map(|node| self.runs(node)).transpose()?;
+            .and_then(|node| self.keep(self.string(node, "instructions")));
+        let approve = fields
+            .get("approve")
+            .and_then(|node| self.keep(self.approve(node)))
+            .unwrap_or_default();
+        let workspace_files = fields
+            .get("workspace")
+            .map(|node| self.workspace(node))
+            .unwrap_or_default();
+        let model = fields
+            .get("model")
+            .map(|node| self.model(node))
+            .unwrap_or_default();
+        let graders = self
+            .require(
+                &fields,
+                "graders",
+                &format!("missing required field; a case needs 1 to {MAX_GRADERS} graders"),
+            )
+            .map(|node| self.graders(node))
+            .unwrap_or_default();
+        let runs = fields
+            .get("runs")
+            .and_then(|node| self.keep(self.runs(node)));
         let live = match fields.get("live") {
             Some(node) => match node.value {
                 Value::Bool(live) => {
-                    // An external agent may need no model (`check_replayable`).
-                    if !live && model.is_empty() && fields.get("agent").is_none() {
-                        return Err(self.invalid(
+                    // (A `model` that is there but wrong has its own problem; an external
+                    // agent may need no model: `check_replayable`.)
+                    if !live && fields.get("model").is_none() && fields.get("agent").is_none() {
+                        self.note(self.invalid(
                             node,
                             "live",
                             "a `live: false` case runs only in replay, so it needs a model script",
@@ -184,32 +229,35 @@ impl Doc<'_> {
                     live
                 }
                 ref other => {
-                    return Err(self.invalid(
+                    self.note(self.invalid(
                         node,
                         "live",
                         format!("expected true or false, found {}", other.kind()),
                     ));
+                    true
                 }
             },
             None => true,
         };
-        let tags = match fields.get("tags") {
-            Some(node) => self.tags(node)?,
-            None => Vec::new(),
-        };
+        let tags = fields
+            .get("tags")
+            .map(|node| self.tags(node))
+            .unwrap_or_default();
 
         let mut timeout_secs = fields
             .get("timeout_secs")
-            .map(|node| self.timeout_secs(node))
-            .transpose()?;
-        let execution = match fields.get("agent") {
-            Some(node) => {
-                let (agent, agent_timeout) =
-                    super::ExternalAgent::from_json(self.json(node, "agent")?)
-                        .map_err(|message| self.invalid(node, "agent", message))?;
+            .and_then(|node| self.keep(self.timeout_secs(node)));
+        let execution = fields
+            .get("agent")
+            .and_then(|node| {
+                let agent = self.clean(|| self.json(node, "agent"))?;
+                let (agent, agent_timeout) = self.keep(
+                    super::ExternalAgent::from_json(agent)
+                        .map_err(|message| self.invalid(node, "agent", message)),
+                )?;
                 if let Some(secs) = agent_timeout {
-                    if timeout_secs.is_some() {
-                        return Err(self.invalid(
+                    if fields.get("timeout_secs").is_some() {
+                        self.note(self.invalid(
                             node,
                             "agent.timeout_secs",
                             "the run timeout is given twice; keep the case's `timeout_secs` and drop this one",
@@ -217,13 +265,12 @@ impl Doc<'_> {
                     }
                     timeout_secs = Some(secs);
                 }
-                Execution::External(agent)
-            }
-            None => Execution::Agent,
-        };
+                Some(agent)
+            })
+            .map_or(Execution::Agent, Execution::External);
 
-        Ok(Parsed {
-            name_location: self.loc(name_node),
+        Some(Parsed {
+            name_location: name_node.map(|node| self.loc(node)).unwrap_or_default(),
             case: Case {
                 name,
                 path: self.path.to_path_buf(),
@@ -244,37 +291,49 @@ impl Doc<'_> {
         })
     }
 
-    fn required<'n>(&self, fields: &Fields<'n>, name: &str) -> Result<&'n Node, CaseError> {
-        fields
-            .get(name)
-            .ok_or_else(|| self.invalid(fields.node, name, "missing required field"))
+    /// A required field's value, or `None` with "missing" noted (unless a misspelt key was
+    /// already reported as this field).
+    fn required<'n>(&self, fields: &Fields<'n>, name: &str) -> Option<&'n Node> {
+        self.require(fields, name, "missing required field")
     }
 
-    /// The entries of a map with string keys, refusing duplicate keys.
+    /// [`Doc::required`] with its own message.
+    fn require<'n>(&self, fields: &Fields<'n>, name: &str, message: &str) -> Option<&'n Node> {
+        let node = fields.get(name);
+        if node.is_none() && !fields.suggested.contains(&name) {
+            self.note(self.invalid(fields.node, name, message));
+        }
+        node
+    }
+
+    /// The entries of a map with string keys; a key that is not a string or is given twice
+    /// is noted and skipped. `None` (noted) when the node is not a map.
     fn map<'n>(
         &self,
         node: &'n Node,
         field: &str,
         expected: &str,
-    ) -> Result<Vec<(String, &'n Node, &'n Node)>, CaseError> {
+    ) -> Option<Vec<(String, &'n Node, &'n Node)>> {
         let Value::Map(entries) = &node.value else {
-            return Err(self.invalid(
+            self.note(self.invalid(
                 node,
                 field,
                 format!("expected {expected}, found {}", node.value.kind()),
             ));
+            return None;
         };
         let mut out: Vec<(String, &Node, &Node)> = Vec::with_capacity(entries.len());
         for (key, value) in entries {
             let Some(name) = key.scalar_text(self.source) else {
-                return Err(self.invalid(
+                self.note(self.invalid(
                     key,
                     field,
                     format!("a key must be a string, found {}", key.value.kind()),
                 ));
+                continue;
             };
             if let Some((_, first, _)) = out.iter().find(|(seen, _, _)| *seen == name) {
-                return Err(self.invalid(
+                self.note(self.invalid(
                     key,
                     &child(field, &name),
                     format!(
@@ -282,35 +341,41 @@ impl Doc<'_> {
                         first.line, first.column
                     ),
                 ));
+                continue;
             }
             out.push((name, key, value));
         }
-        Ok(out)
+        Some(out)
     }
 
-    /// A map whose keys must be among `allowed`.
+    /// A map whose keys must be among `allowed`; unknown keys are noted and skipped.
     fn fields<'n>(
         &self,
         node: &'n Node,
         field: &str,
         allowed: &[&'static str],
-    ) -> Result<Fields<'n>, CaseError> {
+    ) -> Option<Fields<'n>> {
         let expected = format!("a map with the fields {}", allowed.join(", "));
         let mut fields = Fields {
             node,
             entries: Vec::new(),
+            suggested: Vec::new(),
+            unknown: false,
         };
         for (name, key, value) in self.map(node, field, &expected)? {
             let Some(known) = allowed.iter().find(|a| **a == name) else {
+                fields.unknown = true;
                 let mut message = format!("unknown field, expected one of: {}", allowed.join(", "));
                 if let Some(close) = closest(&name, allowed) {
                     message.push_str(&format!("; did you mean `{close}`?"));
+                    fields.suggested.push(close);
                 }
-                return Err(self.invalid(key, &child(field, &name), message));
+                self.note(self.invalid(key, &child(field, &name), message));
+                continue;
             };
             fields.entries.push((known, value));
         }
-        Ok(fields)
+        Some(fields)
     }
 
     /// A string; numbers and booleans count as the text they were written as.
@@ -346,15 +411,20 @@ impl Doc<'_> {
         }
     }
 
-    fn workspace(&self, node: &Node) -> Result<Vec<SeedFile>, CaseError> {
-        let fields = self.fields(node, "workspace", WORKSPACE_FIELDS)?;
+    fn workspace(&self, node: &Node) -> Vec<SeedFile> {
+        let Some(fields) = self.fields(node, "workspace", WORKSPACE_FIELDS) else {
+            return Vec::new();
+        };
         let Some(files) = fields.get("files") else {
-            return Ok(Vec::new());
+            return Vec::new();
         };
         let field = "workspace.files";
-        let entries = self.map(files, field, "a map from relative path to file content")?;
+        let Some(entries) = self.map(files, field, "a map from relative path to file content")
+        else {
+            return Vec::new();
+        };
         if entries.len() > MAX_SEED_FILES {
-            return Err(self.invalid(
+            self.note(self.invalid(
                 files,
                 field,
                 format!(
@@ -362,21 +432,27 @@ impl Doc<'_> {
                     entries.len()
                 ),
             ));
+            return Vec::new();
         }
         let mut seeded = workspace::SeedSet::default();
         for (raw_path, key, value) in entries {
             let entry_field = child(field, &raw_path);
-            let content = self.text(value, &entry_field, "the file content as a string")?;
-            seeded
+            let Some(content) =
+                self.keep(self.text(value, &entry_field, "the file content as a string"))
+            else {
+                continue;
+            };
+            let added = seeded
                 .add(raw_path, content, key.line)
-                .map_err(|message| self.invalid(key, &entry_field, message))?;
+                .map_err(|message| self.invalid(key, &entry_field, message));
+            self.keep(added);
         }
-        Ok(seeded.into_files())
+        seeded.into_files()
     }
 
-    fn model(&self, node: &Node) -> Result<Vec<ScriptStep>, CaseError> {
+    fn model(&self, node: &Node) -> Vec<ScriptStep> {
         let Value::Seq(items) = &node.value else {
-            return Err(self.invalid(
+            self.note(self.invalid(
                 node,
                 "model",
                 format!(
@@ -384,9 +460,10 @@ impl Doc<'_> {
                     node.value.kind()
                 ),
             ));
+            return Vec::new();
         };
         if items.is_empty() {
-            return Err(self.invalid(
+            self.note(self.invalid(
                 node,
                 "model",
                 "a model script needs at least one step; leave `model` out for a live-only case",
@@ -395,84 +472,100 @@ impl Doc<'_> {
         items
             .iter()
             .enumerate()
-            .map(|(index, item)| self.step(item, &format!("model[{index}]")))
+            .filter_map(|(index, item)| self.step(item, &format!("model[{index}]")))
             .collect()
     }
 
-    fn step(&self, node: &Node, field: &str) -> Result<ScriptStep, CaseError> {
+    fn step(&self, node: &Node, field: &str) -> Option<ScriptStep> {
         let fields = self.fields(node, field, STEP_FIELDS)?;
         let reply = match (fields.get("text"), fields.get("call")) {
-            (Some(text), None) => ScriptReply::Text(self.string(text, &child(field, "text"))?),
-            (None, Some(call)) => self.call(call, &child(field, "call"))?,
+            (Some(text), None) => self
+                .keep(self.string(text, &child(field, "text")))
+                .map(ScriptReply::Text),
+            (None, Some(call)) => self.call(call, &child(field, "call")),
             (text, call) => {
                 let found = if text.is_some() && call.is_some() {
                     "both"
                 } else {
                     "neither"
                 };
-                return Err(self.invalid(
-                    node,
-                    field,
-                    format!("a step has exactly one of `text` or `call`, found {found}"),
-                ));
-            }
-        };
-        let expect_input_contains = match fields.get("expect_input_contains") {
-            Some(expect) => {
-                let expect_field = child(field, "expect_input_contains");
-                let text = self.string(expect, &expect_field)?;
-                if text.is_empty() {
-                    return Err(self.invalid(expect, &expect_field, "must not be empty"));
+                // A step with an unknown key (`txt:`, `shout:`) was told the fields it may
+                // have already.
+                if !(found == "neither" && fields.unknown) {
+                    self.note(self.invalid(
+                        node,
+                        field,
+                        format!("a step has exactly one of `text` or `call`, found {found}"),
+                    ));
                 }
-                Some(text)
+                None
             }
-            None => None,
         };
-        Ok(ScriptStep {
-            reply,
+        let expect_input_contains = fields.get("expect_input_contains").and_then(|expect| {
+            let expect_field = child(field, "expect_input_contains");
+            let text = self.keep(self.string(expect, &expect_field))?;
+            if text.is_empty() {
+                self.note(self.invalid(expect, &expect_field, "must not be empty"));
+            }
+            Some(text)
+        });
+        Some(ScriptStep {
+            reply: reply?,
             expect_input_contains,
             location: self.loc(node),
             usage: None,
         })
     }
 
-    fn call(&self, node: &Node, field: &str) -> Result<ScriptReply, CaseError> {
+    fn call(&self, node: &Node, field: &str) -> Option<ScriptReply> {
         let fields = self.fields(node, field, CALL_FIELDS)?;
         let tool_field = child(field, "tool");
-        let tool_node = fields
-            .get("tool")
-            .ok_or_else(|| self.invalid(node, &tool_field, "missing required field"))?;
-        let tool = self.string(tool_node, &tool_field)?;
-        if tool.is_empty() {
-            return Err(self.invalid(tool_node, &tool_field, "must not be empty"));
-        }
+        let tool = match fields.get("tool") {
+            Some(tool_node) => self
+                .keep(self.string(tool_node, &tool_field))
+                .inspect(|tool| {
+                    if tool.is_empty() {
+                        self.note(self.invalid(tool_node, &tool_field, "must not be empty"));
+                    }
+                }),
+            None => {
+                self.note(self.invalid(node, &tool_field, "missing required field"));
+                None
+            }
+        };
         let arguments = match fields.get("arguments") {
             Some(args) => {
                 let args_field = child(field, "arguments");
-                if !matches!(args.value, Value::Map(_)) {
-                    return Err(self.invalid(
+                if matches!(args.value, Value::Map(_)) {
+                    self.json(args, &args_field)
+                } else {
+                    self.note(self.invalid(
                         args,
                         &args_field,
                         format!("expected a map of arguments, found {}", args.value.kind()),
                     ));
+                    serde_json::Value::Null
                 }
-                self.json(args, &args_field)?
             }
             None => serde_json::Value::Object(serde_json::Map::new()),
         };
-        Ok(ScriptReply::Call { tool, arguments })
+        Some(ScriptReply::Call {
+            tool: tool?,
+            arguments,
+        })
     }
 
-    fn graders(&self, node: &Node) -> Result<Vec<GraderUse>, CaseError> {
+    fn graders(&self, node: &Node) -> Vec<GraderUse> {
         let Value::Seq(items) = &node.value else {
-            return Err(self.invalid(
+            self.note(self.invalid(
                 node,
                 "graders",
                 format!("expected a list of graders, found {}", node.value.kind()),
             ));
+            return Vec::new();
         };
         if items.is_empty() || items.len() > MAX_GRADERS {
-            return Err(self.invalid(
+            self.note(self.invalid(
                 node,
                 "graders",
                 format!(
@@ -480,15 +573,16 @@ impl Doc<'_> {
                     items.len()
                 ),
             ));
+            return Vec::new();
         }
         items
             .iter()
             .enumerate()
-            .map(|(index, item)| self.grader(item, &format!("graders[{index}]")))
+            .filter_map(|(index, item)| self.grader(item, &format!("graders[{index}]")))
             .collect()
     }
 
-    fn grader(&self, node: &Node, field: &str) -> Result<GraderUse, CaseError> {
+    fn grader(&self, node: &Node, field: &str) -> Option<GraderUse> {
         const SHAPE: &str = "each grader is a one-key map from grader name to its config";
         let found = match &node.value {
             Value::Map(entries) if entries.len() == 1 => None,
@@ -496,21 +590,20 @@ impl Doc<'_> {
             other => Some(other.kind().to_owned()),
         };
         if let Some(found) = found {
-            return Err(self.invalid(
+            self.note(self.invalid(
                 node,
                 field,
                 format!("{SHAPE} (e.g. `- tool_called: bash`), found {found}"),
             ));
+            return None;
         }
-        let entries = self.map(node, field, "a one-key map")?;
-        let Some((name, key, config)) = entries.into_iter().next() else {
-            return Err(self.invalid(node, field, SHAPE));
-        };
+        let (name, key, config) = self.map(node, field, "a one-key map")?.into_iter().next()?;
         if name.is_empty() {
-            return Err(self.invalid(key, field, "the grader name must not be empty"));
+            self.note(self.invalid(key, field, "the grader name must not be empty"));
+            return None;
         }
-        let config = self.json(config, &child(field, &name))?;
-        Ok(GraderUse {
+        let config = self.json(config, &child(field, &name));
+        Some(GraderUse {
             name,
             config,
             location: self.loc(node),
@@ -561,39 +654,44 @@ impl Doc<'_> {
             .map_err(|message| self.invalid(node, "timeout_secs", message))
     }
 
-    fn tags(&self, node: &Node) -> Result<Vec<String>, CaseError> {
+    fn tags(&self, node: &Node) -> Vec<String> {
         let Value::Seq(items) = &node.value else {
-            return Err(self.invalid(
+            self.note(self.invalid(
                 node,
                 "tags",
                 format!("expected a list of strings, found {}", node.value.kind()),
             ));
+            return Vec::new();
         };
         items
             .iter()
             .enumerate()
-            .map(|(index, item)| {
+            .filter_map(|(index, item)| {
                 let field = format!("tags[{index}]");
-                let tag = self.string(item, &field)?;
+                let tag = self.keep(self.string(item, &field))?;
                 if tag.is_empty() {
-                    return Err(self.invalid(item, &field, "a tag must not be empty"));
+                    self.note(self.invalid(item, &field, "a tag must not be empty"));
                 }
-                Ok(tag)
+                Some(tag)
             })
             .collect()
     }
 
-    /// Convert a YAML value to JSON, as graders and tools receive it.
-    fn json(&self, node: &Node, field: &str) -> Result<serde_json::Value, CaseError> {
+    /// Convert a YAML value to JSON, as graders and tools receive it; what cannot be
+    /// converted is noted (and left out).
+    fn json(&self, node: &Node, field: &str) -> serde_json::Value {
         use serde_json::Value as Json;
-        Ok(match &node.value {
+        match &node.value {
             Value::Null => Json::Null,
             Value::Bool(b) => Json::Bool(*b),
             Value::Int(n) => Json::from(*n),
             Value::UInt(n) => Json::from(*n),
             Value::Float(n) => match serde_json::Number::from_f64(*n) {
                 Some(n) => Json::Number(n),
-                None => return Err(self.invalid(node, field, "not a finite number")),
+                None => {
+                    self.note(self.invalid(node, field, "not a finite number"));
+                    Json::Null
+                }
             },
             Value::String(s) => Json::String(s.clone()),
             Value::Seq(items) => Json::Array(
@@ -601,22 +699,23 @@ impl Doc<'_> {
                     .iter()
                     .enumerate()
                     .map(|(index, item)| self.json(item, &format!("{field}[{index}]")))
-                    .collect::<Result<_, _>>()?,
+                    .collect(),
             ),
             Value::Map(_) => {
                 let mut object = serde_json::Map::new();
-                for (key, _, value) in self.map(node, field, "a map")? {
-                    let value = self.json(value, &child(field, &key))?;
+                for (key, _, value) in self.map(node, field, "a map").unwrap_or_default() {
+                    let value = self.json(value, &child(field, &key));
                     object.insert(key, value);
                 }
                 Json::Object(object)
             }
-        })
+        }
     }
 }
 
-/// `parent.key`, quoting keys that are not plain identifiers (`workspace.files."a.txt"`).
-fn child(parent: &str, key: &str) -> String {
+/// `parent.key`, quoting keys that are not plain identifiers (`workspace.files."a.txt"`,
+/// `graders[0]."../grader.wasm#probe"`).
+pub(crate) fn child(parent: &str, key: &str) -> String {
     let plain = key
         .chars()
         .next()

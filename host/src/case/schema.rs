@@ -10,8 +10,10 @@
 
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
+use std::borrow::Cow;
+
 use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde_json::{Value, json};
 
 use super::{MAX_GRADERS, MAX_RUNS, MAX_SEED_FILES, MAX_TIMEOUT_SECS};
@@ -69,14 +71,14 @@ pub fn case_schema<'a>(graders: impl IntoIterator<Item = &'a GraderInfo>) -> Val
 struct CaseFile {
     /// The case name; must equal the file name without `.yaml`.
     #[schemars(length(min = 1))]
-    name: String,
+    name: Text,
     /// What the case checks, for people reading the suite.
-    description: Option<String>,
+    description: Option<Text>,
     /// What the user types: the agent's task.
     #[schemars(length(min = 1))]
-    prompt: String,
+    prompt: Text,
     /// Replaces evalhost's default agent instructions.
-    instructions: Option<String>,
+    instructions: Option<Text>,
     /// The answer to every confirmation the agent asks for (default `none`).
     approve: Option<Approve>,
     /// What the workspace holds before every run.
@@ -122,7 +124,7 @@ enum Approve {
 struct Workspace {
     /// Files to write: relative path → text content (at most 64 KiB each).
     #[schemars(extend("maxProperties" = MAX_SEED_FILES))]
-    files: Option<BTreeMap<String, String>>,
+    files: Option<BTreeMap<String, Text>>,
 }
 
 /// One step of the model script: a text reply or a tool call.
@@ -140,10 +142,10 @@ enum Step {
 #[allow(dead_code)]
 struct TextStep {
     /// The text the model streams back.
-    text: String,
+    text: Text,
     /// The request this step answers must contain this text.
     #[schemars(length(min = 1))]
-    expect_input_contains: Option<String>,
+    expect_input_contains: Option<Text>,
 }
 
 /// The model answers with a tool call.
@@ -155,7 +157,7 @@ struct CallStep {
     call: Call,
     /// The request this step answers must contain this text.
     #[schemars(length(min = 1))]
-    expect_input_contains: Option<String>,
+    expect_input_contains: Option<Text>,
 }
 
 /// A tool call of the scripted model.
@@ -165,7 +167,7 @@ struct CallStep {
 struct Call {
     /// The tool's name (it need not exist: an unknown tool is something a case may test).
     #[schemars(length(min = 1))]
-    tool: String,
+    tool: Text,
     /// The call's arguments (default `{}`).
     arguments: Option<serde_json::Map<String, Value>>,
 }
@@ -181,7 +183,26 @@ struct GraderEntry(BTreeMap<String, Value>);
 #[derive(JsonSchema)]
 #[schemars(transparent)]
 #[allow(dead_code)]
-struct Tag(#[schemars(length(min = 1))] String);
+struct Tag(#[schemars(length(min = 1))] Text);
+
+/// Text, as the parser reads it: a string, or a number or boolean taken as the text it was
+/// written as (`prompt: 2026` is the prompt `2026`, as a YAML scalar decoded into a string is
+/// in Mino).
+struct Text;
+
+impl JsonSchema for Text {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        "Text".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": ["string", "number", "boolean"] })
+    }
+}
 
 /// An external agent program.
 #[derive(JsonSchema)]

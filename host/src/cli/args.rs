@@ -155,7 +155,8 @@ Exit status:
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// Case files or directories of case files (`*.yaml`, loaded in name order).
+    /// Case files, AgentCompany fixtures (`*.jsonl`), Nexus case directories, or directories
+    /// of them (searched recursively, in name order).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Runs per case (1–32; default 1, 3 with --live); a case's own `runs` field overrides it.

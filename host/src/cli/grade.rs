@@ -45,7 +45,7 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
         (args.paths.clone(), false)
     };
     let loaded = load_cases_with(&paths, &LoadOptions::default())
-        .map_err(anyhow::Error::from)
+        .map_err(super::problems::error)
         .map_err(|e| {
             if recorded {
                 e.context(
@@ -61,7 +61,7 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
         .context("failed to load the built-in graders")
         .map_err(Failure::internal)?;
     let prepared = prepare_cases_with(cases, &host, &mut super::bundle::project_bundles()?)
-        .map_err(Failure::usage)?;
+        .map_err(|e| Failure::usage(super::problems::error(e)))?;
     let jobs = args.jobs.map_or_else(
         || std::thread::available_parallelism().map_or(2, |n| n.get()),
         |j| j as usize,

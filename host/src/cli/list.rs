@@ -13,7 +13,7 @@ use evalhost::report::render_table;
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
     /// Case files, AgentCompany fixtures (`*.jsonl`), Nexus case directories, or directories
-    /// of them.
+    /// of them (searched recursively).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Print a JSON array, one object per case (name, path, format, description, runs,
@@ -24,7 +24,8 @@ pub struct ListArgs {
 
 /// Run `evalhost list`.
 pub fn list(args: ListArgs) -> Result<u8, Failure> {
-    let cases = load_cases_with(&args.paths, &Default::default()).map_err(Failure::usage)?;
+    let cases = load_cases_with(&args.paths, &Default::default())
+        .map_err(|e| Failure::usage(super::problems::error(e)))?;
     let out = if args.json {
         let cases: Vec<serde_json::Value> = cases.iter().map(case_json).collect();
         let mut text = serde_json::to_string_pretty(&cases).map_err(Failure::internal)?;

@@ -11,6 +11,7 @@ mod grader;
 mod graders;
 mod list;
 mod live;
+mod problems;
 mod progress;
 mod promote;
 mod record;

@@ -17,7 +17,7 @@ use super::{Failure, exit};
 /// Record `case_path` live once; write the replay case to `output` (default
 /// `<stem>-recorded.yaml` beside the case). Never overwrites.
 pub fn record_live(case_path: &Path, output: Option<&Path>) -> Result<u8, Failure> {
-    let case = load_case(case_path).map_err(Failure::usage)?;
+    let case = load_case(case_path).map_err(|e| Failure::usage(super::problems::error(e)))?;
     let output: PathBuf = output
         .map(Path::to_owned)
         .unwrap_or_else(|| case_path.with_file_name(format!("{}-recorded.yaml", case.name)));
@@ -65,7 +65,7 @@ pub fn run_live_once(case: Case) -> Result<(RunReport, Vec<Record>), Failure> {
         .map_err(Failure::internal)?;
     let name = case.name.clone();
     let prepared = prepare_cases_with(vec![case], &host, &mut super::bundle::project_bundles()?)
-        .map_err(Failure::usage)?;
+        .map_err(|e| Failure::usage(super::problems::error(e)))?;
     let out_dir = tempfile::tempdir()
         .context("failed to create a temp directory for the recording")
         .map_err(Failure::internal)?;

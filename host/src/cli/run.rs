@@ -5,14 +5,14 @@ use std::sync::Arc;
 use anyhow::Context;
 
 use super::args::RunArgs;
-use super::{Failure, exit};
+use super::{Failure, exit, problems};
 use crate::cli::exit::EVAL_FAILED;
 use evalhost::case::agentcompany::FixtureOptions;
-use evalhost::case::{LoadOptions, load_cases_with};
+use evalhost::case::{Case, CaseError, LoadOptions, load_each};
 use evalhost::grader::GraderHost;
 use evalhost::provider::LiveEndpoint;
 use evalhost::report::{render_text, render_text_in_color};
-use evalhost::runner::{RunOptions, prepare_cases_with, run_suite};
+use evalhost::runner::{RunOptions, prepare_cases_with, prepare_loaded, run_suite};
 
 pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
     super::report_files::refuse_own_dirs([
@@ -25,24 +25,56 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
             expected_agent_core_version: args.expect_agent_core_version.clone(),
         },
     };
-    let mut cases = load_cases_with(&args.paths, &options).map_err(Failure::usage)?;
+    // Every problem of the suite is reported before anything runs: those of loading (every
+    // file, including the cases filtered out below) and, when there are any, those of the
+    // graders of the cases that loaded, in load order, as `evalhost check` lists them.
+    let mut loaded = load_each(&args.paths, &options);
     if let Some(filter) = &args.filter {
-        cases.retain(|c| c.name.contains(filter.as_str()));
-        if cases.is_empty() {
+        loaded.retain(|c| {
+            c.as_ref()
+                .map_or(true, |c| c.name.contains(filter.as_str()))
+        });
+        if loaded.is_empty() {
             return Err(Failure::usage(anyhow::anyhow!(
                 "no case name contains `{filter}` (--filter)"
             )));
         }
     }
     if !args.tags.is_empty() {
-        cases.retain(|c| args.tags.iter().all(|t| c.tags.contains(t)));
-        if cases.is_empty() {
+        loaded.retain(|c| {
+            c.as_ref()
+                .map_or(true, |c| args.tags.iter().all(|t| c.tags.contains(t)))
+        });
+        if loaded.is_empty() {
             return Err(Failure::usage(anyhow::anyhow!(
                 "no case has all the tags {} (--tags)",
                 args.tags.join(",")
             )));
         }
     }
+    if !args.live {
+        for slot in loaded.iter_mut() {
+            if let Ok(case) = slot
+                && let Err(problem) = case.check_replayable()
+            {
+                *slot = Err(problem);
+            }
+        }
+    }
+    if loaded.iter().any(Result::is_err) {
+        let host = GraderHost::with_builtins()
+            .context("failed to load the built-in graders")
+            .map_err(Failure::internal)?;
+        let bundles = &mut super::bundle::project_bundles()?;
+        let problems = prepare_loaded(loaded, &host, bundles)
+            .into_iter()
+            .filter_map(Result::err)
+            .collect();
+        return Err(Failure::usage(problems::error(CaseError::several(
+            problems,
+        ))));
+    }
+    let mut cases: Vec<Case> = loaded.into_iter().flatten().collect();
     if let Some(partition) = &args.partition {
         // An empty shard is not an error: a suite may have fewer cases than CI has shards.
         cases = partition.select(cases, |c| c.name.as_str());
@@ -70,10 +102,6 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         for line in skipped {
             println!("{line}");
         }
-    } else {
-        for case in &cases {
-            case.check_replayable().map_err(Failure::usage)?;
-        }
     }
     if let Some(k) = args.k
         && let Some(case) = cases.iter().find(|c| c.runs.unwrap_or(runs) < k)
@@ -93,7 +121,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         .context("failed to load the built-in graders")
         .map_err(Failure::internal)?;
     let prepared = prepare_cases_with(cases, &host, &mut super::bundle::project_bundles()?)
-        .map_err(Failure::usage)?;
+        .map_err(|e| Failure::usage(problems::error(e)))?;
     let mut options = RunOptions {
         runs,
         out: args.out,

@@ -89,7 +89,7 @@ fn read_file(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {
         Err(source) => {
             return Err(ConfigError::Read {
                 path: path.to_owned(),
-                source,
+                error: source,
             });
         }
     };

@@ -157,13 +157,12 @@ impl fmt::Debug for ApiKey {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// A configuration file could not be read.
-    #[error("failed to read {path}: {source}")]
+    #[error("failed to read {path}: {error}")]
     Read {
         /// The file.
         path: PathBuf,
         /// The cause.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A configuration file is not valid TOML or has unknown or mistyped fields.
     #[error("{path}: {message}")]

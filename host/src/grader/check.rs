@@ -103,13 +103,12 @@ impl ComponentReport {
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
     /// The file could not be read.
-    #[error("failed to read `{}`: {source}", path.display())]
+    #[error("failed to read `{}`: {error}", path.display())]
     Read {
         /// The file.
         path: std::path::PathBuf,
         /// Why reading failed.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The bytes are not WebAssembly at all.
     #[error("`{origin}` is not a WebAssembly file ({found})")]
@@ -181,7 +180,7 @@ impl GraderHost {
     ) -> Result<(GraderComponent, ComponentReport), CheckError> {
         let bytes = std::fs::read(path).map_err(|source| CheckError::Read {
             path: path.to_owned(),
-            source,
+            error: source,
         })?;
         self.check_component(&bytes, &path.display().to_string())
     }

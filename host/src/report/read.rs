@@ -9,11 +9,10 @@ use super::{REPORT_SCHEMA_VERSION, SuiteReport};
 /// Why a saved report could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadReportError {
-    #[error("failed to read report `{path}`: {source}")]
+    #[error("failed to read report `{path}`: {error}")]
     Read {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path}:{line}:{column}: not an evalhost JSON report: {message}")]
     Parse {
@@ -45,7 +44,7 @@ pub fn read_report(path: &Path) -> Result<SuiteReport, ReadReportError> {
     };
     let text = std::fs::read_to_string(&path).map_err(|source| ReadReportError::Read {
         path: path.clone(),
-        source,
+        error: source,
     })?;
     let parse_error = |e: serde_json::Error| ReadReportError::Parse {
         path: path.clone(),

@@ -45,11 +45,10 @@ pub(crate) struct ModelExchange {
 /// Why an external agent's run failed.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ExternalAgentError {
-    #[error("external agent `{program}` could not be started: {source}")]
+    #[error("external agent `{program}` could not be started: {error}")]
     Spawn {
         program: String,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The run timeout passed; the agent's process group was killed.
     #[error(transparent)]
@@ -108,7 +107,7 @@ pub(crate) async fn run_agent(
     }
     let mut child = cmd.spawn().map_err(|source| ExternalAgentError::Spawn {
         program: program.clone(),
-        source,
+        error: source,
     })?;
     // Killed with everything it started, however this function ends.
     let _group = child
@@ -133,7 +132,12 @@ pub(crate) async fn run_agent(
     let output = match waited {
         // `_group` kills the agent and everything it started on the way out.
         Err(_) => return Err(timeout.expired().into()),
-        Ok(Err(source)) => return Err(ExternalAgentError::Spawn { program, source }),
+        Ok(Err(source)) => {
+            return Err(ExternalAgentError::Spawn {
+                program,
+                error: source,
+            });
+        }
         Ok(Ok(output)) => output,
     };
     if !output.status.success() {

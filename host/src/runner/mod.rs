@@ -19,7 +19,9 @@ mod timeout;
 pub use cancel::CancelToken;
 pub use details::RunDetails;
 pub use partition::{MAX_SHARDS, Partition, PartitionError, PartitionScheme};
-pub use prepare::{BoundGrader, PreparedCase, prepare_cases, prepare_cases_with, prepare_each};
+pub use prepare::{
+    BoundGrader, PreparedCase, prepare_cases, prepare_cases_with, prepare_each, prepare_loaded,
+};
 pub use progress::Progress;
 pub use regrade::{RegradeError, Regraded, cases_of_report, recorded_case_paths, regrade};
 pub use snapshot::{MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_ENTRIES};
@@ -91,36 +93,30 @@ pub fn default_jobs() -> usize {
 /// Why the runner could not make a run at all (as opposed to a run that failed).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("failed to create the run's temp directory in `{path}`: {source}")]
+    #[error("failed to create the run's temp directory in `{path}`: {error}")]
     TempRoot {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
-    #[error("failed to remove the run's temp directory `{path}`: {source}")]
+    #[error("failed to remove the run's temp directory `{path}`: {error}")]
     TempCleanup {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
-    #[error("case {case}: failed to seed the workspace: {source}")]
-    Seed {
-        case: String,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("case {case}: failed to seed the workspace: {error}")]
+    Seed { case: String, error: std::io::Error },
     #[error(transparent)]
     SessionLog(#[from] crate::session::SessionLogError),
-    #[error("failed to start the scripted model server: {source}")]
+    /// (The server's error, and its cause, are the source chain.)
+    #[error("failed to start the scripted model server")]
     ModelServer {
         #[source]
         source: crate::model::ModelServerError,
     },
-    #[error("failed to write `{path}`: {source}")]
+    #[error("failed to write `{path}`: {error}")]
     Out {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 

@@ -51,6 +51,6 @@ pub(crate) fn write_report(dir: &Path, report: &SuiteReport) -> Result<(), RunEr
 fn out_error(path: &Path, source: std::io::Error) -> RunError {
     RunError::Out {
         path: path.to_owned(),
-        source,
+        error: source,
     }
 }

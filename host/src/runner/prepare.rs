@@ -30,9 +30,9 @@ pub struct BoundGrader {
     pub reads_workspace: bool,
 }
 
-/// Resolve and validate the graders of every case; the first error (in case and grader
-/// order) is returned. No bundle store: a `bundle-name/grader-name` reference is an error
-/// (see [`prepare_cases_with`]).
+/// Resolve and validate the graders of every case; every problem (in case and grader order)
+/// is returned, as [`CaseError::Several`] when there is more than one. No bundle store: a
+/// `bundle-name/grader-name` reference is an error (see [`prepare_cases_with`]).
 pub fn prepare_cases(cases: Vec<Case>, host: &GraderHost) -> Result<Vec<PreparedCase>, CaseError> {
     prepare_cases_with(cases, host, &mut BundleResolver::default())
 }
@@ -43,11 +43,23 @@ pub fn prepare_cases_with(
     host: &GraderHost,
     bundles: &mut BundleResolver,
 ) -> Result<Vec<PreparedCase>, CaseError> {
-    prepare_each(cases, host, bundles).into_iter().collect()
+    let mut prepared = Vec::new();
+    let mut problems = Vec::new();
+    for result in prepare_each(cases, host, bundles) {
+        match result {
+            Ok(case) => prepared.push(case),
+            Err(problem) => problems.push(problem),
+        }
+    }
+    if problems.is_empty() {
+        Ok(prepared)
+    } else {
+        Err(CaseError::several(problems))
+    }
 }
 
-/// Bind every case on its own — one result per case, so that every broken case is reported,
-/// not only the first (`evalhost check`).
+/// Bind every case on its own — one result per case, holding every problem of its grader
+/// entries, so that every broken entry is reported, not only the first (`evalhost check`).
 ///
 /// Binding is done in case order (a component named by path is loaded once, a bundle is
 /// resolved once). Then each distinct (component, grader, config) is checked once, on all
@@ -64,24 +76,26 @@ pub fn prepare_each(
         .map(|case| bind_case(case, host, &mut by_path, bundles))
         .collect();
 
-    // Each grader entry's index into `checks`, the distinct (component, grader, config)s.
+    // Each bound grader entry's index into `checks`, the distinct (component, grader,
+    // config)s.
     let mut check_of: HashMap<(&str, &str, &str), usize> = HashMap::new();
     let mut checks: Vec<&BoundGrader> = Vec::new();
-    let check_index: Vec<Vec<usize>> = bound
+    let check_index: Vec<Vec<Option<usize>>> = bound
         .iter()
         .map(|b| {
             b.graders
                 .iter()
                 .map(|g| {
+                    let g = g.as_ref().ok()?;
                     let key = (
                         g.component.digest(),
                         g.grader.as_str(),
                         g.config_json.as_str(),
                     );
-                    *check_of.entry(key).or_insert_with(|| {
+                    Some(*check_of.entry(key).or_insert_with(|| {
                         checks.push(g);
                         checks.len() - 1
-                    })
+                    }))
                 })
                 .collect()
         })
@@ -91,47 +105,79 @@ pub fn prepare_each(
             .check_config(&g.grader, &g.config_json)
             .map_err(|e| e.to_string())
     });
-    let results: Vec<Result<(), CaseError>> = bound
-        .iter()
-        .zip(&check_index)
-        .map(|(b, indices)| {
-            for (index, (grader, &i)) in b.graders.iter().zip(indices).enumerate() {
-                checked[i].clone().map_err(|message| CaseError::Invalid {
-                    location: grader.spec.location.clone(),
-                    field: field(index, &grader.spec),
-                    message,
-                })?;
-            }
-            Ok(())
-        })
-        .collect();
     bound
         .into_iter()
-        .zip(results)
-        .map(|(b, checked)| {
-            checked?;
-            match b.error {
-                Some(error) => Err(error),
-                None => Ok(PreparedCase {
+        .zip(check_index)
+        .map(|(b, indices)| {
+            let mut graders = Vec::with_capacity(b.graders.len());
+            let mut problems = Vec::new();
+            for (index, (grader, check)) in b.graders.into_iter().zip(indices).enumerate() {
+                let result = grader.and_then(|grader| match check.map(|i| &checked[i]) {
+                    Some(Err(message)) => Err(CaseError::Invalid {
+                        location: grader.spec.location.clone(),
+                        field: field(index, &grader.spec),
+                        message: message.clone(),
+                    }),
+                    _ => Ok(grader),
+                });
+                match result {
+                    Ok(grader) => graders.push(grader),
+                    Err(problem) => problems.push(problem),
+                }
+            }
+            if problems.is_empty() {
+                Ok(PreparedCase {
                     case: b.case,
-                    graders: b.graders,
-                }),
+                    graders,
+                })
+            } else {
+                Err(CaseError::several(problems))
             }
         })
         .collect()
 }
 
-/// A case's graders bound to their components (configs not checked yet), up to the first
-/// entry that could not be bound.
-struct BoundCase {
-    case: Case,
-    graders: Vec<BoundGrader>,
-    error: Option<CaseError>,
+/// [`prepare_each`] over what [`crate::case::load_each`] returned: the cases that loaded are
+/// bound, the problems stay in their place, so every problem of a suite comes out in load
+/// order (`evalhost check`, and `evalhost run` before it refuses to run).
+pub fn prepare_loaded(
+    loaded: Vec<Result<Case, CaseError>>,
+    host: &GraderHost,
+    bundles: &mut BundleResolver,
+) -> Vec<Result<PreparedCase, CaseError>> {
+    let mut cases = Vec::new();
+    let slots: Vec<Option<CaseError>> = loaded
+        .into_iter()
+        .map(|loaded| match loaded {
+            Ok(case) => {
+                cases.push(case);
+                None
+            }
+            Err(problem) => Some(problem),
+        })
+        .collect();
+    let mut prepared = prepare_each(cases, host, bundles).into_iter();
+    slots
+        .into_iter()
+        .filter_map(|slot| match slot {
+            None => prepared.next(),
+            Some(problem) => Some(Err(problem)),
+        })
+        .collect()
 }
 
-/// The field a grader entry's errors name: `graders[INDEX].NAME`.
+/// A case's grader entries, each bound to its component (configs not checked yet) or the
+/// problem binding it.
+struct BoundCase {
+    case: Case,
+    graders: Vec<Result<BoundGrader, CaseError>>,
+}
+
+/// The field a grader entry's errors name: `graders[INDEX].NAME`, the name quoted when it
+/// is not a plain identifier (`graders[0]."../grader.wasm#probe"`), as in the parser's
+/// errors.
 fn field(index: usize, spec: &GraderUse) -> String {
-    format!("graders[{index}].{}", spec.name)
+    crate::case::child_field(&format!("graders[{index}]"), &spec.name)
 }
 
 fn bind_case(
@@ -140,24 +186,13 @@ fn bind_case(
     by_path: &mut PathComponents,
     bundles: &mut BundleResolver,
 ) -> BoundCase {
-    let mut graders = Vec::with_capacity(case.graders.len());
-    for (index, spec) in case.graders.iter().enumerate() {
-        match bind_grader(&case, index, spec, host, by_path, bundles) {
-            Ok(bound) => graders.push(bound),
-            Err(error) => {
-                return BoundCase {
-                    case,
-                    graders,
-                    error: Some(error),
-                };
-            }
-        }
-    }
-    BoundCase {
-        case,
-        graders,
-        error: None,
-    }
+    let graders = case
+        .graders
+        .iter()
+        .enumerate()
+        .map(|(index, spec)| bind_grader(&case, index, spec, host, by_path, bundles))
+        .collect();
+    BoundCase { case, graders }
 }
 
 fn bind_grader(

@@ -26,13 +26,12 @@ pub enum RegradeError {
         "case `{case}` of the saved report is not among the prepared cases (see `cases_of_report`)"
     )]
     NotPrepared { case: String },
-    #[error("failed to read the saved evidence of `{case}` run {run} at `{path}`: {source}")]
+    #[error("failed to read the saved evidence of `{case}` run {run} at `{path}`: {error}")]
     ReadEvidence {
         case: String,
         run: u32,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error(
         "{path}:{line}:{column}: not an evidence file (as `evalhost run --out` writes them): {message}"
@@ -43,11 +42,8 @@ pub enum RegradeError {
         column: usize,
         message: String,
     },
-    #[error("failed to create an empty workspace for runs without a snapshot: {source}")]
-    EmptyWorkspace {
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("failed to create an empty workspace for runs without a snapshot: {error}")]
+    EmptyWorkspace { error: std::io::Error },
 }
 
 /// The re-graded report, and which runs had no workspace snapshot.
@@ -116,7 +112,7 @@ pub async fn regrade(
     let empty = tempfile::Builder::new()
         .prefix("evalhost-regrade-")
         .tempdir()
-        .map_err(|source| RegradeError::EmptyWorkspace { source })?;
+        .map_err(|source| RegradeError::EmptyWorkspace { error: source })?;
     let mut plan = Vec::new();
     for saved_case in &saved.cases {
         let prepared =
@@ -191,7 +187,7 @@ fn read_evidence(path: &Path, case: &str, run: u32) -> Result<Evidence, RegradeE
         case: case.to_owned(),
         run,
         path: path.to_owned(),
-        source,
+        error: source,
     })?;
     serde_json::from_str(&text).map_err(|e| RegradeError::ParseEvidence {
         path: path.to_owned(),

@@ -42,8 +42,10 @@ impl RunArtifacts {
         let root = self._root.keep();
         if std::fs::remove_dir_all(&root).is_err() {
             make_owner_writable(&root);
-            std::fs::remove_dir_all(&root)
-                .map_err(|source| RunError::TempCleanup { path, source })?;
+            std::fs::remove_dir_all(&root).map_err(|source| RunError::TempCleanup {
+                path,
+                error: source,
+            })?;
         }
         Ok(self.report)
     }
@@ -83,7 +85,7 @@ pub(crate) async fn run_once(
         .tempdir_in(temp)
         .map_err(|source| RunError::TempRoot {
             path: temp.to_owned(),
-            source,
+            error: source,
         })?;
     let workspace = root.path().join("workspace");
     let home = root.path().join("home");
@@ -91,12 +93,12 @@ pub(crate) async fn run_once(
     for dir in [&workspace, &home, &session_dir] {
         std::fs::create_dir(dir).map_err(|source| RunError::TempRoot {
             path: dir.to_path_buf(),
-            source,
+            error: source,
         })?;
     }
     let seeded_files = seed_workspace(&workspace, case).map_err(|source| RunError::Seed {
         case: case.name.clone(),
-        source,
+        error: source,
     })?;
 
     let session_path = session_dir.join("session.jsonl");

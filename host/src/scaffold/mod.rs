@@ -48,13 +48,12 @@ pub enum ScaffoldError {
     )]
     NoSdk,
     /// Writing a file failed.
-    #[error("failed to write `{}`: {source}", path.display())]
+    #[error("failed to write `{}`: {error}", path.display())]
     Write {
         /// The file or directory.
         path: PathBuf,
         /// Why.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
@@ -117,7 +116,7 @@ fn write(dir: &Path, relative: &str, text: &str) -> Result<(), ScaffoldError> {
     let path = dir.join(relative);
     let error = |source| ScaffoldError::Write {
         path: path.clone(),
-        source,
+        error: source,
     };
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(error)?;

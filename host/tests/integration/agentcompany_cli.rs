@@ -32,7 +32,7 @@ fn the_agentcompany_suite_passes() {
     let (code, stdout, stderr) = evalhost(&["run", "cases/agentcompany"], &[]);
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
     assert!(
-        stdout.contains("\nbuild-error-fix      1     1     1.00    1.00    3.0  2.0  "),
+        stdout.contains("\ntype-error-fix       1     1     1.00    1.00    3.0  2.0  "),
         "{stdout}"
     );
     assert!(
@@ -47,8 +47,7 @@ fn the_agentcompany_suite_passes() {
 
 #[test]
 fn a_single_fixture_file_runs() {
-    let (code, stdout, stderr) =
-        evalhost(&["run", "cases/agentcompany/build-error-fix.jsonl"], &[]);
+    let (code, stdout, stderr) = evalhost(&["run", "cases/agentcompany/type-error-fix.jsonl"], &[]);
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
 }
 
@@ -75,7 +74,7 @@ fn the_agent_core_version_can_be_pinned() {
         &[],
     );
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains(r#"build-error-fix.jsonl:1: meta.piAgentCoreVersion: recorded with "0.67.68", but "1.0.0" is expected"#), "{stderr}");
+    assert!(stderr.contains(r#"type-error-fix.jsonl:1: meta.piAgentCoreVersion: recorded with "0.67.68", but "1.0.0" is expected"#), "{stderr}");
 }
 
 /// The sums of a fixture's ledgers: (input + cache_read + cache_creation, output).
@@ -100,7 +99,7 @@ fn token_counts_are_the_recorded_ledgers() {
     let (code, stdout, stderr) = evalhost(&["run", "--out", out_dir, "cases/agentcompany"], &[]);
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
     for name in [
-        "build-error-fix",
+        "type-error-fix",
         "ceo-bootstrap-empty",
         "ceo-plan-follow-up",
     ] {

@@ -186,7 +186,7 @@ fn unknown_graders_missing_bundles_and_refused_paths_are_load_time_errors() {
     let err = p.refused(&["run", &case]);
     assert!(
         err.contains("unknown-grader.yaml")
-            && err.contains("graders[0].acme-checks/no_such_grader"),
+            && err.contains("graders[0].\"acme-checks/no_such_grader\""),
         "{err}"
     );
     assert!(
@@ -315,7 +315,7 @@ fn a_signature_nobody_can_check_points_at_the_trust_policy() {
         let line = line.strip_prefix("Error: ").unwrap_or(line);
         let line = line
             .strip_prefix(&format!(
-                "unchecked.yaml:6:5: graders[0].acme-checks/final_text_is: cannot check the signature `{signature}"
+                "unchecked.yaml:6:5: graders[0].\"acme-checks/final_text_is\": cannot check the signature `{signature}"
             ))
             .unwrap_or_else(|| panic!("{command}: {err}"));
         assert!(

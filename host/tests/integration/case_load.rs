@@ -29,13 +29,89 @@ fn load_error(paths: &[PathBuf]) -> CaseError {
 }
 
 #[test]
-fn a_directory_loads_its_yaml_files_in_name_order() {
-    // `order/` also holds README.md, a hidden .hidden.yaml and nested/d.yaml, all broken:
-    // loading them would fail.
+fn a_directory_loads_its_yaml_files_and_subdirectories_in_name_order() {
+    // `order/` also holds README.md, a hidden .hidden.yaml and _drafts/d.yaml, all broken:
+    // loading them would fail. Its subdirectories bb/ and nested/ load at their place in name
+    // order (a.yml, b.yaml, bb/e.yaml, c.yaml, nested/d.yaml).
     let cases = load_cases(&[data("order")]).unwrap();
     let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["a", "b", "c"]);
+    assert_eq!(names, ["a", "b", "e", "c", "d"]);
     assert!(cases[0].path.ends_with("order/a.yml"));
+    assert!(cases[2].path.ends_with("order/bb/e.yaml"));
+    assert!(cases[4].path.ends_with("order/nested/d.yaml"));
+}
+
+#[test]
+fn the_limit_of_256_cases_is_per_directory() {
+    // 256 cases in a directory and 256 more in its subdirectory: each directory is within
+    // Mino's limit, so all 512 load.
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("more");
+    std::fs::create_dir(&sub).unwrap();
+    for i in 0..MAX_CASES_PER_DIR {
+        write_case(dir.path(), &format!("a-{i:03}.yaml"), &format!("a-{i:03}"));
+        write_case(&sub, &format!("b-{i:03}.yaml"), &format!("b-{i:03}"));
+    }
+    let cases = load_cases(&[dir.path().to_path_buf()]).unwrap();
+    assert_eq!(cases.len(), 512);
+    assert_eq!(cases[256].name, "b-000");
+}
+
+#[test]
+fn a_symlink_loop_is_reported_not_followed_forever() {
+    let dir = tempfile::tempdir().unwrap();
+    write_case(dir.path(), "a.yaml", "a");
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::os::unix::fs::symlink(dir.path(), sub.join("loop")).unwrap();
+    let err = load_error(&[dir.path().to_path_buf()]);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}: a symlink loop: this directory is {}, which is being searched already",
+            sub.join("loop").display(),
+            dir.path().canonicalize().unwrap().display()
+        )
+    );
+}
+
+#[test]
+fn every_problem_of_a_suite_is_reported_in_load_order() {
+    let dir = tempfile::tempdir().unwrap();
+    write_case(dir.path(), "a.yaml", "a");
+    let b = write_case(dir.path(), "b.yaml", "not-b");
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let c = sub.join("c.yaml");
+    std::fs::write(
+        &c,
+        "name: c
+prompt: Hi.
+graderz: []
+tags: [x, []]
+",
+    )
+    .unwrap();
+    let err = load_error(&[dir.path().to_path_buf()]);
+    let lines: Vec<String> = err.problems().iter().map(|p| p.to_string()).collect();
+    assert_eq!(
+        lines,
+        [
+            format!(
+                "{}:1:7: name: \"not-b\" does not match the file stem \"b\"",
+                b.display()
+            ),
+            format!(
+                "{}:3:1: graderz: unknown field, expected one of: name, description, prompt, instructions, approve, workspace, model, graders, runs, timeout_secs, live, tags, agent; did you mean `graders`?",
+                c.display()
+            ),
+            format!(
+                "{}:4:11: tags[1]: expected a string, found a list",
+                c.display()
+            ),
+        ]
+    );
+    assert_eq!(err.to_string(), lines.join("\n"));
 }
 
 #[test]
@@ -132,7 +208,7 @@ fn a_directory_without_cases_is_an_error() {
     assert_eq!(
         err.to_string(),
         format!(
-            "{}: no case files (*.yaml, *.yml) found",
+            "{}: no case files (*.yaml, *.yml, *.jsonl) or Nexus case directories found, in it or its subdirectories",
             dir.path().display()
         )
     );

@@ -133,3 +133,17 @@ fn grader_names_and_configs_are_checked() {
     assert!(!problems(&validator, "name: c\nprompt: Hi.\ngraders: []\n").is_empty());
     assert!(!problems(&validator, &case("  - max_requests: 1\nruns: 33\n")).is_empty());
 }
+
+/// Numbers and booleans where the parser reads text (`prompt: 2026`, `final_text_matches:
+/// 2026`): a case that loads is one the schema accepts.
+#[test]
+fn scalars_the_parser_reads_as_text_are_valid() {
+    let text = "name: 2026\ndescription: 1.5\nprompt: 2026\ninstructions: true\n\
+                model:\n  - text: 42\n    expect_input_contains: 2026\n  - call: {tool: 7}\n\
+                workspace:\n  files:\n    a.txt: 1\ntags: [1, true]\n\
+                graders:\n  - final_text_matches: 2026\n  - final_text_contains: 2026\n";
+    let case = evalhost::case::parse_case(Path::new("cases/2026.yaml"), text).expect("it loads");
+    assert_eq!((case.name.as_str(), case.prompt.as_str()), ("2026", "2026"));
+    assert_eq!(case.graders[0].config, serde_json::json!(2026));
+    assert_eq!(problems(&validator(), text), Vec::<String>::new());
+}

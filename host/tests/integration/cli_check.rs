@@ -32,14 +32,29 @@ fn the_shipped_suites_are_valid() {
 
 #[test]
 fn a_case_name_defined_twice_is_found() {
-    // A Nexus case and an AgentCompany fixture of the same name, each valid on its own.
-    let (code, stdout, stderr) = evalhost(&["check", "cases/nexus", "cases/agentcompany"]);
+    // A Nexus case and a YAML case of the same name, each valid on its own.
+    let tmp = tempfile::tempdir().unwrap();
+    let nexus = tmp.path().join("nexus");
+    crate::common::copy_dir(
+        &crate::common::repo().join("cases/nexus/build-error-fix"),
+        &nexus.join("build-error-fix"),
+    );
+    let yaml = tmp.path().join("yaml");
+    std::fs::create_dir(&yaml).unwrap();
+    std::fs::write(
+        yaml.join("build-error-fix.yaml"),
+        "name: build-error-fix\nprompt: Hi.\nmodel:\n  - text: hi\ngraders:\n  - final_text_contains: hi\n",
+    )
+    .unwrap();
+    let (n, y) = (nexus.to_str().unwrap(), yaml.to_str().unwrap());
+    let (code, stdout, stderr) = evalhost(&["check", n, y]);
     assert_eq!(code, 2, "{stdout}{stderr}");
-    assert!(
-        stderr.starts_with(
-            "cases/agentcompany/build-error-fix.jsonl:1: name: case \"build-error-fix\" is already defined in cases/nexus/build-error-fix"
-        ),
-        "{stderr}"
+    assert_eq!(
+        stderr,
+        format!(
+            "{y}/build-error-fix.yaml:1:7: name: case \"build-error-fix\" is already defined in {n}/build-error-fix; case names must be unique\n\
+             Error: check failed: 1 problem (each shown above with its file, line and field)\n"
+        )
     );
 }
 

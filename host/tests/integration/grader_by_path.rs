@@ -94,7 +94,7 @@ fn a_bad_config_for_a_path_named_grader_is_a_located_error_before_any_run() {
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(
         stderr.contains(
-            "bad-config.yaml:6:5: graders[0].../graders/mine.wasm#final_text_matches: invalid config:"
+            "bad-config.yaml:6:5: graders[0].\"../graders/mine.wasm#final_text_matches\": invalid config:"
         ),
         "{stderr}"
     );

@@ -30,6 +30,7 @@ mod cli_color;
 mod cli_help;
 mod cli_interrupt;
 mod cli_list;
+mod cli_load;
 mod cli_reports;
 mod cli_run;
 mod determinism;

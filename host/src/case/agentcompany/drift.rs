@@ -6,6 +6,7 @@ use sha2::{Digest, Sha256};
 
 use super::lines::Meta;
 use super::{FixtureOptions, invalid};
+use crate::case::error::Problems;
 use crate::case::{CaseError, Location};
 
 /// The scenario directory of a fixture: `scenarios/<fixtureId>/` next to the fixture, or
@@ -32,13 +33,16 @@ pub(super) fn scenario_dir(path: &Path, fixture_id: &str) -> Result<PathBuf, Cas
         })
 }
 
-/// Check the meta header and scenario files; returns the system prompt.
+/// Check the meta header and scenario files; returns the system prompt. `prompt` is the
+/// first user turn (`None` when the turns did not check out: it is then not compared).
+/// Every problem is reported; the scenario files are looked up only for a well-formed id.
 pub(super) fn check(
     path: &Path,
     meta: &Meta,
-    prompt: &str,
+    prompt: Option<&str>,
     options: &FixtureOptions,
 ) -> Result<String, CaseError> {
+    let mut problems = Problems::default();
     let id = &meta.fixture_id;
     let kebab = !id.is_empty()
         && !id.starts_with('-')
@@ -47,7 +51,7 @@ pub(super) fn check(
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
     if !kebab {
-        return Err(invalid(
+        problems.push(invalid(
             path,
             1,
             "meta.fixtureId",
@@ -61,7 +65,7 @@ pub(super) fn check(
                 .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
     });
     if !well_formed {
-        return Err(invalid(
+        problems.push(invalid(
             path,
             1,
             "meta.systemPromptHash",
@@ -71,7 +75,7 @@ pub(super) fn check(
     if let Some(expected) = &options.expected_agent_core_version
         && &meta.pi_agent_core_version != expected
     {
-        return Err(invalid(
+        problems.push(invalid(
             path,
             1,
             "meta.piAgentCoreVersion",
@@ -81,24 +85,35 @@ pub(super) fn check(
             ),
         ));
     }
-    let dir = scenario_dir(path, id)?;
-    let system = read_scenario_file(&dir.join("system.txt"))?;
-    let actual = format!("sha256:{}", hex::encode(Sha256::digest(system.as_bytes())));
-    if &actual != hash {
-        return Err(invalid(
-            path,
-            1,
-            "meta.systemPromptHash",
-            format!(
-                "scenario drift: {} hashes to {actual}; the fixture was recorded with {hash}; re-record it",
-                dir.join("system.txt").display()
-            ),
-        ));
+    if !kebab {
+        return problems.finish(None);
+    }
+    let Some(dir) = problems.keep(scenario_dir(path, id)) else {
+        return problems.finish(None);
+    };
+    let system = problems.keep(read_scenario_file(&dir.join("system.txt")));
+    if let Some(system) = &system
+        && well_formed
+    {
+        let actual = format!("sha256:{}", hex::encode(Sha256::digest(system.as_bytes())));
+        if &actual != hash {
+            problems.push(invalid(
+                path,
+                1,
+                "meta.systemPromptHash",
+                format!(
+                    "scenario drift: {} hashes to {actual}; the fixture was recorded with {hash}; re-record it",
+                    dir.join("system.txt").display()
+                ),
+            ));
+        }
     }
     let user_path = dir.join("user.txt");
-    let user = read_scenario_file(&user_path)?;
-    if user != prompt {
-        return Err(invalid(
+    if let Some(user) = problems.keep(read_scenario_file(&user_path))
+        && let Some(prompt) = prompt
+        && user != prompt
+    {
+        problems.push(invalid(
             path,
             2,
             "turn.content",
@@ -108,7 +123,7 @@ pub(super) fn check(
             ),
         ));
     }
-    Ok(system)
+    problems.finish(system)
 }
 
 /// A scenario file's text; missing, unreadable, not UTF-8 or empty files are errors.
@@ -118,9 +133,9 @@ fn read_scenario_file(path: &Path) -> Result<String, CaseError> {
         line: 0,
         column: 0,
     };
-    let bytes = std::fs::read(path).map_err(|source| CaseError::Read {
+    let bytes = std::fs::read(path).map_err(|error| CaseError::Read {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     let text = String::from_utf8(bytes).map_err(|_| CaseError::Malformed {
         location: at.clone(),

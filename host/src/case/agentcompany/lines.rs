@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::{invalid, malformed};
 use crate::case::CaseError;
+use crate::case::error::Problems;
 
 /// The `meta` header.
 #[expect(dead_code, reason = "recordedAt, provider and model are informational")]
@@ -100,94 +101,127 @@ pub(super) struct Lines {
 }
 
 /// Split `text` into meta, turns and assertions, in that order, each line checked for shape.
+/// A broken line is noted and the next one read, so every broken line is reported.
 pub(super) fn split(path: &Path, text: &str) -> Result<Lines, CaseError> {
+    let mut problems = Problems::default();
     let mut meta = None;
     let mut turns = Vec::new();
     let mut assertions: Option<(usize, Assertions)> = None;
+    // The line of the assertions record, even when it did not parse.
+    let mut assertions_at = None;
+    // Whether line 1 is a meta record, even one that did not parse.
+    let mut meta_first = false;
     let mut last_line = 0;
     for (index, line) in text.lines().enumerate() {
         let n = index + 1;
         last_line = n;
-        if line.trim().is_empty() {
-            return Err(malformed(
-                path,
-                n,
-                "blank line; every line of a fixture is one JSON record",
-            ));
-        }
-        let value: Value = serde_json::from_str(line)
-            .map_err(|e| malformed(path, n, format!("invalid JSON: {}", strip_position(&e))))?;
-        let kind = value
-            .get("type")
-            .and_then(Value::as_str)
-            .ok_or_else(|| {
-                invalid(
-                    path,
-                    n,
-                    "type",
-                    "missing: each line needs \"type\": \"meta\", \"turn\" or \"assertions\"",
-                )
-            })?
-            .to_owned();
-        if let Some((at, _)) = &assertions {
-            return Err(invalid(
+        let record = record(path, n, line, assertions_at);
+        let Some((kind, value)) = problems.keep(record) else {
+            continue;
+        };
+        match kind.as_str() {
+            "meta" if n == 1 => {
+                meta_first = true;
+                meta = problems.keep(typed::<Meta>(path, n, "meta", value));
+            }
+            // (When line 1 is not the meta header, its own problem says so.)
+            "meta" if !meta_first => {}
+            "meta" => problems.push(invalid(
                 path,
                 n,
                 "type",
-                format!(
-                    "a {kind:?} line after the assertions line (line {at}); the assertions line must be last"
-                ),
-            ));
-        }
-        match (kind.as_str(), &meta) {
-            ("meta", None) if n == 1 => meta = Some(typed::<Meta>(path, n, "meta", value)?),
-            ("meta", _) => {
-                return Err(invalid(
-                    path,
-                    n,
-                    "type",
-                    "a second meta line; the meta header comes once, on line 1",
-                ));
+                "a second meta line; the meta header comes once, on line 1",
+            )),
+            other if n == 1 => problems.push(invalid(
+                path,
+                n,
+                "type",
+                format!("the first line must be the meta header, found {other:?}"),
+            )),
+            "turn" => {
+                if let Some(turn) = problems.keep(typed::<Turn>(path, n, "turn", value)) {
+                    turns.push((n, turn));
+                }
             }
-            (other, None) => {
-                return Err(invalid(
-                    path,
-                    n,
-                    "type",
-                    format!("the first line must be the meta header, found {other:?}"),
-                ));
+            "assertions" => {
+                assertions_at = Some(n);
+                assertions = problems
+                    .keep(typed(path, n, "assertions", value))
+                    .map(|a| (n, a));
             }
-            ("turn", Some(_)) => turns.push((n, typed::<Turn>(path, n, "turn", value)?)),
-            ("assertions", Some(_)) => assertions = Some((n, typed(path, n, "assertions", value)?)),
-            (other, Some(_)) => {
-                return Err(invalid(
-                    path,
-                    n,
-                    "type",
-                    format!("unknown line type {other:?} (expected \"turn\" or \"assertions\")"),
-                ));
-            }
+            other => problems.push(invalid(
+                path,
+                n,
+                "type",
+                format!("unknown line type {other:?} (expected \"turn\" or \"assertions\")"),
+            )),
         }
     }
-    let Some(meta) = meta else {
-        return Err(malformed(
+    if last_line == 0 {
+        problems.push(malformed(
             path,
             1,
             "the fixture is empty; it needs a meta line, turns and an assertions line",
         ));
-    };
-    let Some(assertions) = assertions else {
-        return Err(malformed(
+    } else if assertions_at.is_none() && problems.count() == 0 {
+        // (After a broken line, a missing assertions line may be the broken one.)
+        problems.push(malformed(
             path,
             last_line,
             "no assertions line; a fixture must end with one",
         ));
+    }
+    let lines = match (meta, assertions) {
+        (Some(meta), Some(assertions)) => Some(Lines {
+            meta,
+            turns,
+            assertions,
+        }),
+        _ => None,
     };
-    Ok(Lines {
-        meta,
-        turns,
-        assertions,
-    })
+    problems.finish(lines)
+}
+
+/// Line `n` as JSON and its `type`; `assertions_at` is the assertions line if one was read
+/// (no line may follow it).
+fn record(
+    path: &Path,
+    n: usize,
+    line: &str,
+    assertions_at: Option<usize>,
+) -> Result<(String, Value), CaseError> {
+    if line.trim().is_empty() {
+        return Err(malformed(
+            path,
+            n,
+            "blank line; every line of a fixture is one JSON record",
+        ));
+    }
+    let value: Value = serde_json::from_str(line)
+        .map_err(|e| malformed(path, n, format!("invalid JSON: {}", strip_position(&e))))?;
+    let kind = value
+        .get("type")
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            invalid(
+                path,
+                n,
+                "type",
+                "missing: each line needs \"type\": \"meta\", \"turn\" or \"assertions\"",
+            )
+        })?
+        .to_owned();
+    if let Some(at) = assertions_at {
+        return Err(invalid(
+            path,
+            n,
+            "type",
+            format!(
+                "a {kind:?} line after the assertions line (line {at}); the assertions line must be last"
+            ),
+        ));
+    }
+    Ok((kind, value))
 }
 
 fn typed<T: DeserializeOwned>(

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::invalid;
 use super::lines::Assertions;
+use crate::case::error::Problems;
 use crate::case::{CaseError, GraderUse, Location, MAX_GRADERS};
 
 /// Assertion kind → grader name. AgentCompany's `tool_called` (an object config) is the
@@ -33,8 +34,9 @@ pub(super) fn graders(
         line,
         column: 0,
     };
+    let mut problems = Problems::default();
     if block.semantic_rubric.is_empty() {
-        return Err(invalid(
+        problems.push(invalid(
             path,
             line,
             "semanticRubric",
@@ -43,7 +45,7 @@ pub(super) fn graders(
     }
     let total = block.assertions.len() + block.semantic_rubric.len();
     if total > MAX_GRADERS {
-        return Err(invalid(
+        problems.push(invalid(
             path,
             line,
             "assertions",
@@ -56,16 +58,20 @@ pub(super) fn graders(
         let mut config: Map<String, Value> = assertion.clone();
         let kind = match config.remove("kind") {
             Some(Value::String(kind)) => kind,
-            _ => return Err(invalid(path, line, &field, "missing or not a string")),
+            _ => {
+                problems.push(invalid(path, line, &field, "missing or not a string"));
+                continue;
+            }
         };
         let Some((_, grader)) = KINDS.iter().find(|(k, _)| *k == kind) else {
             let known: Vec<&str> = KINDS.iter().map(|(k, _)| *k).collect();
-            return Err(invalid(
+            problems.push(invalid(
                 path,
                 line,
                 &field,
                 format!("unknown kind {kind:?} (known: {})", known.join(", ")),
             ));
+            continue;
         };
         graders.push(GraderUse {
             name: (*grader).to_owned(),
@@ -77,7 +83,7 @@ pub(super) fn graders(
     for (index, dimension) in block.semantic_rubric.iter().enumerate() {
         if let Some(id) = dimension.get("id").and_then(Value::as_str) {
             if ids.contains(&id) {
-                return Err(invalid(
+                problems.push(invalid(
                     path,
                     line,
                     &format!("semanticRubric[{index}].id"),
@@ -92,5 +98,5 @@ pub(super) fn graders(
             location: location.clone(),
         });
     }
-    Ok(graders)
+    problems.finish(Some(graders))
 }

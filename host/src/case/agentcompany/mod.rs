@@ -19,6 +19,7 @@ pub use record::{FixtureHeader, fixture_text, turns_from_session};
 use std::io::Read;
 use std::path::Path;
 
+use super::error::Problems;
 use super::{Approve, Case, CaseError, Execution, Location, MAX_CASE_FILE_BYTES};
 
 /// Checks that depend on the environment the fixtures run in.
@@ -35,9 +36,9 @@ pub fn is_fixture(path: &Path) -> bool {
 
 /// Read, validate and drift-check one fixture file.
 pub fn load_fixture(path: &Path, options: &FixtureOptions) -> Result<Case, CaseError> {
-    let read_error = |source| CaseError::Read {
+    let read_error = |error| CaseError::Read {
         path: path.to_path_buf(),
-        source,
+        error,
     };
     let mut bytes = Vec::new();
     std::fs::File::open(path)
@@ -65,12 +66,20 @@ pub fn load_fixture(path: &Path, options: &FixtureOptions) -> Result<Case, CaseE
 
 /// Validate fixture `text` as the file `path` (scenario files are looked up next to it).
 pub fn parse_fixture(path: &Path, text: &str, options: &FixtureOptions) -> Result<Case, CaseError> {
+    // A line that is not a record stops the file; past that, the turns, the assertions and
+    // the scenario files are checked on their own, so every one of their problems is
+    // reported.
     let lines = lines::split(path, text)?;
     let (assertions_line, assertions) = &lines.assertions;
-    let replay = turns::replay(path, &lines.turns, *assertions_line)?;
-    let graders = map::graders(path, *assertions_line, assertions)?;
-    let system = drift::check(path, &lines.meta, &replay.prompt, options)?;
-    Ok(Case {
+    let mut problems = Problems::default();
+    let replay = problems.keep(turns::replay(path, &lines.turns, *assertions_line));
+    let graders = problems.keep(map::graders(path, *assertions_line, assertions));
+    let prompt = replay.as_ref().map(|r| r.prompt.as_str());
+    let system = problems.keep(drift::check(path, &lines.meta, prompt, options));
+    let (Some(replay), Some(graders), Some(system)) = (replay, graders, system) else {
+        return problems.finish(None);
+    };
+    problems.finish(Some(Case {
         name: lines.meta.fixture_id.clone(),
         path: path.to_path_buf(),
         description: lines.meta.scenario.clone(),
@@ -86,7 +95,7 @@ pub fn parse_fixture(path: &Path, text: &str, options: &FixtureOptions) -> Resul
         live: false,
         tags: vec!["agentcompany".to_owned()],
         execution: Execution::ReplayTools(replay.results),
-    })
+    }))
 }
 
 /// An error about the whole of line `line` (0: the whole file).

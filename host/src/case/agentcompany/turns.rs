@@ -9,6 +9,7 @@ use super::invalid;
 use super::lines::TokenLedger;
 use super::lines::{Block, Role, Turn};
 use crate::agent::CallStatus;
+use crate::case::error::Problems;
 use crate::case::{
     CaseError, Location, RecordedToolResult, RecordedUsage, ScriptReply, ScriptStep,
 };
@@ -33,10 +34,25 @@ struct Open {
 }
 
 /// Check the turns of a fixture; `end` is the assertions line, for errors about the end.
+/// Every turn index out of sequence is reported; any other problem stops the check (what
+/// follows it would not replay as recorded).
 pub(super) fn replay(
     path: &Path,
     turns: &[(usize, Turn)],
     end: usize,
+) -> Result<Replay, CaseError> {
+    let mut problems = Problems::default();
+    let replay = replay_turns(path, turns, end, &mut problems);
+    let replay = problems.keep(replay);
+    problems.finish(replay)
+}
+
+/// [`replay`], noting index problems in `problems` and returning the first other problem.
+fn replay_turns(
+    path: &Path,
+    turns: &[(usize, Turn)],
+    end: usize,
+    problems: &mut Problems,
 ) -> Result<Replay, CaseError> {
     let mut prompt = None;
     let mut follow_ups = Vec::new();
@@ -47,7 +63,7 @@ pub(super) fn replay(
     let mut last_final = false;
     for (expected, (line, turn)) in turns.iter().enumerate() {
         let line = *line;
-        check_index(path, line, expected as u64, turn.turn_index)?;
+        problems.keep(check_index(path, line, expected as u64, turn.turn_index));
         if turn.role != Role::ToolResult
             && let Some((_, call)) = open.first()
         {

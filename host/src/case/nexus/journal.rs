@@ -160,9 +160,9 @@ impl Journal {
 
 /// The event files of a journal, in reading order.
 pub fn segment_files(dir: &Path) -> Result<Vec<PathBuf>, CaseError> {
-    let read_error = |source| CaseError::Read {
+    let read_error = |error| CaseError::Read {
         path: dir.to_path_buf(),
-        source,
+        error,
     };
     let mut segments: Vec<(u64, PathBuf)> = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(read_error)? {
@@ -189,9 +189,9 @@ pub fn segment_files(dir: &Path) -> Result<Vec<PathBuf>, CaseError> {
 }
 
 fn read_capped(path: &Path, file: std::io::Result<std::fs::File>) -> Result<Vec<u8>, CaseError> {
-    let read_error = |source| CaseError::Read {
+    let read_error = |error| CaseError::Read {
         path: path.to_path_buf(),
-        source,
+        error,
     };
     let mut bytes = Vec::new();
     file.map_err(read_error)?

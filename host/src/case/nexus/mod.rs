@@ -25,6 +25,7 @@ pub use time::{format_rfc3339_ms, parse_rfc3339_ms};
 use std::path::Path;
 use std::sync::Arc;
 
+use super::error::Problems;
 use super::{Approve, Case, CaseError, Execution, Location};
 use yaml::{entries, invalid, read_map, string, strings};
 
@@ -65,39 +66,29 @@ pub fn load_nexus_case(dir: &Path) -> Result<Case, CaseError> {
             message: "a case directory needs a name".into(),
         });
     }
-    let root = read_map(&case_path)?;
-    let mut description = String::new();
-    let mut tags = Vec::new();
-    for (key, node) in entries(&case_path, &root, "", Some(CASE_FIELDS))? {
-        match key.as_str() {
-            "name" => {
-                let name = string(&case_path, node, "name")?;
-                if name != id {
-                    return Err(invalid(
-                        &case_path,
-                        node,
-                        "name",
-                        format!("{name:?} does not match the directory name {id:?}"),
-                    ));
-                }
-            }
-            "description" => description = string(&case_path, node, "description")?,
-            "tags" => tags = strings(&case_path, node, "tags")?,
-            _ => {
-                // Metadata for people; checked to be a scalar.
-                string(&case_path, node, &key)?;
-            }
-        }
-    }
-    let inputs = read_inputs(&dir.join("input").join("inputs.yaml"))?;
-    let journal = read_journal(&dir.join("journal"))?;
-    let graders = assertions::read_assertions(&dir.join("assertions.yaml"), &journal)?;
+    // Each file of the directory is checked on its own, so a load reports the problems of
+    // all of them (the assertions only once the journal they refer to has loaded).
+    let mut problems = Problems::default();
+    let metadata = problems.keep(read_case_yaml(&case_path, &id));
+    let inputs = problems.keep(read_inputs(&dir.join("input").join("inputs.yaml")));
+    let journal = problems.keep(read_journal(&dir.join("journal")));
+    let graders = journal.as_ref().and_then(|journal| {
+        problems.keep(assertions::read_assertions(
+            &dir.join("assertions.yaml"),
+            journal,
+        ))
+    });
+    let (Some((description, tags)), Some(inputs), Some(journal), Some(graders)) =
+        (metadata, inputs, journal, graders)
+    else {
+        return problems.finish(None);
+    };
     let evidence = journal_evidence(&id, &journal);
     let prompt = inputs
         .first()
         .cloned()
         .unwrap_or_else(|| evidence.prompt.clone());
-    Ok(Case {
+    problems.finish(Some(Case {
         name: id,
         path: dir.to_path_buf(),
         description: description.trim_end().to_owned(),
@@ -113,7 +104,36 @@ pub fn load_nexus_case(dir: &Path) -> Result<Case, CaseError> {
         live: false,
         tags,
         execution: Execution::Recorded(Arc::new(evidence)),
-    })
+    }))
+}
+
+/// `description` and `tags` of `case.yaml`, whose `name` must be `id`.
+fn read_case_yaml(case_path: &Path, id: &str) -> Result<(String, Vec<String>), CaseError> {
+    let root = read_map(case_path)?;
+    let mut description = String::new();
+    let mut tags = Vec::new();
+    for (key, node) in entries(case_path, &root, "", Some(CASE_FIELDS))? {
+        match key.as_str() {
+            "name" => {
+                let name = string(case_path, node, "name")?;
+                if name != id {
+                    return Err(invalid(
+                        case_path,
+                        node,
+                        "name",
+                        format!("{name:?} does not match the directory name {id:?}"),
+                    ));
+                }
+            }
+            "description" => description = string(case_path, node, "description")?,
+            "tags" => tags = strings(case_path, node, "tags")?,
+            _ => {
+                // Metadata for people; checked to be a scalar.
+                string(case_path, node, &key)?;
+            }
+        }
+    }
+    Ok((description, tags))
 }
 
 /// `inputs:` of `input/inputs.yaml` (empty when the file is absent).

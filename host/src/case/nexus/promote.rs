@@ -68,13 +68,12 @@ pub enum PromoteError {
     #[error(transparent)]
     Journal(#[from] CaseError),
     /// Writing the case directory failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Write {
         /// The file or directory.
         path: PathBuf,
         /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
@@ -152,7 +151,7 @@ fn journal_source(path: &Path) -> Option<PathBuf> {
 fn write_error(path: &Path) -> impl FnOnce(std::io::Error) -> PromoteError + '_ {
     move |source| PromoteError::Write {
         path: path.to_owned(),
-        source,
+        error: source,
     }
 }
 

@@ -32,9 +32,9 @@ pub(super) fn invalid(
 
 /// Read a file of at most [`MAX_CASE_FILE_BYTES`] as UTF-8 text.
 pub(super) fn read_text(path: &Path) -> Result<String, CaseError> {
-    let read_error = |source| CaseError::Read {
+    let read_error = |error| CaseError::Read {
         path: path.to_path_buf(),
-        source,
+        error,
     };
     let file = std::fs::File::open(path).map_err(read_error)?;
     let mut bytes = Vec::new();
