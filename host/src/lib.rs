@@ -93,6 +93,7 @@ pub mod grader;
 pub mod model;
 mod parallel;
 pub mod private_file;
+mod process_group;
 pub mod provider;
 pub mod report;
 pub mod runner;

@@ -43,11 +43,11 @@ pub use calls::{ResultStatus, ResultStatusConfig, Status, ToolCalled, ToolNotCal
 pub use config::Text;
 pub use files::{FileContains, FileContainsConfig, FileExists};
 pub use limits::{MaxRequests, MaxToolCalls};
-pub use skills::SkillViewed;
 pub use nexus::{
     EventCountBounds, EventEmitted, EventSequenceDistance, EventSequenceStrict, Latency, Semantic,
     TokenBudget, ToolInvocationParity,
 };
+pub use skills::SkillViewed;
 pub use text::{
     FinalTextContains, FinalTextMatches, FinalTextNotContains, MAX_PATTERN_BYTES, Pattern,
 };

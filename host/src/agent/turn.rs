@@ -203,11 +203,12 @@ async fn exchange(
     let limits = config.limits;
     loop {
         let n = before + outcome.requests + 1;
-        let body = wire::encode(&config.model, &config.instructions, input, ctx.skills).map_err(|e| {
-            AgentError::Client {
-                message: format!("could not encode request {n}: {e}"),
-            }
-        })?;
+        let body =
+            wire::encode(&config.model, &config.instructions, input, ctx.skills).map_err(|e| {
+                AgentError::Client {
+                    message: format!("could not encode request {n}: {e}"),
+                }
+            })?;
         let bytes = body.get().as_bytes().to_vec();
         log.append(Event::ModelRequest {
             n,

@@ -1,6 +1,7 @@
 //! External agents: a program started in the run's workspace, pointed at the run's loopback
 //! model endpoint through `OPENAI_BASE_URL` (and the Anthropic equivalents), given the prompt,
-//! bounded by the run timeout (`timeout.rs`), and killed with its whole process group at the end. Its session log
+//! bounded by the run timeout (`timeout.rs`), and killed at the end with its whole process
+//! group and every process that carries its marker (`process_group.rs`). Its session log
 //! is rebuilt from what crossed the endpoint, so [`crate::evidence::Evidence::from_session`]
 //! works unchanged: responses carry its tool calls (`function_call` items), the next request
 //! carries their results (`function_call_output` items).
@@ -15,10 +16,15 @@ use tokio::io::AsyncWriteExt;
 use super::timeout::RunTimeout;
 use crate::agent::CallStatus;
 use crate::case::{ExternalAgent, PromptVia};
+use crate::process_group::ProcessGroup;
 use crate::session::{Event, OutputItem};
 
 /// The placeholder key external agents get; the loopback endpoint ignores it.
 pub const LOOPBACK_API_KEY: &str = "evalhost-loopback";
+
+/// The variable marking every process an external agent starts, so that one that left its
+/// process group is killed with it (`process_group.rs`).
+const RUN_MARKER: &str = "EVALHOST_AGENT_RUN";
 
 /// Most bytes of the agent's stderr quoted in an error.
 const STDERR_TAIL_BYTES: usize = 2048;
@@ -78,6 +84,7 @@ pub(crate) async fn run_agent(
 ) -> Result<AgentExit, ExternalAgentError> {
     let program = agent.command.first().cloned().unwrap_or_default();
     let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    let marker = crate::process_group::new_marker();
     let mut cmd = tokio::process::Command::new(&program);
     cmd.args(&agent.command[1..])
         .current_dir(workspace)
@@ -89,6 +96,7 @@ pub(crate) async fn run_agent(
         .env("OPENAI_MODEL", endpoint.model)
         .env("ANTHROPIC_BASE_URL", endpoint.base_url)
         .env("ANTHROPIC_API_KEY", LOOPBACK_API_KEY)
+        .env(RUN_MARKER, &marker)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -102,7 +110,9 @@ pub(crate) async fn run_agent(
         error: source,
     })?;
     // Killed with everything it started, however this function ends.
-    let _group = child.id().map(GroupGuard);
+    let _group = child
+        .id()
+        .map(|pid| ProcessGroup::new(pid, RUN_MARKER, marker));
     let stdin = child.stdin.take();
     let input = if agent.prompt == PromptVia::Stdin {
         prompt.to_owned()
@@ -146,23 +156,6 @@ pub(crate) async fn run_agent(
     Ok(AgentExit {
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
     })
-}
-
-/// SIGKILLs a process group when dropped.
-struct GroupGuard(u32);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        // Never 0 or 1 (that would be our own group, or every process).
-        if let Ok(pgid) = i32::try_from(self.0)
-            && pgid > 1
-        {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pgid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-    }
 }
 
 fn tail(text: &str, max: usize) -> &str {

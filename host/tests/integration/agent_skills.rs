@@ -116,7 +116,10 @@ async fn a_seeded_skill_is_listed_and_readable_with_its_files() {
 async fn malformed_skills_get_a_clear_message_and_the_run_goes_on() {
     let h = Harness::new().await;
     h.seed(".agents/skills/deploy/SKILL.md", DEPLOY);
-    h.seed(".agents/skills/broken/SKILL.md", "# Broken\nNo front matter.\n");
+    h.seed(
+        ".agents/skills/broken/SKILL.md",
+        "# Broken\nNo front matter.\n",
+    );
     h.seed(
         ".agents/skills/mismatch/SKILL.md",
         "---\nname: other\ndescription: x\n---\n",
@@ -133,6 +136,29 @@ async fn malformed_skills_get_a_clear_message_and_the_run_goes_on() {
         ),
     );
     std::fs::create_dir_all(h.workspace.join(".agents/skills/empty")).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("SKILL.md"),
+        "---\nname: escape\ndescription: x\n---\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.path(), h.workspace.join(".agents/skills/escape")).unwrap();
+    // A symlinked folder inside the workspace is a skill; a symlink to a file is not one.
+    h.seed(
+        "shared/linked/SKILL.md",
+        "---\nname: linked\ndescription: Shared.\n---\n",
+    );
+    std::os::unix::fs::symlink(
+        "../../shared/linked",
+        h.workspace.join(".agents/skills/linked"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        "../../notes.txt",
+        h.workspace.join(".agents/skills/notes.md"),
+    )
+    .unwrap();
+    h.seed("notes.txt", "notes\n");
     let (run, calls) = calls(
         &h,
         &[
@@ -151,6 +177,10 @@ async fn malformed_skills_get_a_clear_message_and_the_run_goes_on() {
         ),
         ("empty", "is missing: a skill folder needs a SKILL.md".to_owned()),
         (
+            "escape",
+            "leads outside the workspace (through a symlink or `..`)".to_owned(),
+        ),
+        (
             "huge",
             "is larger than 32768 bytes (32 KiB), the most a SKILL.md may be; move details into other files of the skill".to_owned(),
         ),
@@ -163,7 +193,7 @@ async fn malformed_skills_get_a_clear_message_and_the_run_goes_on() {
             format!("the front matter has no `description`; {SHAPE}"),
         ),
     ];
-    let mut listing = "1 skill in `.agents/skills`:\n- deploy: Deploy the service to staging. Use when asked to deploy.\nNot loaded:\n".to_owned();
+    let mut listing = "2 skills in `.agents/skills`:\n- deploy: Deploy the service to staging. Use when asked to deploy.\n- linked: Shared.\nNot loaded:\n".to_owned();
     for (name, message) in &problems {
         listing.push_str(&format!("- .agents/skills/{name}/SKILL.md: {message}\n"));
     }
@@ -183,14 +213,21 @@ async fn malformed_skills_get_a_clear_message_and_the_run_goes_on() {
     );
     assert_eq!(
         result(&calls[4]),
-        ("failed", "No skill `nope` in `.agents/skills`. Skills: deploy.")
+        (
+            "failed",
+            "No skill `nope` in `.agents/skills`. Skills: deploy, linked."
+        )
     );
     assert_eq!(run.outcome().final_text, "done");
 
-    let Event::SessionSkills { skills, problems: recorded } = &run.records[1].event else {
+    let Event::SessionSkills {
+        skills,
+        problems: recorded,
+    } = &run.records[1].event
+    else {
         panic!("no session_skills record: {:?}", run.kinds());
     };
-    assert_eq!(skills.len(), 1);
+    assert_eq!(skills.len(), 2);
     let expected: Vec<SkillProblem> = problems
         .iter()
         .map(|(name, message)| SkillProblem {
@@ -216,8 +253,11 @@ async fn a_skill_reads_only_files_inside_its_own_folder() {
         h.workspace.join(".agents/skills/deploy/notes-link"),
     )
     .unwrap();
-    std::os::unix::fs::symlink("/etc/hostname", h.workspace.join(".agents/skills/deploy/abs-link"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        "/etc/hostname",
+        h.workspace.join(".agents/skills/deploy/abs-link"),
+    )
+    .unwrap();
     let (_, calls) = calls(
         &h,
         &[
@@ -262,7 +302,10 @@ async fn a_skill_reads_only_files_inside_its_own_folder() {
     );
     assert_eq!(
         result(&calls[5]),
-        ("failed", "Cannot read `scripts`: no such file or directory.")
+        (
+            "failed",
+            "Cannot read `scripts`: no such file or directory."
+        )
     );
 }
 
@@ -284,14 +327,18 @@ async fn arguments_that_name_no_skill_are_invalid() {
         result(&calls[0]),
         (
             "invalid_arguments",
-            &*format!("Invalid arguments for `skill_view`: `file` needs `name`, the skill it belongs to. {usage}")
+            &*format!(
+                "Invalid arguments for `skill_view`: `file` needs `name`, the skill it belongs to. {usage}"
+            )
         )
     );
     assert_eq!(
         result(&calls[1]),
         (
             "invalid_arguments",
-            &*format!("Invalid arguments for `skill_view`: \"../deploy\" is not a valid skill name: a skill name is 1 to 64 lowercase letters, digits and hyphens, not starting or ending with a hyphen, without `--`. {usage}")
+            &*format!(
+                "Invalid arguments for `skill_view`: \"../deploy\" is not a valid skill name: a skill name is 1 to 64 lowercase letters, digits and hyphens, not starting or ending with a hyphen, without `--`. {usage}"
+            )
         )
     );
     assert_eq!(calls[2].status, "invalid_arguments");
@@ -310,7 +357,11 @@ async fn without_a_skills_directory_there_is_no_record_and_no_tool() {
             "Tool `skill_view` does not exist. Available tools: bash, read_file, write_file, edit_file, list_files."
         )
     );
-    assert!(!run.kinds().contains(&"session_skills"), "{:?}", run.kinds());
+    assert!(
+        !run.kinds().contains(&"session_skills"),
+        "{:?}",
+        run.kinds()
+    );
     assert!(run.evidence().skills.is_empty());
     let tools = run.request_body(1)["tools"].clone();
     assert_eq!(tools.as_array().unwrap().len(), 5);
@@ -321,7 +372,10 @@ async fn an_empty_skills_directory_is_recorded_as_no_skills() {
     let h = Harness::new().await;
     std::fs::create_dir_all(h.workspace.join(".agents/skills")).unwrap();
     let (run, calls) = calls(&h, &[json!({})]).await;
-    assert_eq!(result(&calls[0]), ("completed", "No skills in `.agents/skills`.\n"));
+    assert_eq!(
+        result(&calls[0]),
+        ("completed", "No skills in `.agents/skills`.\n")
+    );
     assert_eq!(
         run.records[1].event,
         Event::SessionSkills {

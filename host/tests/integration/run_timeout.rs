@@ -142,13 +142,15 @@ fn a_run_within_its_timeout_is_graded_as_usual() {
 }
 
 #[test]
-fn an_external_agent_that_sleeps_is_killed_with_its_process_group() {
+fn an_external_agent_that_sleeps_is_killed_with_every_process_it_started() {
     let token = "evalhost-run-timeout-agent-sleeper";
+    // One sleeper in the agent's process group, one that left it with `setsid`: the marker
+    // variable finds the second.
     let case = format!(
         "name: slow-agent
 prompt: Wait.
 timeout_secs: 1
-agent: {{command: [bash, -c, \"(exec -a {token} sleep 30) & wait\"]}}
+agent: {{command: [bash, -c, \"(exec -a {token} sleep 30) & setsid bash -c 'exec -a {token}-escaped sleep 30' & wait\"]}}
 model:
   - text: Done.
 graders:

@@ -7,11 +7,8 @@
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::time::Instant;
@@ -19,6 +16,7 @@ use tokio::time::Instant;
 use super::output::{truncate, with_note};
 use super::{ToolContext, ToolOutput};
 use crate::agent::CallStatus;
+use crate::process_group::ProcessGroup;
 
 /// `PATH` for commands when the host has none.
 const FALLBACK_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -33,9 +31,7 @@ const REAP_TIMEOUT: Duration = Duration::from_secs(5);
 
 const READ_CHUNK: usize = 16 * 1024;
 
-/// The variable marking every process a bash call starts. Environments are inherited through
-/// fork and exec, so it follows processes that leave the process group; only a process that
-/// replaces its whole environment (`env -i`) loses it.
+/// The variable marking every process a bash call starts ([`ProcessGroup`]).
 const CALL_MARKER: &str = "EVALHOST_TOOL_CALL";
 
 /// The first executable `bash` on `path` (absolute entries only: a relative one would be
@@ -53,9 +49,6 @@ fn find_bash(path: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
                 .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
         })
 }
-
-/// Sweeps of /proc after the group is killed: a marked process may fork while being found.
-const SWEEP_ROUNDS: usize = 8;
 
 /// How the output loop ended.
 enum End {
@@ -80,7 +73,7 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
     let Some(bash) = find_bash(&path) else {
         return ToolOutput::failed("Could not start bash: no `bash` on PATH.");
     };
-    let marker = call_marker();
+    let marker = crate::process_group::new_marker();
     let mut cmd = tokio::process::Command::new(bash);
     // `$0` stays `bash`, as when started by name.
     cmd.arg0("bash")
@@ -107,7 +100,7 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
     let Some(pid) = child.id() else {
         return ToolOutput::failed("Could not start bash: it exited before it could be tracked.");
     };
-    let mut group = ProcessGroup::new(pid, marker);
+    let mut group = ProcessGroup::new(pid, CALL_MARKER, marker);
     let mut reader = match pipe::Receiver::from_owned_fd(OwnedFd::from(reader)) {
         Ok(reader) => reader,
         Err(e) => return ToolOutput::failed(format!("Could not read bash output: {e}.")),
@@ -211,81 +204,6 @@ fn seconds(duration: Duration) -> String {
         format!("{secs:.0}s")
     } else {
         format!("{secs:.1}s")
-    }
-}
-
-/// A marker value no other call of this process (or another evalhost) uses.
-fn call_marker() -> String {
-    static CALLS: AtomicU64 = AtomicU64::new(0);
-    format!(
-        "{}-{}",
-        std::process::id(),
-        CALLS.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-/// The process group bash leads, and the marker its processes carry. Killed once:
-/// explicitly, or on drop when the turn is cancelled mid-call, so a dropped future does not
-/// leave anything running.
-struct ProcessGroup {
-    pgid: Pid,
-    marker: String,
-    alive: bool,
-}
-
-impl ProcessGroup {
-    fn new(pid: u32, marker: String) -> Self {
-        Self {
-            // Pids fit in i32 on every platform tokio supports; 0 would mean "our own group",
-            // so an impossible value must never reach killpg.
-            pgid: Pid::from_raw(i32::try_from(pid).unwrap_or(-1)),
-            marker,
-            alive: true,
-        }
-    }
-
-    fn kill(&mut self) {
-        if std::mem::replace(&mut self.alive, false) && self.pgid.as_raw() > 0 {
-            // ESRCH (nothing left in the group) is the expected case after a clean exit.
-            let _ = killpg(self.pgid, Signal::SIGKILL);
-            kill_marked(&self.marker);
-        }
-    }
-}
-
-/// SIGKILL every process whose environment carries `CALL_MARKER=marker`, until none is left
-/// (or [`SWEEP_ROUNDS`] sweeps). Processes of other users are unreadable and skipped.
-fn kill_marked(marker: &str) {
-    let needle = format!("{CALL_MARKER}={marker}\0");
-    for _ in 0..SWEEP_ROUNDS {
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return;
-        };
-        let mut found = false;
-        for pid in entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()) {
-            let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-                continue;
-            };
-            // Entries are NUL-terminated; matching after a NUL (or at the start) anchors
-            // the name, so `XEVALHOST_TOOL_CALL=..` does not count.
-            let marked = environ.starts_with(needle.as_bytes())
-                || environ
-                    .windows(needle.len() + 1)
-                    .any(|w| w[0] == 0 && &w[1..] == needle.as_bytes());
-            if marked && pid > 0 {
-                found = true;
-                let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
-            }
-        }
-        if !found {
-            return;
-        }
-    }
-}
-
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        self.kill();
     }
 }
 

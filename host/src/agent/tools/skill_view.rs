@@ -12,7 +12,12 @@ use crate::agent::paths::ToolPath;
 
 /// Without `name`, the list of skills; with `name`, its `SKILL.md`; with `file` too, that
 /// file of the skill. A skill that cannot be loaded is a failed call saying why.
-pub(super) fn view(workspace: &Dir, name: Option<&str>, file: Option<&str>, cap: usize) -> ToolOutput {
+pub(super) fn view(
+    workspace: &Dir,
+    name: Option<&str>,
+    file: Option<&str>,
+    cap: usize,
+) -> ToolOutput {
     let Some(name) = name else {
         return list(workspace, cap);
     };
@@ -75,12 +80,7 @@ fn read_skill_file(workspace: &Dir, name: &str, file: &str, cap: usize) -> ToolO
 /// The text for a skill name with no folder: what there is instead.
 fn missing(workspace: &Dir, name: &str) -> String {
     let known = skills::scan(workspace)
-        .map(|scan| {
-            scan.skills
-                .into_iter()
-                .map(|s| s.name)
-                .collect::<Vec<_>>()
-        })
+        .map(|scan| scan.skills.into_iter().map(|s| s.name).collect::<Vec<_>>())
         .unwrap_or_default();
     if known.is_empty() {
         format!("No skill `{name}`: there are no skills in `{SKILLS_DIR}`.")

@@ -102,18 +102,22 @@ pub(crate) fn scan(workspace: &Dir) -> Option<Scan> {
     Some(scan)
 }
 
-/// The names of the directories in `.agents/skills`, sorted (names that are not UTF-8 are
-/// shown lossily and then fail to load).
+/// The names of the folders in `.agents/skills`, sorted: directories, and symlinks that
+/// do not lead to a file (a symlinked folder inside the workspace loads; one leading outside
+/// it, or nowhere, fails to load, saying why). Names that are not UTF-8 are shown lossily
+/// and then fail to load.
 fn folder_names(workspace: &Dir) -> io::Result<Vec<String>> {
     let mut names = Vec::new();
     for entry in workspace.read_dir(SKILLS_DIR)? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        // `metadata` follows a symlinked skill folder (inside the workspace only).
-        let is_dir = workspace
-            .metadata(Path::new(SKILLS_DIR).join(&name))
-            .is_ok_and(|meta| meta.is_dir());
-        if is_dir {
+        let kind = entry.file_type()?;
+        let folder = kind.is_dir()
+            || (kind.is_symlink()
+                && !workspace
+                    .metadata(Path::new(SKILLS_DIR).join(&name))
+                    .is_ok_and(|meta| meta.is_file()));
+        if folder {
             names.push(name);
         }
     }
@@ -295,9 +299,18 @@ mod tests {
             ("---\nname: deploy\n", "the front matter is not closed"),
             ("---\n---\n", "the front matter is empty"),
             ("---\n- a\n---\n", "line 2: the front matter must be a map"),
-            ("---\ndescription: x\n---\n", "the front matter has no `name`"),
-            ("---\nname: deploy\n---\n", "the front matter has no `description`"),
-            ("---\nname: deploy\ndescription:\n---\n", "has no `description`"),
+            (
+                "---\ndescription: x\n---\n",
+                "the front matter has no `name`",
+            ),
+            (
+                "---\nname: deploy\n---\n",
+                "the front matter has no `description`",
+            ),
+            (
+                "---\nname: deploy\ndescription:\n---\n",
+                "has no `description`",
+            ),
             (
                 "---\nname: [a]\ndescription: x\n---\n",
                 "line 2: `name` must be a string, found a list",
@@ -320,7 +333,10 @@ mod tests {
             let error = summary(text).unwrap_err();
             assert!(error.contains(expected), "{text:?}: {error}");
         }
-        let long = format!("---\nname: deploy\ndescription: {}\n---\n", "x".repeat(1025));
+        let long = format!(
+            "---\nname: deploy\ndescription: {}\n---\n",
+            "x".repeat(1025)
+        );
         assert_eq!(
             summary(&long).unwrap_err(),
             "line 3: `description` is 1025 characters; at most 1024"
@@ -332,7 +348,17 @@ mod tests {
         for good in ["a", "pdf-processing", "v2", &"a".repeat(64)] {
             assert_eq!(check_name(good), Ok(()), "{good}");
         }
-        for bad in ["", "-a", "a-", "a--b", "A", "a_b", "a/b", "..", &"a".repeat(65)] {
+        for bad in [
+            "",
+            "-a",
+            "a-",
+            "a--b",
+            "A",
+            "a_b",
+            "a/b",
+            "..",
+            &"a".repeat(65),
+        ] {
             assert!(check_name(bad).is_err(), "{bad}");
         }
     }
