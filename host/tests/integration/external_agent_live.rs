@@ -40,8 +40,8 @@ fn an_external_agent_runs_live_through_the_recording_endpoint() {
         project.evalhost(&["run", "--live", "--out", out.to_str().unwrap(), "cases"]);
     assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
     assert!(
-        stdout.contains("Eval live mode: 1 cases, 3 runs each, model fake-model."),
-        "{stdout}"
+        stdout.contains("Eval live mode: 1 cases, 1 runs each, model fake-model."),
+        "the header counts the runs the case set, not --runs: {stdout}"
     );
     assert!(
         stdout.contains("\nexternal  1     1 "),
