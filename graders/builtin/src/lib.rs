@@ -26,6 +26,7 @@ mod agentcompany;
 mod beyond;
 mod calls;
 mod config;
+mod endpoint;
 mod files;
 mod limits;
 mod nexus;
@@ -40,6 +41,7 @@ pub use agentcompany::{
 pub use beyond::{JsonSchema, NoSecretLeak, WorkspaceDiff};
 pub use calls::{ResultStatus, ResultStatusConfig, Status, ToolCalled, ToolNotCalled, ToolOrder};
 pub use config::Text;
+pub use endpoint::{NoEndpointErrors, NoSettings};
 pub use files::{FileContains, FileContainsConfig, FileExists};
 pub use limits::{MaxRequests, MaxToolCalls};
 pub use nexus::{
@@ -79,6 +81,7 @@ evalhost_sdk::register_graders!(
     JsonSchema,
     WorkspaceDiff,
     NoSecretLeak,
+    NoEndpointErrors,
 );
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub(super) const CASE_FIELDS: &[&str] = &[
     "agent",
 ];
 pub(super) const WORKSPACE_FIELDS: &[&str] = &["files"];
-pub(super) const STEP_FIELDS: &[&str] = &["text", "call", "expect_input_contains"];
+pub(super) const STEP_FIELDS: &[&str] = &["text", "call", "calls", "expect_input_contains"];
 pub(super) const CALL_FIELDS: &[&str] = &["tool", "arguments"];
 
 /// Parse and validate one YAML case file; `path` names the file in errors and gives the
@@ -382,19 +382,19 @@ impl Doc<'_> {
 
     fn step(&self, node: &Node, field: &str) -> Result<ScriptStep, CaseError> {
         let fields = self.fields(node, field, STEP_FIELDS)?;
-        let reply = match (fields.get("text"), fields.get("call")) {
-            (Some(text), None) => ScriptReply::Text(self.string(text, &child(field, "text"))?),
-            (None, Some(call)) => self.call(call, &child(field, "call"))?,
-            (text, call) => {
-                let found = if text.is_some() && call.is_some() {
-                    "both"
-                } else {
-                    "neither"
-                };
+        let reply = match (fields.get("text"), fields.get("call"), fields.get("calls")) {
+            (Some(text), None, None) => {
+                ScriptReply::Text(self.string(text, &child(field, "text"))?)
+            }
+            (None, Some(call), None) => self.call(call, &child(field, "call"))?,
+            (None, None, Some(calls)) => self.calls(calls, &child(field, "calls"))?,
+            (text, call, calls) => {
+                let given = [text, call, calls].iter().filter(|f| f.is_some()).count();
+                let found = ["neither", "", "both", "all three"][given];
                 return Err(self.invalid(
                     node,
                     field,
-                    format!("a step has exactly one of `text` or `call`, found {found}"),
+                    format!("a step has exactly one of `text`, `call` or `calls`, found {found}"),
                 ));
             }
         };
@@ -415,6 +415,26 @@ impl Doc<'_> {
             location: self.loc(node),
             usage: None,
         })
+    }
+
+    /// `calls: [{tool, arguments}, ...]`: one response with these calls, in order.
+    fn calls(&self, node: &Node, field: &str) -> Result<ScriptReply, CaseError> {
+        let Value::Seq(items) = &node.value else {
+            return Err(self.invalid(
+                node,
+                field,
+                format!("expected a list of calls, found {}", node.value.kind()),
+            ));
+        };
+        if items.is_empty() {
+            return Err(self.invalid(node, field, "a `calls` step needs at least one call"));
+        }
+        let calls = items
+            .iter()
+            .enumerate()
+            .map(|(index, item)| self.call(item, &format!("{field}[{index}]")))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ScriptReply::Items(calls))
     }
 
     fn call(&self, node: &Node, field: &str) -> Result<ScriptReply, CaseError> {

@@ -127,6 +127,7 @@ struct Workspace {
 enum Step {
     Text(TextStep),
     Call(CallStep),
+    Calls(CallsStep),
 }
 
 /// The model answers with text.
@@ -148,6 +149,19 @@ struct TextStep {
 struct CallStep {
     /// The tool call the model makes.
     call: Call,
+    /// The request this step answers must contain this text.
+    #[schemars(length(min = 1))]
+    expect_input_contains: Option<String>,
+}
+
+/// The model answers with several tool calls in one response (parallel tool calls).
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)]
+struct CallsStep {
+    /// The tool calls the model makes, in order.
+    #[schemars(length(min = 1))]
+    calls: Vec<Call>,
     /// The request this step answers must contain this text.
     #[schemars(length(min = 1))]
     expect_input_contains: Option<String>,
@@ -240,6 +254,7 @@ mod tests {
         );
         let mut step = properties(&schema, "/$defs/TextStep/properties");
         step.extend(properties(&schema, "/$defs/CallStep/properties"));
+        step.extend(properties(&schema, "/$defs/CallsStep/properties"));
         step.sort();
         step.dedup();
         assert_eq!(step, sorted(STEP_FIELDS));

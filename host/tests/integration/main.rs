@@ -55,3 +55,4 @@ mod regrade_cli;
 mod report_formats;
 mod report_schema;
 mod report_stats;
+mod sdk_conformance;
