@@ -41,13 +41,20 @@ impl RequestHead {
                     .model
                     .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok()),
                 include_usage: fields.stream_options.is_some_and(|raw| {
-                    serde_json::from_str::<Value>(raw.get())
-                        .is_ok_and(|v| v["include_usage"] == Value::Bool(true))
+                    serde_json::from_str::<StreamOptions>(raw.get())
+                        .is_ok_and(|o| o.include_usage == Some(true))
                 }),
+                // Only each tool's `type` and `name` are read; schemas are skipped.
                 custom_tools: fields
                     .tools
-                    .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
-                    .map(|tools| custom_tools(&tools))
+                    .and_then(|raw| serde_json::from_str::<Vec<ToolHead<'_>>>(raw.get()).ok())
+                    .map(|tools| {
+                        tools
+                            .into_iter()
+                            .filter(|tool| tool.kind.as_deref() == Some("custom"))
+                            .filter_map(|tool| tool.name.map(String::from))
+                            .collect()
+                    })
                     .unwrap_or_default(),
             }),
             // Not an object, a duplicate field, or not JSON at all: the generic parse
@@ -65,6 +72,21 @@ impl RequestHead {
             }),
         }
     }
+}
+
+/// The two fields of a tool definition the head reads.
+#[derive(Deserialize)]
+struct ToolHead<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<std::borrow::Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct StreamOptions {
+    #[serde(default)]
+    include_usage: Option<bool>,
 }
 
 fn custom_tools(tools: &Value) -> Vec<String> {
