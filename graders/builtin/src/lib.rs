@@ -26,6 +26,7 @@ mod agentcompany;
 mod beyond;
 mod calls;
 mod config;
+mod endpoint;
 mod files;
 mod limits;
 mod nexus;
@@ -41,6 +42,7 @@ pub use agentcompany::{
 pub use beyond::{JsonSchema, NoSecretLeak, WorkspaceDiff};
 pub use calls::{ResultStatus, ResultStatusConfig, Status, ToolCalled, ToolNotCalled, ToolOrder};
 pub use config::Text;
+pub use endpoint::{NoEndpointErrors, NoSettings};
 pub use files::{FileContains, FileContainsConfig, FileExists};
 pub use limits::{MaxRequests, MaxToolCalls};
 pub use nexus::{
@@ -82,6 +84,7 @@ evalhost_sdk::register_graders!(
     WorkspaceDiff,
     NoSecretLeak,
     SkillViewed,
+    NoEndpointErrors,
 );
 
 #[cfg(test)]

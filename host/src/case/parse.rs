@@ -27,7 +27,7 @@ pub(super) const CASE_FIELDS: &[&str] = &[
     "agent",
 ];
 pub(super) const WORKSPACE_FIELDS: &[&str] = &["files"];
-pub(super) const STEP_FIELDS: &[&str] = &["text", "call", "expect_input_contains"];
+pub(super) const STEP_FIELDS: &[&str] = &["text", "call", "calls", "expect_input_contains"];
 pub(super) const CALL_FIELDS: &[&str] = &["tool", "arguments"];
 
 /// Parse and validate one YAML case file; `path` names the file in errors and gives the
@@ -478,24 +478,24 @@ impl Doc<'_> {
 
     fn step(&self, node: &Node, field: &str) -> Option<ScriptStep> {
         let fields = self.fields(node, field, STEP_FIELDS)?;
-        let reply = match (fields.get("text"), fields.get("call")) {
-            (Some(text), None) => self
+        let reply = match (fields.get("text"), fields.get("call"), fields.get("calls")) {
+            (Some(text), None, None) => self
                 .keep(self.string(text, &child(field, "text")))
                 .map(ScriptReply::Text),
-            (None, Some(call)) => self.call(call, &child(field, "call")),
-            (text, call) => {
-                let found = if text.is_some() && call.is_some() {
-                    "both"
-                } else {
-                    "neither"
-                };
+            (None, Some(call), None) => self.call(call, &child(field, "call")),
+            (None, None, Some(calls)) => self.calls(calls, &child(field, "calls")),
+            (text, call, calls) => {
+                let given = [text, call, calls].iter().filter(|f| f.is_some()).count();
+                let found = ["neither", "", "both", "all three"][given];
                 // A step with an unknown key (`txt:`, `shout:`) was told the fields it may
                 // have already.
-                if !(found == "neither" && fields.unknown) {
+                if !(given == 0 && fields.unknown) {
                     self.note(self.invalid(
                         node,
                         field,
-                        format!("a step has exactly one of `text` or `call`, found {found}"),
+                        format!(
+                            "a step has exactly one of `text`, `call` or `calls`, found {found}"
+                        ),
                     ));
                 }
                 None
@@ -515,6 +515,32 @@ impl Doc<'_> {
             location: self.loc(node),
             usage: None,
         })
+    }
+
+    /// `calls: [{tool, arguments}, ...]`: one response with these calls, in order.
+    fn calls(&self, node: &Node, field: &str) -> Option<ScriptReply> {
+        let Value::Seq(items) = &node.value else {
+            self.note(self.invalid(
+                node,
+                field,
+                format!("expected a list of calls, found {}", node.value.kind()),
+            ));
+            return None;
+        };
+        if items.is_empty() {
+            self.note(self.invalid(node, field, "a `calls` step needs at least one call"));
+            return None;
+        }
+        // Every call is checked (each notes its own problems) before any is dropped.
+        let calls: Vec<Option<ScriptReply>> = items
+            .iter()
+            .enumerate()
+            .map(|(index, item)| self.call(item, &format!("{field}[{index}]")))
+            .collect();
+        calls
+            .into_iter()
+            .collect::<Option<Vec<_>>>()
+            .map(ScriptReply::Items)
     }
 
     fn call(&self, node: &Node, field: &str) -> Option<ScriptReply> {

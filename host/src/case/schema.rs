@@ -134,6 +134,7 @@ struct Workspace {
 enum Step {
     Text(TextStep),
     Call(CallStep),
+    Calls(CallsStep),
 }
 
 /// The model answers with text.
@@ -158,6 +159,19 @@ struct CallStep {
     /// The request this step answers must contain this text.
     #[schemars(length(min = 1))]
     expect_input_contains: Option<Text>,
+}
+
+/// The model answers with several tool calls in one response (parallel tool calls).
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)]
+struct CallsStep {
+    /// The tool calls the model makes, in order.
+    #[schemars(length(min = 1))]
+    calls: Vec<Call>,
+    /// The request this step answers must contain this text.
+    #[schemars(length(min = 1))]
+    expect_input_contains: Option<String>,
 }
 
 /// A tool call of the scripted model.
@@ -267,6 +281,7 @@ mod tests {
         );
         let mut step = properties(&schema, "/$defs/TextStep/properties");
         step.extend(properties(&schema, "/$defs/CallStep/properties"));
+        step.extend(properties(&schema, "/$defs/CallsStep/properties"));
         step.sort();
         step.dedup();
         assert_eq!(step, sorted(STEP_FIELDS));

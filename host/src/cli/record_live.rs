@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context, anyhow};
 use evalhost::case::{Case, load_case, replay_case_yaml};
 use evalhost::grader::GraderHost;
-use evalhost::provider::LiveEndpoint;
+use evalhost::model::LiveModel;
 use evalhost::report::RunReport;
 use evalhost::runner::{RunOptions, prepare_cases_with, run_suite};
 use evalhost::session::{Record, read_session_log};
@@ -82,11 +82,7 @@ pub fn run_live_once(case: Case) -> Result<(RunReport, Vec<Record>), Failure> {
         .context("failed to start the async runtime")
         .map_err(Failure::internal)?;
     let report = runtime.block_on(async {
-        let endpoint = LiveEndpoint::start(provider)
-            .await
-            .context("failed to start the live model endpoint")
-            .map_err(Failure::internal)?;
-        options.live = Some(Arc::new(endpoint));
+        options.live = Some(Arc::new(LiveModel::new(provider)));
         run_suite(prepared, &options)
             .await
             .map_err(Failure::internal)

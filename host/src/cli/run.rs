@@ -10,7 +10,7 @@ use crate::cli::exit::EVAL_FAILED;
 use evalhost::case::agentcompany::FixtureOptions;
 use evalhost::case::{Case, CaseError, LoadOptions, load_each};
 use evalhost::grader::GraderHost;
-use evalhost::provider::LiveEndpoint;
+use evalhost::model::LiveModel;
 use evalhost::report::{render_text, render_text_in_color};
 use evalhost::runner::{RunOptions, prepare_cases_with, prepare_loaded, run_suite};
 
@@ -151,11 +151,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         .map_err(Failure::internal)?;
     let report = runtime.block_on(async {
         if let Some(provider) = provider {
-            let endpoint = LiveEndpoint::start(provider)
-                .await
-                .context("failed to start the live model endpoint")
-                .map_err(Failure::internal)?;
-            options.live = Some(Arc::new(endpoint));
+            options.live = Some(Arc::new(LiveModel::new(provider)));
         }
         super::signals::cancel_on_signal(options.cancel.clone());
         run_suite(prepared, &options)

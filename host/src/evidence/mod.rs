@@ -210,6 +210,8 @@ impl Evidence {
                 }
                 Event::TurnEnd { final_text } => evidence.final_text.clone_from(final_text),
                 Event::RunError { message } => evidence.run_error = Some(message.clone()),
+                // In `events` as `endpoint.error`, where `no_endpoint_errors` finds it.
+                Event::EndpointError { .. } => {}
             }
         }
         if evidence.final_text.is_empty() {

@@ -32,6 +32,7 @@ pub fn event_type(event: &Event) -> &'static str {
         Event::ToolResult { .. } => "tool.result",
         Event::TurnEnd { .. } => "agent.turn.end",
         Event::RunError { .. } => "run.error",
+        Event::EndpointError { .. } => "endpoint.error",
     }
 }
 
@@ -84,6 +85,12 @@ pub fn nexus_events(records: &[Record]) -> Vec<(&'static str, u64, Value)> {
             }
             Event::TurnEnd { final_text } => json!({"Content": final_text}),
             Event::RunError { message } => json!({"Error": message}),
+            Event::EndpointError {
+                method,
+                path,
+                status,
+                message,
+            } => json!({"Method": method, "Path": path, "Status": status, "Error": message}),
         };
         out.push((event_type(&record.event), at, payload));
     }

@@ -1,32 +1,42 @@
-//! The model endpoint: a scripted model on a loopback HTTP server (replay mode), and the
-//! wire format it shares with the agent's client.
+//! The model endpoint: one loopback HTTP server per suite; per run a session whose responder
+//! is the case's model script (replay) or the configured provider (live).
 //!
-//! In replay, request N of a run is answered with step N of the case's model script as a
-//! real OpenAI Responses SSE stream. The script is strict both ways: a request beyond the
-//! script, or one missing a step's `expect_input_contains`, gets `response.failed` and is
-//! recorded as the run's script failure.
+//! A request is routed to its dialect (OpenAI Responses, OpenAI Chat Completions, Anthropic
+//! Messages); the responder answers a dialect-neutral [`Reply`] (text, calls, usage); the
+//! dialect's codec puts it on the wire, streamed or not. Every request is recorded once, as an
+//! [`Exchange`], and external agents' session logs are written from that record. The script is
+//! strict both ways: a request beyond the script, or one missing a step's
+//! `expect_input_contains`, fails (`response.failed`, or an error in the dialect's shape) and
+//! is the run's script failure. A request the endpoint does not serve is answered with an
+//! error in the dialect's shape and recorded.
 //!
 //! ```no_run
 //! # async fn demo(steps: Vec<evalhost::case::ScriptStep>) -> Result<(), Box<dyn std::error::Error>> {
 //! use evalhost::model::ModelServer;
 //!
 //! let server = ModelServer::start().await?;
-//! let script = server.script(steps);
-//! // ... run the agent against script.base_url() ...
-//! if let Some(failure) = script.failure() {
+//! let session = server.script(steps);
+//! // ... run the agent against session.base_url() ...
+//! if let Some(failure) = session.failure() {
 //!     eprintln!("{failure}");
 //! }
 //! # Ok(())
 //! # }
 //! ```
 
+pub mod dialect;
+mod live;
+mod record;
 pub mod responses;
 mod script;
 mod server;
+mod session;
 mod sse;
 mod sse_parser;
 
-pub(crate) use script::Plan;
-pub use server::{ModelServer, ModelServerError, ScriptHandle};
+pub use dialect::{Dialect, ToolResult, tool_results};
+pub use live::LiveModel;
+pub use record::{Exchange, Outcome, Reply};
+pub use server::{ModelServer, ModelServerError, Session};
 pub use sse::{SseEvent, encode_comment};
 pub use sse_parser::{DEFAULT_MAX_EVENT_BYTES, SseError, SseParser};

@@ -120,33 +120,55 @@ fn message_text(content: Option<&Value>) -> Option<String> {
     }
 }
 
-/// A function tool definition in a request's `tools`.
+/// A tool definition in a request's `tools`.
+///
+/// Every kind a client may declare is read (`function` with or without `parameters`,
+/// `custom` with a grammar, `namespace`, `web_search`, ...): fields other than these are kept
+/// in `extra`, so a request passed through to a provider carries its tools as they were sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FunctionTool {
-    /// Always `function`.
-    #[serde(rename = "type")]
+    /// `function`, or another kind (`custom`, `web_search`, ...).
+    #[serde(rename = "type", default = "function_kind")]
     pub kind: String,
-    /// Tool name.
+    /// Tool name (empty for tools that have none, e.g. `web_search`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// What the tool does, for the model.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
-    /// JSON Schema of the arguments object.
+    /// JSON Schema of the arguments object (`null` when the tool has none).
+    #[serde(default, skip_serializing_if = "Value::is_null")]
     pub parameters: Value,
     /// Whether the provider should enforce the schema strictly (optional fields make that
     /// impossible here, so the agent validates instead).
-    pub strict: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
+    /// Every other field of the definition, as sent.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, Value>,
+}
+
+fn function_kind() -> String {
+    "function".to_owned()
 }
 
 impl FunctionTool {
     /// A non-strict function tool.
     pub fn new(name: &str, description: &str, parameters: Value) -> Self {
         Self {
-            kind: "function".to_owned(),
+            kind: function_kind(),
             name: name.to_owned(),
             description: description.to_owned(),
             parameters,
-            strict: false,
+            strict: Some(false),
+            extra: serde_json::Map::new(),
         }
+    }
+
+    /// Whether this is a function tool (the only kind a Chat Completions or Anthropic
+    /// provider can be asked to call through evalhost's translation).
+    pub fn is_function(&self) -> bool {
+        self.kind == "function"
     }
 }
 

@@ -1,24 +1,25 @@
-//! The scripted model endpoint: one loopback HTTP server answering many runs at once, each
-//! through its own script under `/s/<id>/v1`.
+//! The model endpoint: one loopback HTTP server per suite, answering many runs at once, each
+//! through its own session under `/s/<id>`.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::{Method, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::Response;
 use axum::routing::any;
 use axum::serve::ListenerExt;
 use tokio::task::JoinHandle;
 
-use super::responses::{SequencedEvent, StreamEvent};
-use super::script::{Plan, Script};
-use super::sse::SseEvent;
+use super::dialect::{self, Dialect};
+use super::live::LiveModel;
+use super::record::Exchange;
+use super::script::Script;
+use super::session::{Responder, SessionState};
 use crate::case::ScriptStep;
 
 /// Largest request body accepted. A turn's input grows with every tool result (each capped
@@ -29,7 +30,7 @@ const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 #[derive(Debug, thiserror::Error)]
 pub enum ModelServerError {
     /// Binding the loopback listener failed.
-    #[error("failed to bind the scripted model server to 127.0.0.1")]
+    #[error("failed to bind the model endpoint to 127.0.0.1")]
     Bind {
         /// The socket error.
         #[source]
@@ -37,11 +38,12 @@ pub enum ModelServerError {
     },
 }
 
-/// A scripted model server on `127.0.0.1` (ephemeral port), speaking the OpenAI Responses
-/// API as a real SSE stream.
+/// The model endpoint on `127.0.0.1` (ephemeral port), speaking OpenAI Responses, OpenAI Chat
+/// Completions and Anthropic Messages, streamed or not.
 ///
-/// One server serves many runs: each run gets its own script through
-/// [`ModelServer::script`]. The server stops when this value is dropped.
+/// One server serves many runs: each run gets its own session through
+/// [`ModelServer::script`] (replay) or [`ModelServer::live`]. The server stops when this
+/// value is dropped.
 pub struct ModelServer {
     addr: SocketAddr,
     registry: Arc<Registry>,
@@ -59,7 +61,9 @@ impl ModelServer {
             .map_err(|source| ModelServerError::Bind { source })?;
         let registry = Arc::new(Registry::default());
         let app = Router::new()
-            .route("/s/{id}/{*rest}", any(script_request))
+            .route("/s/{id}", any(session_request))
+            .route("/s/{id}/", any(session_request))
+            .route("/s/{id}/{*rest}", any(session_request))
             .fallback(not_found)
             .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
             .with_state(Arc::clone(&registry));
@@ -85,16 +89,26 @@ impl ModelServer {
         self.addr
     }
 
-    /// Register a script; the returned handle names its base URL and, after the run, the
-    /// first way the agent broke it. The script is unregistered when the handle is dropped.
-    pub fn script(&self, steps: Vec<ScriptStep>) -> ScriptHandle {
+    /// A replay session answered by `steps`; the handle names its base URLs and, after the
+    /// run, what crossed it. The session is closed when the handle is dropped.
+    pub fn script(&self, steps: Vec<ScriptStep>) -> Session {
+        self.open(Responder::Script(Script::new(steps)))
+    }
+
+    /// A live session answered by `model`'s provider.
+    pub fn live(&self, model: Arc<LiveModel>) -> Session {
+        self.open(Responder::Live(model))
+    }
+
+    fn open(&self, responder: Responder) -> Session {
         let id = self.registry.next_id.fetch_add(1, Ordering::Relaxed);
-        let script = Arc::new(Script::new(steps));
-        self.registry.lock().insert(id, Arc::clone(&script));
-        ScriptHandle {
+        let state = Arc::new(SessionState::new(responder));
+        self.registry.lock().insert(id, Arc::clone(&state));
+        Session {
             id,
-            base_url: format!("http://{}/s/{id}/v1", self.addr),
-            script,
+            root: format!("http://{}/s/{id}", self.addr),
+            openai: format!("http://{}/s/{id}/v1", self.addr),
+            state,
             registry: Arc::clone(&self.registry),
         }
     }
@@ -106,44 +120,51 @@ impl Drop for ModelServer {
     }
 }
 
-/// One registered script. Dropping it unregisters the script.
-pub struct ScriptHandle {
+/// One run's session. Dropping it closes the session.
+pub struct Session {
     id: u64,
-    base_url: String,
-    script: Arc<Script>,
+    root: String,
+    openai: String,
+    state: Arc<SessionState>,
     registry: Arc<Registry>,
 }
 
-impl ScriptHandle {
-    /// The OpenAI-compatible base URL of this script, e.g. `http://127.0.0.1:PORT/s/7/v1`;
-    /// the agent posts to `{base_url}/responses`.
+impl Session {
+    /// The OpenAI-style base URL, e.g. `http://127.0.0.1:PORT/s/7/v1`: clients post to
+    /// `{base_url}/responses` or `{base_url}/chat/completions` (`OPENAI_BASE_URL`).
     pub fn base_url(&self) -> &str {
-        &self.base_url
+        &self.openai
     }
 
-    /// The first script failure, e.g. `Model script exhausted: request 3 has no scripted
+    /// The Anthropic-style base URL, e.g. `http://127.0.0.1:PORT/s/7`: clients post to
+    /// `{anthropic_base_url}/v1/messages` (`ANTHROPIC_BASE_URL`).
+    pub fn anthropic_base_url(&self) -> &str {
+        &self.root
+    }
+
+    /// The script's first failure, e.g. `Model script exhausted: request 3 has no scripted
     /// response` or `Request 2 did not contain "did not approve"`.
     pub fn failure(&self) -> Option<String> {
-        self.script.failure()
+        self.state.failure()
     }
 
-    /// Requests received so far.
+    /// Model requests received so far.
     pub fn requests(&self) -> u32 {
-        self.script.requests()
+        self.state.requests()
     }
 
-    /// Each request the script received (as JSON) and what it was answered, in order.
-    pub(crate) fn exchanges(&self) -> Vec<(serde_json::Value, super::script::Plan)> {
-        self.script.exchanges()
+    /// Every exchange so far, in the order the requests arrived.
+    pub fn record(&self) -> Vec<Exchange> {
+        self.state.record()
     }
 
     /// Steps the agent never asked for (a run that ends early leaves some).
     pub fn unused_steps(&self) -> usize {
-        self.script.len().saturating_sub(self.requests() as usize)
+        self.state.unused_steps()
     }
 }
 
-impl Drop for ScriptHandle {
+impl Drop for Session {
     fn drop(&mut self) {
         self.registry.lock().remove(&self.id);
     }
@@ -152,93 +173,50 @@ impl Drop for ScriptHandle {
 #[derive(Default)]
 struct Registry {
     next_id: AtomicU64,
-    scripts: Mutex<HashMap<u64, Arc<Script>>>,
+    sessions: Mutex<HashMap<u64, Arc<SessionState>>>,
 }
 
 impl Registry {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Script>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<SessionState>>> {
         // Map operations cannot leave it inconsistent, so a poisoned lock is still usable.
-        self.scripts.lock().unwrap_or_else(|e| e.into_inner())
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-async fn script_request(
+async fn session_request(
     State(registry): State<Arc<Registry>>,
-    Path((id, rest)): Path<(String, String)>,
+    Path(params): Path<HashMap<String, String>>,
     method: Method,
+    uri: Uri,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let script = id
+    let id = params.get("id").map_or("", String::as_str);
+    let session = id
         .parse::<u64>()
         .ok()
         .and_then(|id| registry.lock().get(&id).cloned());
-    let Some(script) = script else {
-        return error_response(
+    let Some(session) = session else {
+        return dialect::error(
+            Dialect::Responses,
             StatusCode::NOT_FOUND,
-            &format!("no script `{id}` is registered on this server"),
+            &format!("no session `{id}` is open on this endpoint (no script is registered)"),
         );
     };
-    if method != Method::POST || rest != "v1/responses" {
-        let message = format!(
-            "Request to unsupported endpoint {method} /s/{id}/{rest}: the scripted model accepts only POST /s/{id}/v1/responses"
-        );
-        script.record_failure(&message);
-        return error_response(StatusCode::NOT_FOUND, &message);
-    }
-    render(script.answer(body))
+    let prefix = format!("/s/{id}");
+    let path = uri
+        .path_and_query()
+        .map_or_else(|| uri.path(), |p| p.as_str())
+        .strip_prefix(&prefix)
+        .unwrap_or_default()
+        .to_owned();
+    session.handle(method, path, &headers, body).await
 }
 
 async fn not_found() -> Response {
-    error_response(
+    dialect::error(
+        Dialect::Responses,
         StatusCode::NOT_FOUND,
-        "not a scripted model endpoint: use POST /s/<id>/v1/responses",
+        "not a model endpoint: use POST /s/<id>/v1/responses, /v1/chat/completions or /v1/messages",
     )
-}
-
-/// Put a plan on the wire.
-fn render(plan: Plan) -> Response {
-    match plan {
-        Plan::Stream(events) => sse_response(events),
-        Plan::Reject { status, message } => error_response(status, &message),
-    }
-}
-
-/// A `200 OK` SSE response sending each event as its own body chunk, as a live service does.
-fn sse_response(events: Vec<StreamEvent>) -> Response {
-    let chunks: Vec<Result<Bytes, Infallible>> = events
-        .iter()
-        .enumerate()
-        .map(|(i, event)| Ok(Bytes::from(encode_event(i as u64, event))))
-        .collect();
-    (
-        [
-            (header::CONTENT_TYPE, "text/event-stream"),
-            (header::CACHE_CONTROL, "no-cache"),
-        ],
-        Body::from_stream(futures_util::stream::iter(chunks)),
-    )
-        .into_response()
-}
-
-/// One stream event as SSE: the `event:` line names the type, `data:` is the JSON.
-fn encode_event(sequence_number: u64, event: &StreamEvent) -> String {
-    let data = serde_json::to_string(&SequencedEvent {
-        event,
-        sequence_number,
-    })
-    .unwrap_or_default();
-    SseEvent {
-        event: event.event_type().map(str::to_owned),
-        data,
-        ..SseEvent::default()
-    }
-    .encode()
-}
-
-/// The error shape of the OpenAI API: `{"error": {"message", "type"}}`.
-fn error_response(status: StatusCode, message: &str) -> Response {
-    let body = serde_json::json!({
-        "error": {"message": message, "type": "invalid_request_error"}
-    });
-    (status, axum::Json(body)).into_response()
 }

@@ -1,23 +1,21 @@
 //! Live model providers: real HTTP clients, streaming, for the OpenAI Responses API, OpenAI
 //! Chat Completions and Anthropic Messages, behind one type.
 //!
-//! The agent always speaks the Responses API. In live mode it talks to [`LiveEndpoint`], a
-//! loopback server that translates each request into the configured provider's dialect, sends
-//! it (retrying transient failures with backoff and jitter, honouring `retry-after`), and
-//! answers the agent with the reply as a Responses stream. A request that still fails is
-//! answered with `response.failed` carrying the provider's error text, so the run is recorded
-//! as errored, never as a grader failure.
+//! In live mode a run's agent talks to the model endpoint ([`crate::model`]), whose live
+//! responder hands each request, as a Responses request, to [`Provider::complete`]: it is
+//! translated into the configured provider's dialect, sent (retrying transient failures with
+//! backoff and jitter, honouring `retry-after`), and the reply comes back dialect-neutral. A
+//! request that still fails is answered with the dialect's failure carrying the provider's
+//! error text, so the run is recorded as errored, never as a grader failure.
 
 mod anthropic;
 mod carry;
 mod chat;
-mod endpoint;
 mod error;
 mod responses;
 pub mod retry;
 mod stream;
 
-pub use endpoint::{Exchange, LiveEndpoint, LiveSession};
 pub use error::ProviderError;
 pub use stream::ReplyStream;
 

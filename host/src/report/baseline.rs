@@ -359,6 +359,7 @@ mod tests {
             tool_calls: 0,
             duration_ms,
             verdicts: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 

@@ -209,6 +209,13 @@ fn verdicts(html: &mut String, run: &RunReport) {
             transcript::shown(error)
         );
     }
+    for warning in &run.warnings {
+        let _ = write!(
+            html,
+            r#"<div class="banner warn">Warning: {}</div>"#,
+            transcript::shown(warning)
+        );
+    }
     if run.verdicts.is_empty() {
         html.push_str(r#"<p class="note">No grader ran.</p>"#);
         return;

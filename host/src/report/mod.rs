@@ -171,6 +171,10 @@ pub struct RunReport {
     pub tool_calls: u32,
     pub duration_ms: u64,
     pub verdicts: Vec<GraderVerdict>,
+    /// What went wrong without ending the run, e.g. a request the model endpoint did not
+    /// serve (`model endpoint: GET /v1/responses answered 404: ...`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One grader's outcome for one run.

@@ -110,6 +110,16 @@ fn render(report: &SuiteReport, color: bool) -> String {
     }
     for case in &report.cases {
         for run in &case.runs {
+            for warning in &run.warnings {
+                out.push_str(&format!(
+                    "  {} run {}: warning: {warning}\n",
+                    case.name, run.run
+                ));
+            }
+        }
+    }
+    for case in &report.cases {
+        for run in &case.runs {
             for line in run.not_evaluable_lines() {
                 out.push_str(&format!("  {} run {}: {line}\n", case.name, run.run));
             }

@@ -1,21 +1,21 @@
 //! External agents: a program started in the run's workspace, pointed at the run's loopback
 //! model endpoint through `OPENAI_BASE_URL` (and the Anthropic equivalents), given the prompt,
 //! bounded by the run timeout (`timeout.rs`), and killed at the end with its whole process
-//! group and every process that carries its marker (`process_group.rs`). Its session log
-//! is rebuilt from what crossed the endpoint, so [`crate::evidence::Evidence::from_session`]
-//! works unchanged: responses carry its tool calls (`function_call` items), the next request
-//! carries their results (`function_call_output` items).
+//! group and every process that carries its marker (`process_group.rs`). Its session log is
+//! written from the record of its endpoint session, so
+//! [`crate::evidence::Evidence::from_session`] works unchanged: answers carry its tool calls,
+//! the next request carries their results, in whichever dialect the agent speaks.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Stdio;
 
-use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
 use super::timeout::RunTimeout;
 use crate::agent::CallStatus;
 use crate::case::{ExternalAgent, PromptVia};
+use crate::model::{Exchange, Outcome, tool_results};
 use crate::process_group::ProcessGroup;
 use crate::session::{Event, OutputItem};
 
@@ -28,19 +28,6 @@ const RUN_MARKER: &str = "EVALHOST_AGENT_RUN";
 
 /// Most bytes of the agent's stderr quoted in an error.
 const STDERR_TAIL_BYTES: usize = 2048;
-
-/// One request that crossed the endpoint and the answer it got.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ModelExchange {
-    /// The request body as JSON.
-    pub request: Value,
-    /// The answer's output items (empty when it failed).
-    pub output: Vec<OutputItem>,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    /// Why the answer failed (script failure, provider error).
-    pub error: Option<String>,
-}
 
 /// Why an external agent's run failed.
 #[derive(Debug, thiserror::Error)]
@@ -68,7 +55,10 @@ pub(crate) struct AgentExit {
 
 /// Where the agent's model endpoint is, and which model it is told to ask for.
 pub(crate) struct EndpointEnv<'a> {
-    pub base_url: &'a str,
+    /// `OPENAI_BASE_URL`: the OpenAI SDKs append `/responses`, `/chat/completions`.
+    pub openai_base_url: &'a str,
+    /// `ANTHROPIC_BASE_URL`: the Anthropic SDKs and Claude Code append `/v1/messages`.
+    pub anthropic_base_url: &'a str,
     pub model: &'a str,
 }
 
@@ -91,10 +81,10 @@ pub(crate) async fn run_agent(
         .env_clear()
         .env("PATH", path)
         .env("HOME", home)
-        .env("OPENAI_BASE_URL", endpoint.base_url)
+        .env("OPENAI_BASE_URL", endpoint.openai_base_url)
         .env("OPENAI_API_KEY", LOOPBACK_API_KEY)
         .env("OPENAI_MODEL", endpoint.model)
-        .env("ANTHROPIC_BASE_URL", endpoint.base_url)
+        .env("ANTHROPIC_BASE_URL", endpoint.anthropic_base_url)
         .env("ANTHROPIC_API_KEY", LOOPBACK_API_KEY)
         .env(RUN_MARKER, &marker)
         .stdin(Stdio::piped())
@@ -166,13 +156,13 @@ fn tail(text: &str, max: usize) -> &str {
     &text[start..]
 }
 
-/// The session-log events of an external agent's run, from what crossed the endpoint:
-/// the prompt; for each exchange the tool results its request carries (for calls of earlier
-/// responses), the request and the response; then the turn's end. `failure` (the agent's own
-/// failure) ends the run with a `run_error` instead.
+/// The session-log events of an external agent's run, from the record of its session: the
+/// prompt; for each model request the tool results it carries (for calls of earlier answers,
+/// in any dialect), the request and the answer; then the turn's end. `failure` (the agent's
+/// own failure) ends the run with a `run_error` instead, as does a failed model request.
 pub(crate) fn session_events(
     prompt: &str,
-    exchanges: &[ModelExchange],
+    record: &[Exchange],
     stdout: &str,
     failure: Option<&str>,
 ) -> Vec<Event> {
@@ -181,31 +171,57 @@ pub(crate) fn session_events(
     }];
     let mut pending: HashMap<String, String> = HashMap::new();
     let mut final_text = String::new();
-    for (index, exchange) in exchanges.iter().enumerate() {
-        let n = index as u32 + 1;
-        for (call_id, output) in call_outputs(&exchange.request) {
-            if let Some(name) = pending.remove(&call_id) {
+    let mut endpoint_error = None;
+    for exchange in record {
+        let (n, dialect, reply) = match &exchange.outcome {
+            Outcome::Answered { n, dialect, reply } => (*n, *dialect, Some(reply)),
+            Outcome::Failed {
+                n,
+                dialect,
+                message,
+            } => {
+                endpoint_error.get_or_insert_with(|| message.clone());
+                (*n, *dialect, None)
+            }
+            Outcome::Unserved { status, message } => {
+                let path = exchange.path.split('?').next().unwrap_or_default();
+                events.push(Event::EndpointError {
+                    method: exchange.method.clone(),
+                    path: path.to_owned(),
+                    status: *status,
+                    message: message.clone(),
+                });
+                continue;
+            }
+        };
+        let request = exchange.request_json();
+        for result in tool_results(dialect, &request) {
+            if let Some(name) = pending.remove(&result.call_id) {
                 events.push(Event::ToolStart {
-                    call_id: call_id.clone(),
+                    call_id: result.call_id.clone(),
                     name: name.clone(),
                 });
                 events.push(Event::ToolResult {
-                    call_id,
+                    call_id: result.call_id,
                     name,
-                    status: CallStatus::Completed,
-                    output,
+                    status: if result.failed {
+                        CallStatus::Failed
+                    } else {
+                        CallStatus::Completed
+                    },
+                    output: result.output,
                     duration_ms: 0,
                 });
             }
         }
         events.push(Event::ModelRequest {
             n,
-            body: exchange.request.clone().into(),
+            body: request.into(),
         });
-        if exchange.error.is_some() {
+        let Some(reply) = reply else {
             continue;
-        }
-        let text: String = exchange
+        };
+        let text: String = reply
             .output
             .iter()
             .filter_map(|item| match item {
@@ -216,19 +232,18 @@ pub(crate) fn session_events(
         if !text.is_empty() {
             final_text = text;
         }
-        for item in &exchange.output {
+        for item in &reply.output {
             if let OutputItem::FunctionCall { call_id, name, .. } = item {
                 pending.insert(call_id.clone(), name.clone());
             }
         }
         events.push(Event::ModelResponse {
             n,
-            output: exchange.output.clone(),
-            input_tokens: exchange.input_tokens,
-            output_tokens: exchange.output_tokens,
+            output: reply.output.clone(),
+            input_tokens: reply.input_tokens,
+            output_tokens: reply.output_tokens,
         });
     }
-    let endpoint_error = exchanges.iter().find_map(|e| e.error.clone());
     match failure.map(str::to_owned).or(endpoint_error) {
         Some(message) => events.push(Event::RunError { message }),
         None => {
@@ -239,106 +254,6 @@ pub(crate) fn session_events(
         }
     }
     events
-}
-
-/// `(call_id, output)` of every `function_call_output` item of a Responses request.
-fn call_outputs(request: &Value) -> Vec<(String, String)> {
-    let Some(items) = request.get("input").and_then(Value::as_array) else {
-        return Vec::new();
-    };
-    items
-        .iter()
-        .filter(|item| item.get("type").and_then(Value::as_str) == Some("function_call_output"))
-        .filter_map(|item| {
-            let call_id = item.get("call_id")?.as_str()?.to_owned();
-            let output = match item.get("output") {
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => other.to_string(),
-                None => String::new(),
-            };
-            Some((call_id, output))
-        })
-        .collect()
-}
-
-/// A scripted answer as an exchange.
-pub(crate) fn from_plan(request: Value, plan: &crate::model::Plan) -> ModelExchange {
-    use crate::model::responses::StreamEvent;
-    let mut exchange = ModelExchange {
-        request,
-        output: Vec::new(),
-        input_tokens: 0,
-        output_tokens: 0,
-        error: None,
-    };
-    let events = match plan {
-        crate::model::Plan::Stream(events) => events,
-        crate::model::Plan::Reject { message, .. } => {
-            exchange.error = Some(message.clone());
-            return exchange;
-        }
-    };
-    for event in events {
-        match event {
-            StreamEvent::Completed { response } => {
-                exchange.output = response.output.iter().filter_map(output_item).collect();
-                if let Some(usage) = &response.usage {
-                    exchange.input_tokens = usage.input_tokens;
-                    exchange.output_tokens = usage.output_tokens;
-                }
-            }
-            StreamEvent::Failed { response } => {
-                exchange.error = Some(
-                    response
-                        .error
-                        .as_ref()
-                        .map_or_else(|| "the response failed".to_owned(), |e| e.message.clone()),
-                );
-            }
-            _ => {}
-        }
-    }
-    exchange
-}
-
-/// A live pass-through exchange.
-pub(crate) fn from_live(exchange: &crate::provider::Exchange) -> ModelExchange {
-    match &exchange.reply {
-        Ok(reply) => ModelExchange {
-            request: exchange.request.clone(),
-            output: reply.output.clone(),
-            input_tokens: reply.input_tokens,
-            output_tokens: reply.output_tokens,
-            error: None,
-        },
-        Err(message) => ModelExchange {
-            request: exchange.request.clone(),
-            output: Vec::new(),
-            input_tokens: 0,
-            output_tokens: 0,
-            error: Some(message.clone()),
-        },
-    }
-}
-
-fn output_item(item: &crate::model::responses::ResponseItem) -> Option<OutputItem> {
-    use crate::model::responses::ResponseItem;
-    match item {
-        ResponseItem::Message { content, .. } => Some(OutputItem::Message {
-            text: content.iter().map(|part| part.text()).collect(),
-        }),
-        ResponseItem::FunctionCall {
-            call_id,
-            name,
-            arguments,
-            ..
-        } => Some(OutputItem::FunctionCall {
-            call_id: call_id.clone(),
-            name: name.clone(),
-            arguments: arguments.clone(),
-        }),
-        ResponseItem::Other => None,
-    }
 }
 
 /// One run of an external agent: start it against `endpoint`, then append the session-log
@@ -352,12 +267,14 @@ pub(crate) async fn external_turn(
     endpoint: &super::live::RunEndpoint,
     log: &mut crate::session::SessionLog,
 ) -> Result<Option<String>, crate::session::SessionLogError> {
+    let session = endpoint.session();
     let env = EndpointEnv {
-        base_url: endpoint.base_url(),
+        openai_base_url: session.base_url(),
+        anthropic_base_url: session.anthropic_base_url(),
         model: endpoint.model(),
     };
     let exit = run_agent(agent, timeout, prompt, workspace, home, env).await;
-    let exchanges = endpoint.exchanges();
+    let exchanges = session.record();
     let (stdout, failure) = match exit {
         Ok(exit) => (exit.stdout, None),
         Err(e) => (String::new(), Some(e.to_string())),

@@ -55,7 +55,7 @@ pub struct RunOptions {
     pub k: Option<u32>,
     /// Live mode: runs talk to this endpoint (a pass-through to the provider) instead of
     /// their case's script; `None` is replay.
-    pub live: Option<Arc<crate::provider::LiveEndpoint>>,
+    pub live: Option<Arc<crate::model::LiveModel>>,
     /// Cancelled (Ctrl-C, SIGTERM): no new run starts, running ones are dropped, and the
     /// report of what finished is still made, with `interrupted` set.
     pub cancel: CancelToken,
@@ -285,5 +285,6 @@ fn errored(run: u32, error: String) -> RunReport {
         tool_calls: 0,
         duration_ms: 0,
         verdicts: Vec::new(),
+        warnings: Vec::new(),
     }
 }

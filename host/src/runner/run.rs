@@ -192,6 +192,11 @@ pub(crate) async fn run_once(
         tool_calls: evidence.calls.len() as u32,
         duration_ms: 0,
         verdicts: Vec::new(),
+        warnings: log
+            .records()
+            .iter()
+            .filter_map(|record| record.event.endpoint_warning())
+            .collect(),
     };
     Ok(UngradedRun {
         artifacts: RunArtifacts {

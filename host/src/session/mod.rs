@@ -68,6 +68,14 @@ pub enum Event {
     TurnEnd { final_text: String },
     /// The run ended early with an error.
     RunError { message: String },
+    /// The model endpoint did not serve a request of the agent's (another path, a method, a
+    /// WebSocket upgrade): it was answered with `status` and this message.
+    EndpointError {
+        method: String,
+        path: String,
+        status: u16,
+        message: String,
+    },
 }
 
 /// A model request body, kept as the JSON text that was sent: the agent encodes each
@@ -153,6 +161,22 @@ pub struct SkillProblem {
 }
 
 impl Event {
+    /// The warning an [`Event::EndpointError`] puts under its run in a report:
+    /// `model endpoint: GET /v1/responses answered 404: ...`.
+    pub fn endpoint_warning(&self) -> Option<String> {
+        match self {
+            Event::EndpointError {
+                method,
+                path,
+                status,
+                message,
+            } => Some(format!(
+                "model endpoint: {method} {path} answered {status}: {message}"
+            )),
+            _ => None,
+        }
+    }
+
     /// The `type` tag this event has in the log, e.g. `tool_result`.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -165,6 +189,7 @@ impl Event {
             Event::ToolResult { .. } => "tool_result",
             Event::TurnEnd { .. } => "turn_end",
             Event::RunError { .. } => "run_error",
+            Event::EndpointError { .. } => "endpoint_error",
         }
     }
 }

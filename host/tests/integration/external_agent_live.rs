@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::live_support::{FakeProvider, Project, Step, chat_call, chat_text};
+use crate::live_support::{FakeProvider, Project, Step, chat_call, chat_text, responses_output};
 use serde_json::json;
 
 #[test]
@@ -63,4 +63,121 @@ fn an_external_agent_runs_live_through_the_recording_endpoint() {
     assert_eq!(evidence["usage"]["input_tokens"], 71);
     assert_eq!(evidence["usage"]["output_tokens"], 10);
     assert_eq!(evidence["calls"][0]["name"], "read_file");
+}
+
+#[test]
+fn every_tool_kind_a_responses_client_declares_reaches_the_provider_as_sent() {
+    let fake = FakeProvider::start(
+        vec![Step::Sse(responses_output(
+            json!([{"type": "message", "role": "assistant",
+                    "content": [{"type": "output_text", "text": "No tools needed."}]}]),
+            12,
+            3,
+        ))],
+        Step::Status(400, None, "unexpected extra request"),
+    );
+    let project = Project::for_fake("openai-responses", &fake, "");
+    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/endpoint/tools_agent.py");
+    project.case(
+        "tools",
+        &format!(
+            "prompt: Anything to do?\nruns: 1\n\
+             agent: {{command: [python3, \"{}\"], timeout_secs: 20}}\n\
+             graders:\n  - final_text_contains: No tools needed.\n",
+            agent.display()
+        ),
+    );
+    let out = project.path().join("out");
+    let (code, stdout, stderr) =
+        project.evalhost(&["run", "--live", "--out", out.to_str().unwrap(), "cases"]);
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let received = fake.received();
+    assert_eq!(received.len(), 1);
+    let sent: serde_json::Value = serde_json::from_str(include_str!("../data/endpoint/tools.json"))
+        .expect("the tools the agent declares");
+    assert_eq!(received[0].body["tools"], sent);
+}
+
+/// The official SDKs, live: Chat Completions and Anthropic Messages requests pass through to a
+/// Chat Completions provider and back, tool call round trip included.
+#[test]
+fn chat_and_anthropic_clients_pass_through_live() {
+    if std::process::Command::new("python3")
+        .args(["-c", "import openai, anthropic"])
+        .output()
+        .is_ok_and(|o| !o.status.success())
+    {
+        if std::env::var_os("EVALHOST_REQUIRE_TOOLCHAINS").is_some_and(|v| v == "1") {
+            panic!(
+                "the OpenAI and Anthropic Python SDKs are required (EVALHOST_REQUIRE_TOOLCHAINS=1): pip install openai==3.51.0 anthropic==2.10.0"
+            );
+        }
+        eprintln!("skipped: the OpenAI and Anthropic Python SDKs are not installed");
+        return;
+    }
+    let round = || {
+        vec![
+            Step::Sse(chat_call(
+                "call_q",
+                "read_file",
+                &json!({"path": "in.txt"}),
+                30,
+                4,
+            )),
+            Step::Sse(chat_text("The file says forty-two.", 41, 6)),
+        ]
+    };
+    let fake = FakeProvider::start(
+        [round(), round()].concat(),
+        Step::Status(400, None, "unexpected extra request"),
+    );
+    let project = Project::for_fake("openai-chat", &fake, "");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/endpoint");
+    for (name, script, mode) in [
+        ("a-chat", "openai_agent.py", "chat-stream"),
+        ("b-anthropic", "anthropic_agent.py", "stream"),
+    ] {
+        project.case(
+            name,
+            &format!(
+                "prompt: What does in.txt say?\nruns: 1\n\
+                 agent: {{command: [python3, \"{}\", {mode}], prompt: arg, timeout_secs: 60}}\n\
+                 workspace:\n  files:\n    in.txt: forty-two\n\
+                 graders:\n  - tool_called: read_file\n  - final_text_contains: forty-two\n\
+                 \x20 - result_status: {{call: 1, status: completed}}\n",
+                data.join(script).display()
+            ),
+        );
+    }
+    let out = project.path().join("out");
+    let (code, stdout, stderr) = project.evalhost(&[
+        "run",
+        "--live",
+        "--jobs",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+        "cases",
+    ]);
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let received = fake.received();
+    assert_eq!(received.len(), 4);
+    // The second request of each round carries the tool result, in the provider's dialect.
+    for second in [&received[1], &received[3]] {
+        let messages = second.body["messages"].as_array().expect("messages");
+        assert!(
+            messages.iter().any(|m| m["role"] == "tool"
+                && m["tool_call_id"] == "call_q"
+                && m["content"] == "forty-two"),
+            "{messages:?}"
+        );
+    }
+    for case in ["a-chat", "b-anthropic"] {
+        let evidence: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(format!("{case}/run-1.evidence.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(evidence["usage"]["input_tokens"], 71, "{case}");
+        assert_eq!(evidence["calls"][0]["output"], "forty-two", "{case}");
+    }
 }

@@ -61,4 +61,5 @@ mod report_formats;
 mod report_schema;
 mod report_stats;
 mod run_timeout;
+mod sdk_conformance;
 mod skills_cli;

@@ -2,7 +2,7 @@
 //! call ids, synthetic usage, and strictness in both directions.
 
 use evalhost::case::{Location, ScriptReply, ScriptStep};
-use evalhost::model::{ModelServer, SseParser};
+use evalhost::model::{ModelServer, Outcome, SseParser};
 use serde_json::{Value, json};
 
 fn text(text: &str) -> ScriptStep {
@@ -88,7 +88,7 @@ fn request(model: &str, extra: &str) -> String {
 }
 
 #[tokio::test]
-async fn text_step_streams_deltas_then_a_completed_message() {
+async fn text_step_streams_the_full_responses_event_sequence() {
     let server = ModelServer::start().await.expect("start");
     let script = server.script(vec![text("Hello from the script.")]);
     let body = request("gpt-test", "");
@@ -99,9 +99,14 @@ async fn text_step_streams_deltas_then_a_completed_message() {
         answer.types(),
         [
             "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.content_part.added",
             "response.output_text.delta",
             "response.output_text.delta",
             "response.output_text.delta",
+            "response.output_text.done",
+            "response.content_part.done",
             "response.output_item.done",
             "response.completed",
         ]
@@ -114,19 +119,30 @@ async fn text_step_streams_deltas_then_a_completed_message() {
         );
         assert_eq!(data["sequence_number"], json!(i));
     }
+    let created = &answer.events[0].1["response"];
     assert_eq!(
-        answer.events[0].1,
-        json!({
-            "type": "response.created",
-            "sequence_number": 0,
-            "response": {
-                "id": "resp_1", "object": "response", "created_at": 0,
-                "status": "in_progress", "model": "gpt-test", "output": [],
-                "usage": null, "error": null,
-            },
-        })
+        (
+            &created["id"],
+            &created["object"],
+            &created["status"],
+            &created["model"],
+            &created["output"]
+        ),
+        (
+            &json!("resp_1"),
+            &json!("response"),
+            &json!("in_progress"),
+            &json!("gpt-test"),
+            &json!([])
+        )
     );
-    let deltas: String = answer.events[1..4]
+    assert_eq!(
+        answer.events[2].1["item"],
+        json!({"type": "message", "id": "msg_1", "status": "in_progress", "role": "assistant", "content": []})
+    );
+    let empty_part = json!({"type": "output_text", "text": "", "annotations": [], "logprobs": []});
+    assert_eq!(answer.events[3].1["part"], empty_part);
+    let deltas: String = answer.events[4..7]
         .iter()
         .map(|(_, d)| {
             assert_eq!(d["item_id"], "msg_1");
@@ -138,34 +154,37 @@ async fn text_step_streams_deltas_then_a_completed_message() {
         })
         .collect();
     assert_eq!(deltas, "Hello from the script.");
+    assert_eq!(answer.events[7].1["text"], "Hello from the script.");
+    let part = json!({"type": "output_text", "text": "Hello from the script.", "annotations": [], "logprobs": []});
+    assert_eq!(answer.events[8].1["part"], part);
     let message = json!({
+        "type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+        "content": [part],
+    });
+    assert_eq!(
+        answer.events[9].1,
+        json!({"type": "response.output_item.done", "sequence_number": 9, "output_index": 0, "item": message})
+    );
+    // Synthetic usage is what it always was: the typed item's bytes / 4.
+    let typed = json!({
         "type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
         "content": [{"type": "output_text", "text": "Hello from the script.", "annotations": []}],
     });
-    assert_eq!(
-        answer.events[4].1,
-        json!({"type": "response.output_item.done", "sequence_number": 4, "output_index": 0, "item": message})
-    );
-    let output_bytes = serde_json::to_string(&json!([message]))
-        .expect("json")
-        .len() as u64;
+    let output_bytes = serde_json::to_string(&json!([typed])).expect("json").len() as u64;
     let input_tokens = body.len() as u64 / 4;
     let output_tokens = output_bytes / 4;
+    let completed = &answer.last()["response"];
+    assert_eq!(answer.last()["type"], "response.completed");
+    assert_eq!(completed["status"], "completed");
+    assert_eq!(completed["output"], json!([message]));
     assert_eq!(
-        *answer.last(),
+        completed["usage"],
         json!({
-            "type": "response.completed",
-            "sequence_number": 5,
-            "response": {
-                "id": "resp_1", "object": "response", "created_at": 0,
-                "status": "completed", "model": "gpt-test", "output": [message],
-                "usage": {
-                    "input_tokens": input_tokens,
-                    "output_tokens": output_tokens,
-                    "total_tokens": input_tokens + output_tokens,
-                },
-                "error": null,
-            },
+            "input_tokens": input_tokens,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens": output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": input_tokens + output_tokens,
         })
     );
     assert_eq!(script.failure(), None);
@@ -185,6 +204,12 @@ async fn call_steps_complete_with_one_function_call_numbered_over_the_script() {
         first.types(),
         [
             "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.function_call_arguments.delta",
+            "response.function_call_arguments.delta",
+            "response.function_call_arguments.delta",
+            "response.function_call_arguments.done",
             "response.output_item.done",
             "response.completed"
         ]
@@ -193,7 +218,19 @@ async fn call_steps_complete_with_one_function_call_numbered_over_the_script() {
         "type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "bash",
         "arguments": "{\"command\":\"ls -la\"}", "status": "completed",
     });
-    assert_eq!(first.events[1].1["item"], item);
+    assert_eq!(
+        first.events[2].1["item"],
+        json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "bash",
+               "arguments": "", "status": "in_progress"})
+    );
+    let arguments: String = first.events[3..6]
+        .iter()
+        .map(|(_, d)| d["delta"].as_str().expect("delta"))
+        .collect();
+    assert_eq!(arguments, "{\"command\":\"ls -la\"}");
+    assert_eq!(first.events[6].1["arguments"], item["arguments"]);
+    assert_eq!(first.events[6].1["name"], "bash");
+    assert_eq!(first.events[7].1["item"], item);
     assert_eq!(first.last()["response"]["output"], json!([item]));
     assert_eq!(first.last()["response"]["status"], "completed");
     let output_bytes = serde_json::to_string(&json!([item])).expect("json").len() as u64;
@@ -217,6 +254,41 @@ async fn call_steps_complete_with_one_function_call_numbered_over_the_script() {
     assert_eq!(script.requests(), 3);
     assert_eq!(script.unused_steps(), 0);
     assert_eq!(script.failure(), None);
+}
+
+#[tokio::test]
+async fn a_call_to_a_declared_custom_tool_is_a_custom_tool_call() {
+    let server = ModelServer::start().await.expect("start");
+    let script = server.script(vec![call(
+        "apply_patch",
+        json!({"input": "*** Begin Patch\n*** End Patch"}),
+    )]);
+    let body = json!({"model": "m", "input": "patch it", "stream": true, "tools": [
+        {"type": "custom", "name": "apply_patch", "format": {"type": "grammar", "syntax": "lark", "definition": "start: x"}},
+        {"type": "web_search"},
+    ]});
+    let answer = post(
+        &format!("{}/responses", script.base_url()),
+        &body.to_string(),
+    )
+    .await;
+    assert_eq!(
+        answer.types()[2..],
+        [
+            "response.output_item.added",
+            "response.custom_tool_call_input.delta",
+            "response.custom_tool_call_input.delta",
+            "response.custom_tool_call_input.delta",
+            "response.custom_tool_call_input.done",
+            "response.output_item.done",
+            "response.completed"
+        ]
+    );
+    assert_eq!(
+        answer.last()["response"]["output"],
+        json!([{"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_1", "name": "apply_patch",
+                "input": "*** Begin Patch\n*** End Patch", "status": "completed"}])
+    );
 }
 
 #[tokio::test]
@@ -283,60 +355,89 @@ async fn a_step_checks_its_expected_input() {
 }
 
 #[tokio::test]
-async fn only_streaming_posts_to_responses_are_accepted() {
+async fn a_request_without_stream_gets_one_response_object() {
     let server = ModelServer::start().await.expect("start");
-    let script = server.script(vec![text("a"), text("b")]);
-    let base = script.base_url().to_owned();
-
-    let not_streaming = post(
-        &format!("{base}/responses"),
+    let script = server.script(vec![text("a"), call("bash", json!({"command": "ls"}))]);
+    let url = format!("{}/responses", script.base_url());
+    for body in [
         r#"{"model":"m","input":[],"stream":false}"#,
-    )
-    .await;
-    assert_eq!(not_streaming.status, 400);
-    assert!(
-        not_streaming.raw.contains("did not ask for a stream"),
-        "{}",
-        not_streaming.raw
-    );
-    assert_eq!(
-        script.failure().as_deref(),
-        Some(
-            "Request 1 did not ask for a stream: the scripted model answers only \"stream\": true"
-        )
-    );
+        r#"{"model":"m","input":"hi"}"#,
+    ] {
+        let answer = post(&url, body).await;
+        assert_eq!(answer.status, 200);
+        assert_eq!(answer.content_type, "application/json");
+        let response: Value = serde_json::from_str(&answer.raw).expect("JSON");
+        assert_eq!(response["object"], "response");
+        assert_eq!(response["status"], "completed");
+        let kind = response["output"][0]["type"].as_str().expect("an item");
+        assert!(kind == "message" || kind == "function_call", "{kind}");
+    }
+    assert_eq!(script.failure(), None);
 
     let script = server.script(vec![text("a")]);
-    let base = script.base_url().to_owned();
-    let garbage = post(&format!("{base}/responses"), "{not json").await;
+    let garbage = post(&format!("{}/responses", script.base_url()), "{not json").await;
     assert_eq!(garbage.status, 400);
     assert!(
         script
             .failure()
             .expect("failure")
-            .starts_with("Request 1 is not a JSON")
+            .starts_with("Request 1 is not a JSON Responses request"),
     );
+}
 
+#[tokio::test]
+async fn unserved_requests_are_answered_in_the_dialect_s_error_shape_and_recorded() {
+    let server = ModelServer::start().await.expect("start");
     let script = server.script(vec![text("a")]);
     let base = script.base_url().to_owned();
-    let chat = post(&format!("{base}/chat/completions"), &request("m", "")).await;
-    assert_eq!(chat.status, 404);
-    assert!(
-        script
-            .failure()
-            .expect("failure")
-            .starts_with("Request to unsupported endpoint POST "),
-    );
     evalhost::provider::install_crypto_provider();
-    let get = reqwest::get(format!("{base}/responses"))
+    let client = reqwest::Client::new();
+    let get = client
+        .get(format!("{base}/responses"))
+        .header("upgrade", "websocket")
+        .header("connection", "Upgrade")
+        .send()
         .await
         .expect("get");
     assert_eq!(get.status().as_u16(), 404);
+    let error: Value = get.json().await.expect("JSON");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .expect("message")
+            .starts_with("WebSocket upgrade to /v1/responses is not served"),
+        "{error}"
+    );
+    let wrong = post(&format!("{base}/completions"), "{}").await;
+    assert_eq!(wrong.status, 404);
+    let head = client
+        .head(format!("{}/v1/messages", script.anthropic_base_url()))
+        .send()
+        .await
+        .expect("head");
+    assert_eq!(head.status().as_u16(), 405);
+    let record = script.record();
+    let unserved: Vec<String> = record
+        .iter()
+        .map(|exchange| match &exchange.outcome {
+            Outcome::Unserved { status, .. } => format!("{} {status}", exchange.target()),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        unserved,
+        [
+            "GET /v1/responses 404",
+            "POST /v1/completions 404",
+            "HEAD /v1/messages 405"
+        ]
+    );
     assert_eq!(
         script.requests(),
         0,
-        "rejected endpoints do not consume steps"
+        "unserved requests do not consume steps"
     );
+    assert_eq!(script.failure(), None);
 }
 
 #[tokio::test]
@@ -365,7 +466,7 @@ async fn scripts_are_independent_and_unregistered_when_dropped() {
     drop(a);
     let gone = post(&url, &request("m", "")).await;
     assert_eq!(gone.status, 404);
-    assert!(gone.raw.contains("no script"), "{}", gone.raw);
+    assert!(gone.raw.contains("no session"), "{}", gone.raw);
     let root = post(
         &format!("http://{}/v1/responses", server.addr()),
         &request("m", ""),

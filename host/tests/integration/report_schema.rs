@@ -155,6 +155,7 @@ fn everything_report() -> SuiteReport {
                     ..verdict
                 },
             ],
+            warnings: vec!["model endpoint: HEAD /api/x answered 404: not served".into()],
         },
         RunReport {
             run: 2,
@@ -164,6 +165,7 @@ fn everything_report() -> SuiteReport {
             tool_calls: 0,
             duration_ms: 3,
             verdicts: Vec::new(),
+            warnings: Vec::new(),
         },
     ];
     let cases = vec![CaseReport {

@@ -19,6 +19,7 @@ fn runs(outcomes: &[bool]) -> Vec<RunReport> {
             tool_calls: 0,
             duration_ms: 0,
             verdicts: Vec::new(),
+            warnings: Vec::new(),
         })
         .collect()
 }

@@ -12,7 +12,7 @@
 
 mod budget;
 mod emitted;
-mod events;
+pub(crate) mod events;
 mod parity;
 mod sequence;
 

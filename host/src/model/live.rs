@@ -1,0 +1,69 @@
+//! The live responder: each model request, whatever its dialect, is given to the configured
+//! provider (translated into the provider's dialect there), and the provider's answer comes
+//! back as a [`Reply`]. Nothing is cached; each request is one provider call (with retries).
+
+use tokio::sync::Semaphore;
+
+use super::dialect::{Dialect, to_responses_request};
+use super::record::Reply;
+use crate::provider::Provider;
+
+/// A provider shared by every live session of a suite.
+pub struct LiveModel {
+    provider: Provider,
+    /// Bounds requests in flight to the provider, whatever `--jobs` is.
+    permits: Semaphore,
+}
+
+impl std::fmt::Debug for LiveModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveModel")
+            .field("provider", &self.provider)
+            .finish()
+    }
+}
+
+impl LiveModel {
+    /// Serve live sessions with `provider`.
+    pub fn new(provider: Provider) -> Self {
+        let permits = Semaphore::new(provider.config().max_concurrency);
+        Self { provider, permits }
+    }
+
+    /// The provider's model name.
+    pub fn model(&self) -> &str {
+        &self.provider.config().model
+    }
+
+    /// The provider behind the endpoint.
+    pub fn provider(&self) -> &Provider {
+        &self.provider
+    }
+
+    /// The provider's answer to request `n`, a body in `dialect`, or why there is none.
+    pub(crate) async fn answer(
+        &self,
+        n: u32,
+        dialect: Dialect,
+        request: &serde_json::Value,
+    ) -> Result<Reply, String> {
+        let config = self.provider.config();
+        let request = to_responses_request(dialect, request)
+            .map_err(|e| format!("Request {n} is not a {} request: {e}", dialect.name()))?;
+        let result = {
+            let _permit = self.permits.acquire().await;
+            self.provider.complete(&request).await
+        };
+        match result {
+            Ok(reply) => Ok(Reply {
+                output: reply.output,
+                input_tokens: reply.input_tokens,
+                output_tokens: reply.output_tokens,
+            }),
+            Err(e) => Err(format!(
+                "Provider {} (model {}) failed on request {n}: {e}",
+                config.kind, config.model
+            )),
+        }
+    }
+}

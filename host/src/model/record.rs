@@ -1,0 +1,66 @@
+//! The record of a session: every request that reached a run's endpoint and how it was
+//! answered, in one type for every dialect and both responders. External agents' session logs
+//! are written from it ([`crate::runner`]), so nothing else keeps a copy of what crossed.
+
+use axum::body::Bytes;
+
+use super::dialect::Dialect;
+use crate::session::OutputItem;
+
+/// A responder's answer, in no dialect: text and calls in order, and token usage. A codec
+/// puts it on the wire in the dialect the request used.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Reply {
+    /// Text and calls, in order.
+    pub output: Vec<OutputItem>,
+    /// Tokens of the request.
+    pub input_tokens: u64,
+    /// Tokens of the answer.
+    pub output_tokens: u64,
+}
+
+/// One request that reached a session and what became of it.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    /// The HTTP method, e.g. `POST`.
+    pub method: String,
+    /// The path below the session, e.g. `/v1/responses` (query string included).
+    pub path: String,
+    /// The body as received.
+    pub body: Bytes,
+    /// What became of it.
+    pub outcome: Outcome,
+}
+
+/// How a request was answered.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Model request `n` (1-based) in `dialect`, answered with `reply`.
+    Answered {
+        n: u32,
+        dialect: Dialect,
+        reply: Reply,
+    },
+    /// Model request `n` in `dialect` failed: the script was broken (exhausted, an expectation
+    /// missed, a body that is not the dialect) or the provider gave up.
+    Failed {
+        n: u32,
+        dialect: Dialect,
+        message: String,
+    },
+    /// A request the endpoint does not serve (another path, a method, a WebSocket upgrade),
+    /// answered with an HTTP error in the dialect's shape.
+    Unserved { status: u16, message: String },
+}
+
+impl Exchange {
+    /// The body as JSON, `null` when it is not.
+    pub fn request_json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// `POST /v1/responses`: what a report line names.
+    pub fn target(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
+}

@@ -1,0 +1,222 @@
+//! One run's session on the endpoint: its responder (the case's script, or the live
+//! provider), the requests it has counted, and the record of every exchange.
+
+use std::sync::{Arc, Mutex};
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+use super::dialect::{self, Answering, Dialect, RequestHead, Route};
+use super::live::LiveModel;
+use super::record::{Exchange, Outcome, Reply};
+use super::script::Script;
+
+/// Model name an answer names when the request names none.
+const DEFAULT_MODEL_NAME: &str = "scripted";
+
+/// Who answers a session's model requests.
+pub(crate) enum Responder {
+    /// Replay: the case's model script.
+    Script(Script),
+    /// Live: the configured provider.
+    Live(Arc<LiveModel>),
+}
+
+/// A session: its responder and what crossed it.
+pub(crate) struct SessionState {
+    responder: Responder,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// Model requests counted so far.
+    requests: u32,
+    /// Requests received so far (of any kind): orders the record.
+    arrivals: u64,
+    /// The record, each exchange with its arrival number.
+    record: Vec<(u64, Exchange)>,
+}
+
+impl SessionState {
+    pub(crate) fn new(responder: Responder) -> Self {
+        Self {
+            responder,
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+
+    /// Answer one request: `path` is below the session (`/v1/responses?beta=true`).
+    pub(crate) async fn handle(
+        &self,
+        method: Method,
+        path: String,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Response {
+        let arrival = {
+            let mut inner = self.lock();
+            inner.arrivals += 1;
+            inner.arrivals
+        };
+        let bare = path.split('?').next().unwrap_or_default().to_owned();
+        match dialect::route(&method, &bare, headers) {
+            Route::Model(dialect) => {
+                self.model_request(arrival, method, path, dialect, body)
+                    .await
+            }
+            Route::Models(Dialect::Anthropic) => dialect::anthropic::models(self.model(None)),
+            Route::Models(_) => dialect::chat::models(self.model(None)),
+            Route::CountTokens => dialect::anthropic::count_tokens(&body),
+            Route::Probe => StatusCode::OK.into_response(),
+            Route::Unserved {
+                dialect,
+                status,
+                message,
+            } => {
+                let response = dialect::error(dialect, status, &message);
+                self.keep(
+                    arrival,
+                    Exchange {
+                        method: method.to_string(),
+                        path,
+                        body,
+                        outcome: Outcome::Unserved {
+                            status: status.as_u16(),
+                            message,
+                        },
+                    },
+                );
+                response
+            }
+        }
+    }
+
+    async fn model_request(
+        &self,
+        arrival: u64,
+        method: Method,
+        path: String,
+        dialect: Dialect,
+        body: Bytes,
+    ) -> Response {
+        let n = {
+            let mut inner = self.lock();
+            inner.requests += 1;
+            inner.requests
+        };
+        let (response, outcome) = match RequestHead::parse(&body) {
+            Err(e) => {
+                let message = format!("Request {n} is not a JSON {} request: {e}", dialect.name());
+                if let Responder::Script(script) = &self.responder {
+                    script.fail("invalid_request", message.clone());
+                }
+                let response = dialect::error(dialect, StatusCode::BAD_REQUEST, &message);
+                (
+                    response,
+                    Outcome::Failed {
+                        n,
+                        dialect,
+                        message,
+                    },
+                )
+            }
+            Ok(head) => {
+                let answer = self.answer(n, dialect, &body).await;
+                let ctx = Answering {
+                    n,
+                    model: self.model(head.model.as_deref()),
+                    head: &head,
+                };
+                match answer {
+                    Ok(reply) => (
+                        dialect::encode(dialect, &reply, &ctx),
+                        Outcome::Answered { n, dialect, reply },
+                    ),
+                    Err((code, message)) => (
+                        dialect::failure(dialect, code, &message, &ctx),
+                        Outcome::Failed {
+                            n,
+                            dialect,
+                            message,
+                        },
+                    ),
+                }
+            }
+        };
+        self.keep(
+            arrival,
+            Exchange {
+                method: method.to_string(),
+                path,
+                body,
+                outcome,
+            },
+        );
+        response
+    }
+
+    async fn answer(
+        &self,
+        n: u32,
+        dialect: Dialect,
+        body: &[u8],
+    ) -> Result<Reply, (&'static str, String)> {
+        match &self.responder {
+            Responder::Script(script) => script
+                .answer(n, dialect, body)
+                .map_err(|f| (f.code, f.message)),
+            Responder::Live(live) => {
+                let request = serde_json::from_slice(body).unwrap_or(serde_json::Value::Null);
+                live.answer(n, dialect, &request)
+                    .await
+                    .map_err(|message| ("provider_error", message))
+            }
+        }
+    }
+
+    /// The model an answer names: the provider's live; in replay the one asked for.
+    fn model<'a>(&'a self, asked: Option<&'a str>) -> &'a str {
+        match &self.responder {
+            Responder::Live(live) => live.model(),
+            Responder::Script(_) => asked.unwrap_or(DEFAULT_MODEL_NAME),
+        }
+    }
+
+    fn keep(&self, arrival: u64, exchange: Exchange) {
+        self.lock().record.push((arrival, exchange));
+    }
+
+    /// Every exchange so far, in the order the requests arrived.
+    pub(crate) fn record(&self) -> Vec<Exchange> {
+        let mut record = self.lock().record.clone();
+        record.sort_by_key(|(arrival, _)| *arrival);
+        record.into_iter().map(|(_, exchange)| exchange).collect()
+    }
+
+    pub(crate) fn requests(&self) -> u32 {
+        self.lock().requests
+    }
+
+    /// The script's first failure (always `None` live: a provider error is in the record).
+    pub(crate) fn failure(&self) -> Option<String> {
+        match &self.responder {
+            Responder::Script(script) => script.failure(),
+            Responder::Live(_) => None,
+        }
+    }
+
+    /// Steps of the script the run never asked for.
+    pub(crate) fn unused_steps(&self) -> usize {
+        match &self.responder {
+            Responder::Script(script) => script.len().saturating_sub(self.requests() as usize),
+            Responder::Live(_) => 0,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // Counters and a list: a panic elsewhere cannot leave them half-updated.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
