@@ -328,6 +328,7 @@ mod tests {
                 tool_calls: 0,
                 duration_ms: 0,
                 verdicts: Vec::new(),
+                warnings: Vec::new(),
             })
             .collect();
         CaseReport {
