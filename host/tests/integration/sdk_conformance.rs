@@ -254,7 +254,7 @@ fn unserved_requests_are_warnings_in_every_report_and_fail_no_endpoint_errors() 
     }
     assert!(
         stdout.contains(
-            "  strict run 1: no_endpoint_errors: 3 requests not served: GET /v1/responses (404), POST /v1/completions (404), HEAD /v1/messages (405)"
+            "  strict run 1: graders[1] no_endpoint_errors: 3 requests not served: GET /v1/responses (404), POST /v1/completions (404), HEAD /v1/messages (405)"
         ),
         "{stdout}"
     );
