@@ -170,6 +170,16 @@ impl FunctionTool {
     pub fn is_function(&self) -> bool {
         self.kind == "function"
     }
+
+    /// The JSON Schema of the arguments; a function declared without `parameters` takes
+    /// none, which Chat Completions and Anthropic spell as an empty object schema.
+    pub fn parameters_schema(&self) -> Value {
+        if self.parameters.is_null() {
+            serde_json::json!({"type": "object", "properties": {}})
+        } else {
+            self.parameters.clone()
+        }
+    }
 }
 
 /// One event of a response stream, identified by its JSON `type`.
