@@ -22,7 +22,7 @@ pub(crate) fn url(base_url: &str) -> String {
 /// The request's function tools as Chat Completions tools. Other kinds (`custom`, `namespace`,
 /// `web_search`, ...) exist only in the Responses API, so they are not offered to a Chat
 /// provider: the model cannot call them there.
-fn tools(request: &ResponsesRequest) -> Vec<Value> {
+pub(super) fn tools(request: &ResponsesRequest) -> Vec<Value> {
     request
         .tools
         .iter()
@@ -230,48 +230,5 @@ impl Decoder {
             output_tokens: self.output_tokens,
             ..ProviderReply::default()
         })
-    }
-}
-
-#[cfg(test)]
-mod tool_tests {
-    use super::*;
-
-    /// A Codex-like request: a function with parameters, one without, and kinds only the
-    /// Responses API has.
-    fn request() -> ResponsesRequest {
-        serde_json::from_value(json!({
-            "model": "m",
-            "input": [],
-            "tools": [
-                {"type": "function", "name": "exec_command", "description": "run",
-                 "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}},
-                {"type": "function", "name": "list_goals", "description": "goals"},
-                {"type": "custom", "name": "apply_patch", "description": "patch",
-                 "format": {"type": "grammar", "syntax": "lark", "definition": "start: /.+/"}},
-                {"type": "web_search"},
-                {"type": "namespace", "name": "mcp", "tools": []}
-            ]
-        }))
-        .unwrap()
-    }
-
-    #[test]
-    fn only_function_tools_are_offered_and_a_missing_schema_is_an_empty_object() {
-        let tools = tools(&request());
-        let text = serde_json::to_string(&tools).unwrap();
-        assert_eq!(tools.len(), 2, "{text}");
-        assert!(
-            text.contains("exec_command") && text.contains("list_goals"),
-            "{text}"
-        );
-        assert!(
-            !text.contains("apply_patch") && !text.contains("web_search"),
-            "{text}"
-        );
-        assert!(
-            text.contains(r#"{"properties":{},"type":"object"}"#),
-            "a function without parameters takes none: {text}"
-        );
     }
 }

@@ -266,3 +266,53 @@ impl Decoder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::model::responses::ResponsesRequest;
+
+    /// A Codex-like request: a function with parameters, one without, and kinds only the
+    /// Responses API has.
+    fn codex_like_request() -> ResponsesRequest {
+        serde_json::from_value(json!({
+            "model": "m",
+            "input": [],
+            "tools": [
+                {"type": "function", "name": "exec_command", "description": "run",
+                 "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}},
+                {"type": "function", "name": "list_goals", "description": "goals"},
+                {"type": "custom", "name": "apply_patch", "description": "patch",
+                 "format": {"type": "grammar", "syntax": "lark", "definition": "start: /.+/"}},
+                {"type": "web_search"},
+                {"type": "namespace", "name": "mcp", "tools": []}
+            ]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn chat_and_anthropic_get_only_function_tools_and_a_missing_schema_is_an_empty_object() {
+        let request = codex_like_request();
+        for tools in [
+            super::chat::tools(&request),
+            super::anthropic::tools(&request),
+        ] {
+            let text = serde_json::to_string(&tools).unwrap();
+            assert_eq!(tools.len(), 2, "{text}");
+            assert!(
+                text.contains("exec_command") && text.contains("list_goals"),
+                "{text}"
+            );
+            assert!(
+                !text.contains("apply_patch") && !text.contains("web_search"),
+                "{text}"
+            );
+            assert!(
+                text.contains(r#"{"properties":{},"type":"object"}"#),
+                "a function without parameters takes none: {text}"
+            );
+        }
+    }
+}
