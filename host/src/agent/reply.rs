@@ -19,28 +19,12 @@ pub(crate) struct ModelReply {
 impl ModelReply {
     /// The calls the model asked for, in order: `(call_id, name, arguments)`.
     pub fn calls(&self) -> Vec<(&str, &str, &str)> {
-        self.output
-            .iter()
-            .filter_map(|item| match item {
-                OutputItem::FunctionCall {
-                    call_id,
-                    name,
-                    arguments,
-                } => Some((call_id.as_str(), name.as_str(), arguments.as_str())),
-                OutputItem::Message { .. } => None,
-            })
-            .collect()
+        self.output.iter().filter_map(OutputItem::call).collect()
     }
 
     /// All message text of the reply.
     pub fn text(&self) -> String {
-        self.output
-            .iter()
-            .filter_map(|item| match item {
-                OutputItem::Message { text } => Some(text.as_str()),
-                OutputItem::FunctionCall { .. } => None,
-            })
-            .collect()
+        self.output.iter().filter_map(OutputItem::text).collect()
     }
 }
 

@@ -110,27 +110,15 @@ fn script_steps(records: &[Record]) -> Result<Vec<Step>, RecordError> {
             Event::ModelResponse { n, output, .. } => {
                 let calls: Vec<_> = output
                     .iter()
-                    .filter_map(|item| match item {
-                        OutputItem::FunctionCall {
-                            name, arguments, ..
-                        } => Some((name, arguments)),
-                        OutputItem::Message { .. } => None,
-                    })
+                    .filter_map(OutputItem::call)
+                    .map(|(_, name, arguments)| (name, arguments))
                     .collect();
                 let reply = match calls.as_slice() {
-                    [] => Reply::Text(
-                        output
-                            .iter()
-                            .filter_map(|item| match item {
-                                OutputItem::Message { text } => Some(text.as_str()),
-                                OutputItem::FunctionCall { .. } => None,
-                            })
-                            .collect(),
-                    ),
+                    [] => Reply::Text(output.iter().filter_map(OutputItem::text).collect()),
                     [(name, arguments)] => Reply::Call {
-                        name: (*name).clone(),
+                        name: (*name).to_owned(),
                         arguments: serde_json::from_str(arguments)
-                            .unwrap_or_else(|_| serde_json::Value::String((*arguments).clone())),
+                            .unwrap_or_else(|_| serde_json::Value::String((*arguments).to_owned())),
                     },
                     several => {
                         return Err(RecordError::SeveralCalls {

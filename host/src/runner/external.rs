@@ -221,14 +221,7 @@ pub(crate) fn session_events(
         let Some(reply) = reply else {
             continue;
         };
-        let text: String = reply
-            .output
-            .iter()
-            .filter_map(|item| match item {
-                OutputItem::Message { text } => Some(text.as_str()),
-                OutputItem::FunctionCall { .. } => None,
-            })
-            .collect();
+        let text: String = reply.output.iter().filter_map(OutputItem::text).collect();
         if !text.is_empty() {
             final_text = text;
         }

@@ -144,6 +144,28 @@ pub enum OutputItem {
     },
 }
 
+impl OutputItem {
+    /// The text of a message item.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Self::Message { text } => Some(text),
+            Self::FunctionCall { .. } => None,
+        }
+    }
+
+    /// `(call_id, name, arguments)` of a call item.
+    pub fn call(&self) -> Option<(&str, &str, &str)> {
+        match self {
+            Self::FunctionCall {
+                call_id,
+                name,
+                arguments,
+            } => Some((call_id, name, arguments)),
+            Self::Message { .. } => None,
+        }
+    }
+}
+
 /// A skill of the workspace: its `SKILL.md` front matter's `name` and `description`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkillSummary {

@@ -18,30 +18,12 @@ use crate::model::record::Reply;
 use crate::session::OutputItem;
 
 fn text(reply: &Reply) -> Option<String> {
-    let texts: Vec<&str> = reply
-        .output
-        .iter()
-        .filter_map(|item| match item {
-            OutputItem::Message { text } => Some(text.as_str()),
-            OutputItem::FunctionCall { .. } => None,
-        })
-        .collect();
+    let texts: Vec<&str> = reply.output.iter().filter_map(OutputItem::text).collect();
     (!texts.is_empty()).then(|| texts.concat())
 }
 
 fn calls(reply: &Reply) -> Vec<(&str, &str, &str)> {
-    reply
-        .output
-        .iter()
-        .filter_map(|item| match item {
-            OutputItem::FunctionCall {
-                call_id,
-                name,
-                arguments,
-            } => Some((call_id.as_str(), name.as_str(), arguments.as_str())),
-            OutputItem::Message { .. } => None,
-        })
-        .collect()
+    reply.output.iter().filter_map(OutputItem::call).collect()
 }
 
 fn usage(reply: &Reply) -> Value {
