@@ -7,6 +7,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
+use super::dialect::responses::item_id;
 use super::dialect::{BYTES_PER_TOKEN, Dialect};
 use super::record::Reply;
 use super::responses::ResponseItem;
@@ -136,27 +137,20 @@ fn synthetic_output_bytes(n: u32, output: &[OutputItem]) -> u64 {
     let items: Vec<ResponseItem> = output
         .iter()
         .enumerate()
-        .map(|(index, item)| {
-            let suffix = if index == 0 {
-                String::new()
-            } else {
-                format!("_{index}")
-            };
-            match item {
-                OutputItem::Message { text } => {
-                    ResponseItem::message(format!("msg_{n}{suffix}"), text.clone())
-                }
-                OutputItem::FunctionCall {
-                    call_id,
-                    name,
-                    arguments,
-                } => ResponseItem::function_call(
-                    format!("fc_{n}{suffix}"),
-                    call_id.clone(),
-                    name.clone(),
-                    arguments.clone(),
-                ),
+        .map(|(index, item)| match item {
+            OutputItem::Message { text } => {
+                ResponseItem::message(item_id("msg", n, index), text.clone())
             }
+            OutputItem::FunctionCall {
+                call_id,
+                name,
+                arguments,
+            } => ResponseItem::function_call(
+                item_id("fc", n, index),
+                call_id.clone(),
+                name.clone(),
+                arguments.clone(),
+            ),
         })
         .collect();
     serde_json::to_string(&items).map_or(0, |s| s.len()) as u64

@@ -59,15 +59,9 @@ fn items<'a>(reply: &'a Reply, ctx: &Answering<'_>) -> Vec<Item<'a>> {
         .iter()
         .enumerate()
         .map(|(index, item)| {
-            // The first item keeps the ids a one-item reply always had.
-            let suffix = if index == 0 {
-                String::new()
-            } else {
-                format!("_{index}")
-            };
             let kind = match item {
                 OutputItem::Message { text } => ItemKind::Message {
-                    id: format!("msg_{n}{suffix}"),
+                    id: item_id("msg", n, index),
                     text,
                 },
                 OutputItem::FunctionCall {
@@ -75,7 +69,7 @@ fn items<'a>(reply: &'a Reply, ctx: &Answering<'_>) -> Vec<Item<'a>> {
                     name,
                     arguments,
                 } if ctx.head.custom_tools.iter().any(|t| t == name) => ItemKind::Custom {
-                    id: format!("ctc_{n}{suffix}"),
+                    id: item_id("ctc", n, index),
                     call_id,
                     name,
                     input: custom_input(arguments),
@@ -85,7 +79,7 @@ fn items<'a>(reply: &'a Reply, ctx: &Answering<'_>) -> Vec<Item<'a>> {
                     name,
                     arguments,
                 } => ItemKind::Call {
-                    id: format!("fc_{n}{suffix}"),
+                    id: item_id("fc", n, index),
                     call_id,
                     name,
                     arguments,
@@ -98,6 +92,16 @@ fn items<'a>(reply: &'a Reply, ctx: &Answering<'_>) -> Vec<Item<'a>> {
 
 /// The free-text input of a call to a custom tool: the `input` string of the script's
 /// arguments (`{input: "*** Begin Patch..."}`), a JSON string as is, else the JSON text.
+/// The id of output item `index` of response `n` (`msg_3`, `fc_3_1`, ...): the first item
+/// keeps the ids a one-item reply always had.
+pub(crate) fn item_id(prefix: &str, n: u32, index: usize) -> String {
+    if index == 0 {
+        format!("{prefix}_{n}")
+    } else {
+        format!("{prefix}_{n}_{index}")
+    }
+}
+
 pub(crate) fn custom_input(arguments: &str) -> String {
     match serde_json::from_str::<Value>(arguments) {
         Ok(Value::String(text)) => text,
