@@ -158,6 +158,18 @@ impl Session {
         self.state.record()
     }
 
+    /// The session's record, for evalhost's agent to write its model records from
+    /// ([`crate::agent::AgentConfig::record`]).
+    pub fn endpoint_record(&self) -> Arc<dyn crate::agent::EndpointRecord> {
+        self.state.clone()
+    }
+
+    /// The exchanges completed since the last call of this or of
+    /// [`Session::endpoint_record`]'s `take_log_events`, in arrival order.
+    pub fn take_unlogged(&self) -> Vec<Exchange> {
+        self.state.take_unlogged()
+    }
+
     /// Steps the agent never asked for (a run that ends early leaves some).
     pub fn unused_steps(&self) -> usize {
         self.state.unused_steps()

@@ -37,6 +37,8 @@ struct Inner {
     arrivals: u64,
     /// The record, each exchange with its arrival number.
     record: Vec<(u64, Exchange)>,
+    /// Exchanges of the record already written to the session log.
+    logged: usize,
 }
 
 impl SessionState {
@@ -195,6 +197,17 @@ impl SessionState {
         record.into_iter().map(|(_, exchange)| exchange).collect()
     }
 
+    /// The exchanges completed since the last call, in the order their requests arrived.
+    pub(crate) fn take_unlogged(&self) -> Vec<Exchange> {
+        let mut inner = self.lock();
+        let from = inner.logged;
+        inner.logged = inner.record.len();
+        let mut new = inner.record[from..].to_vec();
+        drop(inner);
+        new.sort_by_key(|(arrival, _)| *arrival);
+        new.into_iter().map(|(_, exchange)| exchange).collect()
+    }
+
     pub(crate) fn requests(&self) -> u32 {
         self.lock().requests
     }
@@ -218,5 +231,25 @@ impl SessionState {
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         // Counters and a list: a panic elsewhere cannot leave them half-updated.
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl std::fmt::Debug for SessionState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = self.lock();
+        f.debug_struct("SessionState")
+            .field("requests", &inner.requests)
+            .field("record", &inner.record.len())
+            .finish()
+    }
+}
+
+/// evalhost's own agent writes its model records from its session's record.
+impl crate::agent::EndpointRecord for SessionState {
+    fn take_log_events(&self) -> Vec<crate::session::Event> {
+        self.take_unlogged()
+            .iter()
+            .flat_map(Exchange::log_events)
+            .collect()
     }
 }
