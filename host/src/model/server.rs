@@ -21,6 +21,7 @@ use super::record::Exchange;
 use super::script::Script;
 use super::session::{Responder, SessionState};
 use crate::case::ScriptStep;
+use crate::provider::Carried;
 
 /// Largest request body accepted. A turn's input grows with every tool result (each capped
 /// at 64 KiB, at most 16 per turn), so this leaves ample room.
@@ -97,7 +98,7 @@ impl ModelServer {
 
     /// A live session answered by `model`'s provider.
     pub fn live(&self, model: Arc<LiveModel>) -> Session {
-        self.open(Responder::Live(model))
+        self.open(Responder::Live(model, Carried::default()))
     }
 
     fn open(&self, responder: Responder) -> Session {

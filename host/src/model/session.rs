@@ -11,6 +11,7 @@ use super::dialect::{self, Answering, Dialect, RequestHead, Route};
 use super::live::LiveModel;
 use super::record::{Exchange, Outcome, Reply};
 use super::script::Script;
+use crate::provider::Carried;
 
 /// Model name an answer names when the request names none.
 const DEFAULT_MODEL_NAME: &str = "scripted";
@@ -19,8 +20,8 @@ const DEFAULT_MODEL_NAME: &str = "scripted";
 pub(crate) enum Responder {
     /// Replay: the case's model script.
     Script(Script),
-    /// Live: the configured provider.
-    Live(Arc<LiveModel>),
+    /// Live: the configured provider, and the session's reasoning passed back to it.
+    Live(Arc<LiveModel>, Carried),
 }
 
 /// A session: its responder and what crossed it.
@@ -169,9 +170,9 @@ impl SessionState {
             Responder::Script(script) => script
                 .answer(n, dialect, body)
                 .map_err(|f| (f.code, f.message)),
-            Responder::Live(live) => {
+            Responder::Live(live, carried) => {
                 let request = serde_json::from_slice(body).unwrap_or(serde_json::Value::Null);
-                live.answer(n, dialect, &request)
+                live.answer(n, dialect, &request, carried)
                     .await
                     .map_err(|message| ("provider_error", message))
             }
@@ -181,7 +182,7 @@ impl SessionState {
     /// The model an answer names: the provider's live; in replay the one asked for.
     fn model<'a>(&'a self, asked: Option<&'a str>) -> &'a str {
         match &self.responder {
-            Responder::Live(live) => live.model(),
+            Responder::Live(live, _) => live.model(),
             Responder::Script(_) => asked.unwrap_or(DEFAULT_MODEL_NAME),
         }
     }
@@ -216,7 +217,7 @@ impl SessionState {
     pub(crate) fn failure(&self) -> Option<String> {
         match &self.responder {
             Responder::Script(script) => script.failure(),
-            Responder::Live(_) => None,
+            Responder::Live(..) => None,
         }
     }
 
@@ -224,7 +225,7 @@ impl SessionState {
     pub(crate) fn unused_steps(&self) -> usize {
         match &self.responder {
             Responder::Script(script) => script.len().saturating_sub(self.requests() as usize),
-            Responder::Live(_) => 0,
+            Responder::Live(..) => 0,
         }
     }
 
