@@ -147,7 +147,8 @@ fn on_path(name: &str, path_var: Option<&OsStr>) -> Option<PathBuf> {
 }
 
 /// Ask the agent its version, with a clean environment and an empty HOME (no config of the
-/// user's is read, nothing is written to the user's HOME).
+/// user's is read, nothing is written to the user's HOME). Some agents print it on stderr
+/// (pi), so both are read.
 fn version(preset: Preset, program: &Path) -> Result<String, String> {
     let home = tempfile::tempdir().map_err(|e| format!("no temp HOME: {e}"))?;
     let mut child = Command::new(program)
@@ -157,9 +158,20 @@ fn version(preset: Preset, program: &Path) -> Result<String, String> {
         .env("HOME", home.path())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| e.to_string())?;
+    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
@@ -172,15 +184,16 @@ fn version(preset: Preset, program: &Path) -> Result<String, String> {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let mut stdout = String::new();
-    if let Some(mut out) = child.stdout.take() {
-        use std::io::Read;
-        let _ = out.read_to_string(&mut stdout);
-    }
+    let output = format!(
+        "{}\n{}",
+        stdout.join().unwrap_or_default(),
+        stderr.join().unwrap_or_default()
+    );
     if !status.success() {
         return Err(format!("exited with {status}"));
     }
-    parse_version(&stdout).ok_or_else(|| format!("no version in its output: {:?}", stdout.trim()))
+    parse_version(&output)
+        .ok_or_else(|| format!("no version in its output: {:?}", output.trim()))
 }
 
 /// The first word that looks like a version (`0.171.0` in `codex-cli 0.171.0`, `2.1.332`
