@@ -8,7 +8,11 @@ pub(super) const INSTALL: &str = "npm install -g @anthropic-ai/claude-code@2.1.3
 
 pub(super) fn launch(run: &RunContext<'_>) -> std::io::Result<Launch> {
     // Without it the first start stops in the onboarding screens.
-    write_home_file(run.home, ".claude.json", "{\"hasCompletedOnboarding\": true}\n")?;
+    write_home_file(
+        run.home,
+        ".claude.json",
+        "{\"hasCompletedOnboarding\": true}\n",
+    )?;
     let mut args: Vec<String> = vec!["-p".into(), "--model".into(), run.model.into()];
     // `-p` never asks: a call that needs permission is refused with an `is_error` tool
     // result. `all` lets edits and every Bash command through (`--dangerously-skip-permissions`

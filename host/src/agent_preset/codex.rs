@@ -100,8 +100,7 @@ mod tests {
             ]
         );
         assert_eq!(launch.stdin, "Go.");
-        let config =
-            std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap();
+        let config = std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap();
         let parsed: toml::Table = toml::from_str(&config).unwrap();
         assert_eq!(parsed["model"].as_str(), Some("m\"x"));
         assert_eq!(parsed["sandbox_mode"].as_str(), Some("read-only"));

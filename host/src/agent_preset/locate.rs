@@ -192,15 +192,16 @@ fn version(preset: Preset, program: &Path) -> Result<String, String> {
     if !status.success() {
         return Err(format!("exited with {status}"));
     }
-    parse_version(&output)
-        .ok_or_else(|| format!("no version in its output: {:?}", output.trim()))
+    parse_version(&output).ok_or_else(|| format!("no version in its output: {:?}", output.trim()))
 }
 
 /// The first word that looks like a version (`0.171.0` in `codex-cli 0.171.0`, `2.1.332`
 /// in `2.1.332 (Claude Code)`, `2.4.6` in `This is mini-swe-agent version 2.4.6.`).
 pub(super) fn parse_version(output: &str) -> Option<String> {
     output.split_whitespace().find_map(|word| {
-        let word = word.trim_start_matches('v').trim_end_matches(['.', ',', ')']);
+        let word = word
+            .trim_start_matches('v')
+            .trim_end_matches(['.', ',', ')']);
         let looks = word.starts_with(|c: char| c.is_ascii_digit())
             && word.contains('.')
             && word
@@ -234,16 +235,21 @@ mod tests {
 
     #[test]
     fn a_missing_agent_says_how_to_install_it() {
-        let error = locate_all([Preset::Pi], &AgentPaths::default(), Some(OsStr::new("/nonexistent")))
-            .unwrap_err();
+        let error = locate_all(
+            [Preset::Pi],
+            &AgentPaths::default(),
+            Some(OsStr::new("/nonexistent")),
+        )
+        .unwrap_err();
         assert_eq!(
             error[0].to_string(),
             "agent `pi`: `pi` is not on PATH; install it with `npm install -g @mariozechner/pi-coding-agent@0.73.1`, or set its path with `[agents] pi = \"/path/to/pi\"` in evalhost.toml or EVALHOST_AGENT_PI"
         );
         let mut paths = AgentPaths::default();
-        paths
-            .0
-            .insert(Preset::Codex, ("/no/codex".into(), "EVALHOST_AGENT_CODEX".into()));
+        paths.0.insert(
+            Preset::Codex,
+            ("/no/codex".into(), "EVALHOST_AGENT_CODEX".into()),
+        );
         let error = locate_all([Preset::Codex], &paths, None).unwrap_err();
         assert_eq!(
             error[0].to_string(),

@@ -48,8 +48,7 @@ pub enum PromptVia {
     Arg,
 }
 
-const SHAPES: &str =
-    "{command: [PROGRAM, ARGS...], prompt: stdin|arg} or {preset: NAME, args: [ARGS...]}, each with an optional timeout_secs: N";
+const SHAPES: &str = "{command: [PROGRAM, ARGS...], prompt: stdin|arg} or {preset: NAME, args: [ARGS...]}, each with an optional timeout_secs: N";
 
 impl ExternalAgent {
     /// Validate the `agent:` value (as JSON): the agent, and the run timeout it gives
@@ -60,7 +59,10 @@ impl ExternalAgent {
         let agent = match (field.command, field.preset) {
             (Some(command), None) => {
                 if field.args.is_some() {
-                    return Err("args: belongs to a preset; put a command's arguments in `command`".to_owned());
+                    return Err(
+                        "args: belongs to a preset; put a command's arguments in `command`"
+                            .to_owned(),
+                    );
                 }
                 if command.first().is_none_or(|p| p.is_empty()) {
                     return Err("command: must name a program: [PROGRAM, ARGS...]".to_owned());
@@ -80,9 +82,13 @@ impl ExternalAgent {
                 }
             }
             (Some(_), Some(_)) => {
-                return Err(format!("give `command` or `preset`, not both (expected {SHAPES})"));
+                return Err(format!(
+                    "give `command` or `preset`, not both (expected {SHAPES})"
+                ));
             }
-            (None, None) => return Err(format!("missing `command` or `preset` (expected {SHAPES})")),
+            (None, None) => {
+                return Err(format!("missing `command` or `preset` (expected {SHAPES})"));
+            }
         };
         let timeout = field
             .timeout_secs
@@ -133,7 +139,8 @@ mod tests {
 
     #[test]
     fn a_preset_parses_with_its_args() {
-        let yaml = format!("{CASE}agent: {{preset: codex, args: [--disable, goals], timeout_secs: 90}}\n");
+        let yaml =
+            format!("{CASE}agent: {{preset: codex, args: [--disable, goals], timeout_secs: 90}}\n");
         let case = parse_case(Path::new("ext.yaml"), &yaml).unwrap();
         assert_eq!(
             case.execution,
@@ -173,9 +180,18 @@ mod tests {
             ),
             ("{command: [x], prompt: file}", "unknown variant `file`"),
             ("{command: [x], extra: 1}", "unknown field `extra`"),
-            ("{preset: cursor}", "preset: unknown agent preset `cursor` (known: codex, claude-code, pi, mini-swe-agent)"),
-            ("{preset: pi, command: [x]}", "give `command` or `preset`, not both"),
-            ("{preset: pi, prompt: arg}", "prompt: a preset passes the prompt"),
+            (
+                "{preset: cursor}",
+                "preset: unknown agent preset `cursor` (known: codex, claude-code, pi, mini-swe-agent)",
+            ),
+            (
+                "{preset: pi, command: [x]}",
+                "give `command` or `preset`, not both",
+            ),
+            (
+                "{preset: pi, prompt: arg}",
+                "prompt: a preset passes the prompt",
+            ),
             ("{command: [x], args: [y]}", "args: belongs to a preset"),
             ("{timeout_secs: 3}", "missing `command` or `preset`"),
         ] {

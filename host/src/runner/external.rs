@@ -84,7 +84,10 @@ fn launch(
     endpoint: &EndpointEnv<'_>,
 ) -> Result<Launch, ExternalAgentError> {
     match agent {
-        ExternalAgent::Command { command, prompt: via } => {
+        ExternalAgent::Command {
+            command,
+            prompt: via,
+        } => {
             let mut args = command[1..].to_vec();
             let stdin = match via {
                 PromptVia::Stdin => prompt.to_owned(),

@@ -55,9 +55,8 @@ fn installed(programs: &[&str]) -> Option<()> {
 }
 
 fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 fn output(mut command: Command) -> (i32, String, String) {
@@ -110,7 +109,13 @@ fn every_example_suite_replays_green_with_its_real_agent_offline() {
     let trace = dir.path().join("trace.txt");
     let mut command = Command::new("strace");
     command
-        .args(["-f", "-qq", "-e", "trace=connect,sendto,sendmsg,sendmmsg", "-o"])
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=connect,sendto,sendmsg,sendmmsg",
+            "-o",
+        ])
         .arg(&trace)
         .arg(env!("CARGO_BIN_EXE_evalhost"))
         .args(["run", "--jobs", "8", "--out"])
@@ -175,7 +180,10 @@ fn every_example_suite_replays_green_with_its_real_agent_offline() {
     ] {
         let call = &evidence(&out, case)["calls"][0];
         assert_eq!(call["status"], "failed", "{case}: {call}");
-        assert!(call["output"].as_str().unwrap().contains(said), "{case}: {call}");
+        assert!(
+            call["output"].as_str().unwrap().contains(said),
+            "{case}: {call}"
+        );
     }
 }
 
@@ -268,7 +276,10 @@ fn live_agents() -> Vec<LiveAgent> {
             preset: "codex",
             program: "codex",
             kind: "openai-responses",
-            round: vec![responses_call("exec_command", "cmd"), responses_text.clone()],
+            round: vec![
+                responses_call("exec_command", "cmd"),
+                responses_text.clone(),
+            ],
             usage: (70, 11),
         },
         LiveAgent {
@@ -292,7 +303,13 @@ fn live_agents() -> Vec<LiveAgent> {
             program: "pi",
             kind: "openai-chat",
             round: vec![
-                Step::Sse(chat_call("call_w", "bash", &json!({"command": write}), 32, 5)),
+                Step::Sse(chat_call(
+                    "call_w",
+                    "bash",
+                    &json!({"command": write}),
+                    32,
+                    5,
+                )),
                 Step::Sse(chat_text("Wrote live.txt.", 42, 6)),
             ],
             usage: (74, 11),
@@ -302,7 +319,13 @@ fn live_agents() -> Vec<LiveAgent> {
             program: "mini",
             kind: "openai-chat",
             round: vec![
-                Step::Sse(chat_call("call_w", "bash", &json!({"command": write}), 33, 5)),
+                Step::Sse(chat_call(
+                    "call_w",
+                    "bash",
+                    &json!({"command": write}),
+                    33,
+                    5,
+                )),
                 Step::Sse(chat_call(
                     "call_s",
                     "bash",
@@ -326,51 +349,58 @@ fn each_preset_runs_live_through_the_pass_through() {
         return;
     }
     // The presets run side by side (agents start slowly); each has its own fake provider.
-    let results: Vec<(String, i32, String, String, PathBuf, usize, tempfile::TempDir)> =
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = agents
-                .iter()
-                .map(|agent| {
-                    scope.spawn(move || {
-                        let fake = FakeProvider::start(
-                            [agent.round.clone(), agent.round.clone()].concat(),
-                            Step::Status(400, None, "unexpected extra request"),
-                        );
-                        let project = Project::for_fake(agent.kind, &fake, "timeout_secs = 60\n");
-                        project.case(
-                            "live-write",
-                            "prompt: Write live to live.txt.\napprove: all\ntimeout_secs: 120\n\
+    let results: Vec<(
+        String,
+        i32,
+        String,
+        String,
+        PathBuf,
+        usize,
+        tempfile::TempDir,
+    )> = std::thread::scope(|scope| {
+        let handles: Vec<_> = agents
+            .iter()
+            .map(|agent| {
+                scope.spawn(move || {
+                    let fake = FakeProvider::start(
+                        [agent.round.clone(), agent.round.clone()].concat(),
+                        Step::Status(400, None, "unexpected extra request"),
+                    );
+                    let project = Project::for_fake(agent.kind, &fake, "timeout_secs = 60\n");
+                    project.case(
+                        "live-write",
+                        "prompt: Write live to live.txt.\napprove: all\ntimeout_secs: 120\n\
                              graders:\n  - file_contains: {path: live.txt, text: live}\n",
-                        );
-                        let out = project.path().join("out");
-                        let (code, stdout, stderr) = project.evalhost(&[
-                            "run",
-                            "--live",
-                            "--agent",
-                            agent.preset,
-                            "--runs",
-                            "2",
-                            "--jobs",
-                            "1",
-                            "--out",
-                            out.to_str().unwrap(),
-                            "cases",
-                        ]);
-                        let received = fake.received().len();
-                        (
-                            agent.preset.to_owned(),
-                            code,
-                            stdout,
-                            stderr,
-                            out,
-                            received,
-                            project.dir,
-                        )
-                    })
+                    );
+                    let out = project.path().join("out");
+                    let (code, stdout, stderr) = project.evalhost(&[
+                        "run",
+                        "--live",
+                        "--agent",
+                        agent.preset,
+                        "--runs",
+                        "2",
+                        "--jobs",
+                        "1",
+                        "--out",
+                        out.to_str().unwrap(),
+                        "cases",
+                    ]);
+                    let received = fake.received().len();
+                    (
+                        agent.preset.to_owned(),
+                        code,
+                        stdout,
+                        stderr,
+                        out,
+                        received,
+                        project.dir,
+                    )
                 })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        });
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
     for ((preset, code, stdout, stderr, out, received, _dir), agent) in
         results.into_iter().zip(&agents)
     {
