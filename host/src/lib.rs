@@ -83,6 +83,7 @@
 //! ```
 
 pub mod agent;
+pub mod agent_preset;
 pub mod bundle;
 pub mod case;
 pub mod config;

@@ -1,16 +1,28 @@
-//! The `agent:` field of a case: an external agent program run instead of evalhost's own
-//! agent loop, talking to evalhost's loopback model endpoint.
+//! The `agent:` field of a case: an external agent run instead of evalhost's own agent
+//! loop, talking to evalhost's loopback model endpoint: a program (`command:`) or a preset
+//! of a real agent (`preset:`, [`crate::agent_preset`]).
 
 use serde::Deserialize;
 
-/// An external agent command.
+use crate::agent_preset::Preset;
+
+/// An external agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExternalAgent {
-    /// Program and arguments (no shell); the program is looked up on `PATH` and started in
-    /// the run's workspace.
-    pub command: Vec<String>,
-    /// How the prompt reaches the program.
-    pub prompt: PromptVia,
+pub enum ExternalAgent {
+    /// A program and its arguments (`agent: {command: [...]}`, `--agent-cmd`).
+    Command {
+        /// Program and arguments (no shell); the program is looked up on `PATH` and started
+        /// in the run's workspace.
+        command: Vec<String>,
+        /// How the prompt reaches the program.
+        prompt: PromptVia,
+    },
+    /// A real agent evalhost knows how to run (`agent: {preset: NAME}`, `--agent NAME`).
+    Preset {
+        preset: Preset,
+        /// Appended to the preset's own arguments.
+        args: Vec<String>,
+    },
 }
 
 /// The `agent:` field as written. Its `timeout_secs` is the case's run timeout, spelled
@@ -18,9 +30,10 @@ pub struct ExternalAgent {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AgentField {
-    command: Vec<String>,
-    #[serde(default)]
-    prompt: PromptVia,
+    command: Option<Vec<String>>,
+    preset: Option<String>,
+    args: Option<Vec<String>>,
+    prompt: Option<PromptVia>,
     timeout_secs: Option<f64>,
 }
 
@@ -35,34 +48,68 @@ pub enum PromptVia {
     Arg,
 }
 
+const SHAPES: &str = "{command: [PROGRAM, ARGS...], prompt: stdin|arg} or {preset: NAME, args: [ARGS...]}, each with an optional timeout_secs: N";
+
 impl ExternalAgent {
     /// Validate the `agent:` value (as JSON): the agent, and the run timeout it gives
     /// (`timeout_secs`), if any. The error is the message for the field.
     pub fn from_json(value: serde_json::Value) -> Result<(Self, Option<f64>), String> {
-        let field: AgentField = serde_json::from_value(value).map_err(|e| {
-            format!(
-                "{e} (expected {{command: [PROGRAM, ARGS...], prompt: stdin|arg, timeout_secs: N}})"
-            )
-        })?;
-        if field.command.first().is_none_or(|p| p.is_empty()) {
-            return Err("command: must name a program: [PROGRAM, ARGS...]".to_owned());
-        }
+        let field: AgentField =
+            serde_json::from_value(value).map_err(|e| format!("{e} (expected {SHAPES})"))?;
+        let agent = match (field.command, field.preset) {
+            (Some(command), None) => {
+                if field.args.is_some() {
+                    return Err(
+                        "args: belongs to a preset; put a command's arguments in `command`"
+                            .to_owned(),
+                    );
+                }
+                if command.first().is_none_or(|p| p.is_empty()) {
+                    return Err("command: must name a program: [PROGRAM, ARGS...]".to_owned());
+                }
+                Self::Command {
+                    command,
+                    prompt: field.prompt.unwrap_or_default(),
+                }
+            }
+            (None, Some(name)) => {
+                if field.prompt.is_some() {
+                    return Err("prompt: a preset passes the prompt the way its agent reads it; drop `prompt`".to_owned());
+                }
+                Self::Preset {
+                    preset: name.parse().map_err(|e| format!("preset: {e}"))?,
+                    args: field.args.unwrap_or_default(),
+                }
+            }
+            (Some(_), Some(_)) => {
+                return Err(format!(
+                    "give `command` or `preset`, not both (expected {SHAPES})"
+                ));
+            }
+            (None, None) => {
+                return Err(format!("missing `command` or `preset` (expected {SHAPES})"));
+            }
+        };
         let timeout = field
             .timeout_secs
             .map(|secs| super::check_timeout_secs(secs).map_err(|m| format!("timeout_secs: {m}")))
             .transpose()?;
-        let agent = Self {
-            command: field.command,
-            prompt: field.prompt,
-        };
         Ok((agent, timeout))
     }
 
     /// The agent `--agent-cmd CMD` names: `sh -c CMD`, the prompt on stdin.
     pub fn shell(command: &str) -> Self {
-        Self {
+        Self::Command {
             command: vec!["sh".to_owned(), "-c".to_owned(), command.to_owned()],
             prompt: PromptVia::Stdin,
+        }
+    }
+
+    /// The preset this agent runs, if it is one.
+    pub fn preset(&self) -> Option<Preset> {
+        match self {
+            Self::Preset { preset, .. } => Some(*preset),
+            Self::Command { .. } => None,
         }
     }
 }
@@ -82,12 +129,27 @@ mod tests {
         let case = parse_case(Path::new("ext.yaml"), &yaml).unwrap();
         assert_eq!(
             case.execution,
-            Execution::External(ExternalAgent {
+            Execution::External(ExternalAgent::Command {
                 command: vec!["python3".into(), "a.py".into()],
                 prompt: PromptVia::Stdin,
             })
         );
         assert_eq!(case.timeout_secs, None);
+    }
+
+    #[test]
+    fn a_preset_parses_with_its_args() {
+        let yaml =
+            format!("{CASE}agent: {{preset: codex, args: [--disable, goals], timeout_secs: 90}}\n");
+        let case = parse_case(Path::new("ext.yaml"), &yaml).unwrap();
+        assert_eq!(
+            case.execution,
+            Execution::External(ExternalAgent::Preset {
+                preset: crate::agent_preset::Preset::Codex,
+                args: vec!["--disable".into(), "goals".into()],
+            })
+        );
+        assert_eq!(case.timeout_secs, Some(90.0));
     }
 
     #[test]
@@ -118,6 +180,20 @@ mod tests {
             ),
             ("{command: [x], prompt: file}", "unknown variant `file`"),
             ("{command: [x], extra: 1}", "unknown field `extra`"),
+            (
+                "{preset: cursor}",
+                "preset: unknown agent preset `cursor` (known: codex, claude-code, pi, mini-swe-agent)",
+            ),
+            (
+                "{preset: pi, command: [x]}",
+                "give `command` or `preset`, not both",
+            ),
+            (
+                "{preset: pi, prompt: arg}",
+                "prompt: a preset passes the prompt",
+            ),
+            ("{command: [x], args: [y]}", "args: belongs to a preset"),
+            ("{timeout_secs: 3}", "missing `command` or `preset`"),
         ] {
             let yaml = format!("{CASE}agent: {agent}\n");
             let err = parse_case(Path::new("ext.yaml"), &yaml)

@@ -4,7 +4,7 @@
 
 use crate::session::{Event, OutputItem, Record};
 
-use super::{Approve, Case, Execution, PromptVia};
+use super::{Approve, Case, Execution, ExternalAgent, PromptVia};
 
 /// Longest `expect_input_contains` taken from a tool result.
 const EXPECT_MAX_CHARS: usize = 60;
@@ -44,15 +44,25 @@ pub fn replay_case_yaml(
         Approve::None => "approve: none\n",
     });
     if let Execution::External(agent) = &case.execution {
-        let command: Vec<String> = agent.command.iter().map(|word| json(word)).collect();
-        let prompt = match agent.prompt {
-            PromptVia::Stdin => "stdin",
-            PromptVia::Arg => "arg",
+        let words = |words: &[String]| -> String {
+            let words: Vec<String> = words.iter().map(|word| json(word)).collect();
+            format!("[{}]", words.join(", "))
         };
-        out.push_str(&format!(
-            "agent: {{command: [{}], prompt: {prompt}}}\n",
-            command.join(", ")
-        ));
+        out.push_str(&match agent {
+            ExternalAgent::Command { command, prompt } => {
+                let prompt = match prompt {
+                    PromptVia::Stdin => "stdin",
+                    PromptVia::Arg => "arg",
+                };
+                format!("agent: {{command: {}, prompt: {prompt}}}\n", words(command))
+            }
+            ExternalAgent::Preset { preset, args } if args.is_empty() => {
+                format!("agent: {{preset: {}}}\n", preset.as_str())
+            }
+            ExternalAgent::Preset { preset, args } => {
+                format!("agent: {{preset: {}, args: {}}}\n", preset.as_str(), words(args))
+            }
+        });
     }
     if let Some(secs) = case.timeout_secs {
         out.push_str(&format!("timeout_secs: {secs}\n"));

@@ -218,20 +218,35 @@ impl JsonSchema for Text {
     }
 }
 
-/// An external agent program.
+/// An external agent: a program (`command`) or a preset of a real agent (`preset`).
 #[derive(JsonSchema)]
 #[schemars(deny_unknown_fields)]
 #[allow(dead_code)]
 struct Agent {
     /// Program and arguments (no shell), started in the run's workspace.
     #[schemars(length(min = 1))]
-    command: Vec<String>,
-    /// How the prompt reaches the program (default `stdin`).
+    command: Option<Vec<String>>,
+    /// A real agent evalhost runs against the endpoint (docs/agents.md).
+    preset: Option<PresetName>,
+    /// A preset's extra arguments, appended to its own.
+    args: Option<Vec<String>>,
+    /// How the prompt reaches a `command` (default `stdin`).
     prompt: Option<PromptVia>,
     /// The case's run timeout, in its older place: the same as the case's `timeout_secs`
     /// (give one or the other).
     #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_TIMEOUT_SECS))]
     timeout_secs: Option<f64>,
+}
+
+/// The agent presets (`crate::agent_preset::Preset`).
+#[derive(JsonSchema)]
+#[schemars(rename_all = "kebab-case")]
+#[allow(dead_code)]
+enum PresetName {
+    Codex,
+    ClaudeCode,
+    Pi,
+    MiniSweAgent,
 }
 
 /// How an external agent receives the prompt.

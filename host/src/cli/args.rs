@@ -183,8 +183,14 @@ pub struct RunArgs {
     /// Run this external agent command (`sh -c CMD` in the workspace, the prompt on stdin,
     /// OPENAI_BASE_URL/OPENAI_API_KEY pointing at evalhost's loopback model endpoint) instead
     /// of evalhost's own agent, for every case that would run the agent.
-    #[arg(long, value_name = "CMD")]
+    #[arg(long, value_name = "CMD", conflicts_with = "agent")]
     pub agent_cmd: Option<String>,
+    /// Run this real agent (`codex`, `claude-code`, `pi`, `mini-swe-agent`; docs/agents.md)
+    /// against evalhost's loopback model endpoint, offline, instead of evalhost's own agent,
+    /// for every case that would run the agent. It must be installed (on PATH, or at
+    /// `[agents] NAME = PATH` in evalhost.toml, or EVALHOST_AGENT_<NAME>).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<evalhost::agent_preset::Preset>,
     /// Keep session logs, evidence and report.json in this directory.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

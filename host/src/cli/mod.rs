@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch. Errors become `Error: ...` lines and exit codes:
 //! 0 every case passed, 1 some case failed a run, 2 usage or case-file error, 3 internal error.
 
+mod agents;
 mod args;
 mod baseline;
 mod bundle;

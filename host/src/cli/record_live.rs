@@ -60,6 +60,7 @@ pub fn record_live(case_path: &Path, output: Option<&Path>) -> Result<u8, Failur
 /// Run `case` once against the configured provider; its run report and session log.
 pub fn run_live_once(case: Case) -> Result<(RunReport, Vec<Record>), Failure> {
     let provider = super::live::provider()?;
+    let agents = super::agents::locate(std::slice::from_ref(&case))?;
     let host = GraderHost::with_builtins()
         .context("failed to load the built-in graders")
         .map_err(Failure::internal)?;
@@ -73,6 +74,7 @@ pub fn run_live_once(case: Case) -> Result<(RunReport, Vec<Record>), Failure> {
         runs: 1,
         jobs: 1,
         out: Some(out_dir.path().to_owned()),
+        agents: Arc::new(agents),
         ..RunOptions::default()
     };
     options.agent_limits = super::live::agent_limits(provider.config());

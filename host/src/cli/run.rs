@@ -91,6 +91,17 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
             }
         }
     }
+    if let Some(preset) = args.agent {
+        let agent = evalhost::case::ExternalAgent::Preset {
+            preset,
+            args: Vec::new(),
+        };
+        for case in cases.iter_mut() {
+            if case.execution == evalhost::case::Execution::Agent {
+                case.execution = evalhost::case::Execution::External(agent.clone());
+            }
+        }
+    }
     let runs = args.runs.unwrap_or(if args.live {
         super::live::DEFAULT_LIVE_RUNS
     } else {
@@ -112,6 +123,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
             case.name
         )));
     }
+    let agents = super::agents::locate(&cases)?;
     let provider = if args.live {
         Some(super::live::provider()?)
     } else {
@@ -127,6 +139,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         out: args.out,
         timeout_secs: args.timeout,
         k: args.k,
+        agents: Arc::new(agents),
         ..RunOptions::default()
     };
     if let Some(provider) = &provider {

@@ -27,6 +27,7 @@ const ANTHROPIC_EFFORTS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
 struct ConfigFile {
     provider: Option<ProviderTable>,
     trust: Option<TrustTable>,
+    agents: Option<std::collections::BTreeMap<String, std::path::PathBuf>>,
 }
 
 /// `[trust]`: which grader bundles and components a project accepts (read from the
@@ -80,6 +81,14 @@ pub(super) fn read(path: &Path) -> Result<Option<ProviderTable>, ConfigError> {
 /// Read a file's `[trust]`; a file that does not exist is `None`.
 pub(super) fn read_trust(path: &Path) -> Result<Option<TrustTable>, ConfigError> {
     Ok(read_file(path)?.and_then(|file| file.trust))
+}
+
+/// Read a file's `[agents]` (preset name → program path); a file that does not exist is
+/// `None`.
+pub(super) fn read_agents(
+    path: &Path,
+) -> Result<Option<std::collections::BTreeMap<String, std::path::PathBuf>>, ConfigError> {
+    Ok(read_file(path)?.and_then(|file| file.agents))
 }
 
 fn read_file(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {

@@ -10,7 +10,8 @@
 //! holds it, and [`ProviderConfig::api_key`] reads it from there only.
 //!
 //! The project's `evalhost.toml` may also hold `[trust]`, the grader-bundle trust policy
-//! ([`ConfigSources::trust`], docs/bundles.md).
+//! ([`ConfigSources::trust`], docs/bundles.md); either file may hold `[agents]`, the
+//! programs of the agent presets ([`ConfigSources::agent_paths`], docs/agents.md).
 //!
 //! ```
 //! use evalhost::config::{ConfigSources, ProviderKind};
@@ -269,6 +270,36 @@ impl ConfigSources {
         Ok(crate::bundle::TrustPolicy::from_table(&table, path))
     }
 
+    /// The configured agent programs of the presets (`docs/agents.md`): `[agents]` in the
+    /// user's file, then the project's `evalhost.toml` (a relative path is relative to its
+    /// file), then `EVALHOST_AGENT_<NAME>` (e.g. `EVALHOST_AGENT_CLAUDE_CODE`).
+    pub fn agent_paths(&self) -> Result<crate::agent_preset::AgentPaths, ConfigError> {
+        use crate::agent_preset::{AgentPaths, Preset};
+        let mut paths = AgentPaths::default();
+        for file in [&self.user_file, &self.project_file].into_iter().flatten() {
+            let Some(table) = file::read_agents(file)? else {
+                continue;
+            };
+            let dir = file.parent().unwrap_or(std::path::Path::new(""));
+            for (name, program) in table {
+                let preset: Preset = name.parse().map_err(|e| ConfigError::Parse {
+                    path: file.clone(),
+                    message: format!("[agents]: {e}"),
+                })?;
+                paths
+                    .0
+                    .insert(preset, (dir.join(program), file.display().to_string()));
+            }
+        }
+        for preset in Preset::ALL {
+            let var = preset.env_var();
+            if let Some(value) = self.env.get(&var).filter(|v| !v.trim().is_empty()) {
+                paths.0.insert(preset, (PathBuf::from(value.trim()), var));
+            }
+        }
+        Ok(paths)
+    }
+
     /// The files a field may be set in, for messages.
     fn places(&self) -> String {
         let files: Vec<String> = [&self.project_file, &self.user_file]
@@ -333,6 +364,41 @@ mod tests {
             env: HashMap::new(),
         };
         assert!(sources.trust().is_ok());
+    }
+
+    #[test]
+    fn agent_paths_come_from_files_then_the_environment() {
+        use crate::agent_preset::Preset;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let project = dir.path().join("evalhost.toml");
+        std::fs::write(
+            &project,
+            "[agents]\ncodex = \"bin/codex\"\npi = \"/opt/pi\"\n",
+        )
+        .expect("write");
+        let mut sources = ConfigSources {
+            user_file: None,
+            project_file: Some(project.clone()),
+            env: HashMap::new(),
+        };
+        sources
+            .env
+            .insert("EVALHOST_AGENT_PI".into(), "/usr/local/bin/pi".into());
+        let paths = sources.agent_paths().expect("valid");
+        assert_eq!(
+            paths.0[&Preset::Codex],
+            (dir.path().join("bin/codex"), project.display().to_string())
+        );
+        assert_eq!(
+            paths.0[&Preset::Pi],
+            ("/usr/local/bin/pi".into(), "EVALHOST_AGENT_PI".to_owned())
+        );
+        std::fs::write(&project, "[agents]\ncursor = \"x\"\n").expect("write");
+        let error = sources.agent_paths().expect_err("unknown").to_string();
+        assert!(
+            error.ends_with("[agents]: unknown agent preset `cursor` (known: codex, claude-code, pi, mini-swe-agent)"),
+            "{error}"
+        );
     }
 
     fn sources(kind: &str, extra: &[(&str, &str)]) -> ConfigSources {

@@ -382,6 +382,7 @@ mod tests {
             k: None,
             interrupted: false,
             cancelled: Vec::new(),
+            agents: Vec::new(),
             summary: SuiteSummary::of(&cases),
             cases,
         }

@@ -257,6 +257,7 @@ mod tests {
             k: None,
             interrupted: !cancelled.is_empty(),
             cancelled,
+            agents: Vec::new(),
             summary: SuiteSummary::of(&cases),
             cases,
         }

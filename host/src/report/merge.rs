@@ -59,6 +59,11 @@ pub fn merge_reports(reports: Vec<(PathBuf, SuiteReport)>) -> Result<SuiteReport
         }
         merged.interrupted |= report.interrupted;
         merged.cancelled.extend(report.cancelled);
+        for agent in report.agents {
+            if !merged.agents.contains(&agent) {
+                merged.agents.push(agent);
+            }
+        }
         merged.cases.extend(report.cases);
     }
     merged

@@ -51,9 +51,22 @@ pub struct SuiteReport {
     pub interrupted: bool,
     /// Runs that Ctrl-C / SIGTERM cancelled (not in `cases[].runs` nor in any statistic).
     pub cancelled: Vec<CancelledRun>,
+    /// The real agents (presets) the suite ran, each with its version; empty (and absent
+    /// from the JSON) when no case ran one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentVersion>,
     pub cases: Vec<CaseReport>,
     /// Over every run of every case.
     pub summary: SuiteSummary,
+}
+
+/// A real agent a suite ran, as the report names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentVersion {
+    /// The preset's name (`codex`).
+    pub name: String,
+    /// The version the agent reported (`0.171.0`).
+    pub version: String,
 }
 
 /// A run the suite's cancellation stopped: `started` says whether it was running (and was
@@ -349,6 +362,7 @@ mod tests {
             k: None,
             interrupted: !cancelled.is_empty(),
             cancelled,
+            agents: Vec::new(),
             summary: SuiteSummary::of(&cases),
             cases,
         }

@@ -49,6 +49,14 @@ fn render(report: &SuiteReport, color: bool) -> String {
             report.mode, report.model
         ));
     }
+    if !report.agents.is_empty() {
+        let agents: Vec<String> = report
+            .agents
+            .iter()
+            .map(|a| format!("{} {}", a.name, a.version))
+            .collect();
+        out.push_str(&format!("Agents: {}.\n", agents.join(", ")));
+    }
     // With one run per case an interval says little; it appears once some case repeats.
     let repeated = report.cases.iter().any(|c| c.summary.runs > 1);
     let k = report.k.map_or_else(|| "k".to_owned(), |k| k.to_string());

@@ -14,7 +14,8 @@ use tokio::io::AsyncWriteExt;
 
 use super::timeout::RunTimeout;
 use crate::agent::CallStatus;
-use crate::case::{ExternalAgent, PromptVia};
+use crate::agent_preset::{Launch, Preset, RunContext};
+use crate::case::{Approve, ExternalAgent, PromptVia};
 use crate::model::{Exchange, Outcome, tool_results};
 use crate::process_group::ProcessGroup;
 use crate::session::{Event, OutputItem};
@@ -40,6 +41,16 @@ pub(crate) enum ExternalAgentError {
     /// The run timeout passed; the agent's process group was killed.
     #[error(transparent)]
     Timeout(#[from] super::timeout::TimedOut),
+    /// A preset's agent was not located before the suite (a library caller that did not
+    /// pass it in `RunOptions::agents`).
+    #[error("agent `{0}` was not located before the suite (RunOptions::agents)")]
+    NotLocated(Preset),
+    /// A preset's config files could not be written into the run's HOME.
+    #[error("agent `{preset}`: failed to write its config into the run's HOME: {error}")]
+    Config {
+        preset: Preset,
+        error: std::io::Error,
+    },
     #[error("external agent `{program}` failed: {status}{stderr}")]
     Exit {
         program: String,
@@ -62,21 +73,73 @@ pub(crate) struct EndpointEnv<'a> {
     pub model: &'a str,
 }
 
-/// Run `agent` in `workspace` with `prompt`; kill its process group when it ends, times out,
-/// or this future is dropped (cancellation).
-pub(crate) async fn run_agent(
+/// How `agent` starts for one run: a command as written; a preset as its module says,
+/// with its config files written into `home`.
+fn launch(
     agent: &ExternalAgent,
-    timeout: RunTimeout,
+    agents: &crate::agent_preset::InstalledAgents,
     prompt: &str,
+    approve: Approve,
+    home: &Path,
+    endpoint: &EndpointEnv<'_>,
+) -> Result<Launch, ExternalAgentError> {
+    match agent {
+        ExternalAgent::Command {
+            command,
+            prompt: via,
+        } => {
+            let mut args = command[1..].to_vec();
+            let stdin = match via {
+                PromptVia::Stdin => prompt.to_owned(),
+                PromptVia::Arg => {
+                    args.push(prompt.to_owned());
+                    String::new()
+                }
+            };
+            Ok(Launch {
+                program: command.first().cloned().unwrap_or_default().into(),
+                args,
+                env: Vec::new(),
+                stdin,
+            })
+        }
+        ExternalAgent::Preset { preset, args } => {
+            let installed = agents
+                .get(*preset)
+                .ok_or(ExternalAgentError::NotLocated(*preset))?;
+            let run = RunContext {
+                program: &installed.program,
+                args,
+                prompt,
+                approve,
+                home,
+                openai_base_url: endpoint.openai_base_url,
+                model: endpoint.model,
+            };
+            preset
+                .launch(&run)
+                .map_err(|error| ExternalAgentError::Config {
+                    preset: *preset,
+                    error,
+                })
+        }
+    }
+}
+
+/// Start `launch` in `workspace`; kill its process group when it ends, times out, or this
+/// future is dropped (cancellation).
+pub(crate) async fn run_agent(
+    launch: Launch,
+    timeout: RunTimeout,
     workspace: &Path,
     home: &Path,
     endpoint: EndpointEnv<'_>,
 ) -> Result<AgentExit, ExternalAgentError> {
-    let program = agent.command.first().cloned().unwrap_or_default();
+    let program = launch.program.display().to_string();
     let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
     let marker = crate::process_group::new_marker();
-    let mut cmd = tokio::process::Command::new(&program);
-    cmd.args(&agent.command[1..])
+    let mut cmd = tokio::process::Command::new(&launch.program);
+    cmd.args(&launch.args)
         .current_dir(workspace)
         .env_clear()
         .env("PATH", path)
@@ -86,15 +149,13 @@ pub(crate) async fn run_agent(
         .env("OPENAI_MODEL", endpoint.model)
         .env("ANTHROPIC_BASE_URL", endpoint.anthropic_base_url)
         .env("ANTHROPIC_API_KEY", LOOPBACK_API_KEY)
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
         .env(RUN_MARKER, &marker)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    if agent.prompt == PromptVia::Arg {
-        cmd.arg(prompt);
-    }
     let mut child = cmd.spawn().map_err(|source| ExternalAgentError::Spawn {
         program: program.clone(),
         error: source,
@@ -104,11 +165,7 @@ pub(crate) async fn run_agent(
         .id()
         .map(|pid| ProcessGroup::new(pid, RUN_MARKER, marker));
     let stdin = child.stdin.take();
-    let input = if agent.prompt == PromptVia::Stdin {
-        prompt.to_owned()
-    } else {
-        String::new()
-    };
+    let input = launch.stdin;
     let feed = async move {
         if let Some(mut stdin) = stdin {
             // An agent that never reads its stdin is not an error.
@@ -160,11 +217,13 @@ fn tail(text: &str, max: usize) -> &str {
 /// prompt; for each model request the tool results it carries (for calls of earlier answers,
 /// in any dialect), the request and the answer; then the turn's end. `failure` (the agent's
 /// own failure) ends the run with a `run_error` instead, as does a failed model request.
+/// A preset's agent also marks failed calls in its results' text (`Preset::result_failed`).
 pub(crate) fn session_events(
     prompt: &str,
     record: &[Exchange],
     stdout: &str,
     failure: Option<&str>,
+    preset: Option<Preset>,
 ) -> Vec<Event> {
     let mut events = vec![Event::UserMessage {
         text: prompt.to_owned(),
@@ -193,7 +252,9 @@ pub(crate) fn session_events(
                     events.push(Event::ToolResult {
                         call_id: result.call_id,
                         name,
-                        status: if result.failed {
+                        status: if result.failed
+                            || preset.is_some_and(|p| p.result_failed(&result.output))
+                        {
                             CallStatus::Failed
                         } else {
                             CallStatus::Completed
@@ -227,31 +288,56 @@ pub(crate) fn session_events(
     events
 }
 
+/// What one run of an external agent is given.
+pub(crate) struct ExternalRun<'a> {
+    /// The presets' agents, located before the suite.
+    pub agents: &'a crate::agent_preset::InstalledAgents,
+    pub timeout: RunTimeout,
+    pub prompt: &'a str,
+    pub approve: Approve,
+    pub workspace: &'a Path,
+    pub home: &'a Path,
+}
+
 /// One run of an external agent: start it against `endpoint`, then append the session-log
 /// events rebuilt from what crossed the endpoint. Returns the run's error, if any.
 pub(crate) async fn external_turn(
     agent: &ExternalAgent,
-    timeout: RunTimeout,
-    prompt: &str,
-    workspace: &Path,
-    home: &Path,
+    run: ExternalRun<'_>,
     endpoint: &super::live::RunEndpoint,
     log: &mut crate::session::SessionLog,
 ) -> Result<Option<String>, crate::session::SessionLogError> {
+    let ExternalRun {
+        agents,
+        timeout,
+        prompt,
+        approve,
+        workspace,
+        home,
+    } = run;
     let session = endpoint.session();
     let env = EndpointEnv {
         openai_base_url: session.base_url(),
         anthropic_base_url: session.anthropic_base_url(),
         model: endpoint.model(),
     };
-    let exit = run_agent(agent, timeout, prompt, workspace, home, env).await;
+    let exit = match launch(agent, agents, prompt, approve, home, &env) {
+        Ok(launch) => run_agent(launch, timeout, workspace, home, env).await,
+        Err(e) => Err(e),
+    };
     let exchanges = session.take_unlogged();
     let (stdout, failure) = match exit {
         Ok(exit) => (exit.stdout, None),
         Err(e) => (String::new(), Some(e.to_string())),
     };
     let mut error = None;
-    for event in session_events(prompt, &exchanges, &stdout, failure.as_deref()) {
+    for event in session_events(
+        prompt,
+        &exchanges,
+        &stdout,
+        failure.as_deref(),
+        agent.preset(),
+    ) {
         if let Event::RunError { message } = &event {
             error = Some(message.clone());
         }

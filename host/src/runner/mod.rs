@@ -64,6 +64,9 @@ pub struct RunOptions {
     /// Collects every finished run's evidence and workspace changes (the HTML report);
     /// `None`: nothing is kept beyond the report.
     pub details: Option<Arc<RunDetails>>,
+    /// The agents of the suite's presets, located (and asked their versions) before the
+    /// suite: `agent_preset::locate_all`. A run of a preset missing here errors.
+    pub agents: Arc<crate::agent_preset::InstalledAgents>,
 }
 
 impl Default for RunOptions {
@@ -79,6 +82,7 @@ impl Default for RunOptions {
             cancel: CancelToken::new(),
             progress: None,
             details: None,
+            agents: Arc::default(),
         }
     }
 }
@@ -199,6 +203,15 @@ pub async fn run_suite(
         k: options.k,
         interrupted: options.cancel.is_cancelled(),
         cancelled,
+        agents: options
+            .agents
+            .0
+            .values()
+            .map(|a| crate::report::AgentVersion {
+                name: a.preset.to_string(),
+                version: a.version.clone(),
+            })
+            .collect(),
         summary: SuiteSummary::of(&case_reports),
         cases: case_reports,
     };

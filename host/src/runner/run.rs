@@ -122,16 +122,15 @@ pub(crate) async fn run_once(
         }
         Execution::External(agent) => {
             let endpoint = super::live::RunEndpoint::open(case, server, options);
-            let error = super::external::external_turn(
-                agent,
-                RunTimeout::of(case, options.timeout_secs),
-                &case.prompt,
-                &workspace,
-                &home,
-                &endpoint,
-                &mut log,
-            )
-            .await?;
+            let run = super::external::ExternalRun {
+                agents: &options.agents,
+                timeout: RunTimeout::of(case, options.timeout_secs),
+                prompt: &case.prompt,
+                approve: case.approve,
+                workspace: &workspace,
+                home: &home,
+            };
+            let error = super::external::external_turn(agent, run, &endpoint, &mut log).await?;
             log.flush()?;
             let facts = RunFacts {
                 seeded_files,

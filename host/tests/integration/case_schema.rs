@@ -60,6 +60,14 @@ fn shipped_case_files() -> Vec<PathBuf> {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
                 files.push(path);
+            } else if path.is_dir() && suite.ends_with("agents") {
+                // `cases/agents/<preset>/`.
+                for entry in std::fs::read_dir(&path).unwrap() {
+                    let path = entry.unwrap().path();
+                    if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                        files.push(path);
+                    }
+                }
             }
         }
     }

@@ -12,6 +12,7 @@ mod live_support;
 mod agent_bash;
 mod agent_files;
 mod agent_policy;
+mod agent_presets;
 mod agent_skills;
 mod agent_turn;
 mod agentcompany_cli;

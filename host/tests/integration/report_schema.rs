@@ -187,6 +187,10 @@ fn everything_report() -> SuiteReport {
             run: 3,
             started: true,
         }],
+        agents: vec![evalhost::report::AgentVersion {
+            name: "codex".into(),
+            version: "0.171.0".into(),
+        }],
         summary: SuiteSummary::of(&cases),
         cases,
     }

@@ -47,6 +47,7 @@ fn suite(cases: Vec<(&str, Vec<RunReport>)>, k: Option<u32>) -> SuiteReport {
         k,
         interrupted: false,
         cancelled: Vec::new(),
+        agents: Vec::new(),
         summary: SuiteSummary::of(&cases),
         cases,
     }
