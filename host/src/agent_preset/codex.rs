@@ -68,6 +68,11 @@ pub(super) fn result_failed(output: &str) -> bool {
     exit_code_after(output, "Process exited with code").is_some_and(|code| code != 0)
 }
 
+/// The header lines of an `exec_command` result that change on every run.
+pub(super) fn volatile_result_line(line: &str) -> bool {
+    line.starts_with("Chunk ID:") || line.starts_with("Wall time:")
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;

@@ -113,6 +113,15 @@ impl Preset {
             Preset::MiniSweAgent => mini_swe_agent::result_failed(output),
         }
     }
+
+    /// Whether a line of the agent's tool results differs from run to run (Codex's
+    /// `Chunk ID: ...`, `Wall time: ...`): a recording never expects it again.
+    pub fn volatile_result_line(self, line: &str) -> bool {
+        match self {
+            Preset::Codex => codex::volatile_result_line(line),
+            Preset::ClaudeCode | Preset::Pi | Preset::MiniSweAgent => false,
+        }
+    }
 }
 
 impl fmt::Display for Preset {

@@ -2,6 +2,7 @@
 //! script, and what the agent sent before each later request becomes `expect_input_contains`,
 //! so the recorded case replays green and keeps checking what the program hands the model.
 
+use crate::agent_preset::Preset;
 use crate::session::{Event, OutputItem, Record};
 
 use super::{Approve, Case, Execution, ExternalAgent, PromptVia};
@@ -24,7 +25,11 @@ pub fn replay_case_yaml(
     name: &str,
     records: &[Record],
 ) -> Result<String, RecordError> {
-    let steps = script_steps(records);
+    let preset = match &case.execution {
+        Execution::External(agent) => agent.preset(),
+        _ => None,
+    };
+    let steps = script_steps(records, preset);
     if steps.is_empty() {
         return Err(RecordError::NoResponses);
     }
@@ -60,7 +65,11 @@ pub fn replay_case_yaml(
                 format!("agent: {{preset: {}}}\n", preset.as_str())
             }
             ExternalAgent::Preset { preset, args } => {
-                format!("agent: {{preset: {}, args: {}}}\n", preset.as_str(), words(args))
+                format!(
+                    "agent: {{preset: {}, args: {}}}\n",
+                    preset.as_str(),
+                    words(args)
+                )
             }
         });
     }
@@ -123,7 +132,7 @@ struct Step {
     expect: Option<String>,
 }
 
-fn script_steps(records: &[Record]) -> Vec<Step> {
+fn script_steps(records: &[Record], preset: Option<Preset>) -> Vec<Step> {
     let mut steps = Vec::new();
     // Tool results the agent sends with the next request: its distinctive content is what
     // the replayed request must contain again.
@@ -131,7 +140,7 @@ fn script_steps(records: &[Record]) -> Vec<Step> {
     for record in records {
         match &record.event {
             Event::ToolResult { output, .. } if pending_result.is_none() => {
-                pending_result = expectation(output);
+                pending_result = expectation(output, preset);
             }
             Event::ModelResponse { output, .. } => {
                 let calls: Vec<_> = output
@@ -159,13 +168,16 @@ fn script_steps(records: &[Record]) -> Vec<Step> {
     steps
 }
 
-/// The first non-blank line of a tool result, cut to [`EXPECT_MAX_CHARS`] characters.
-fn expectation(output: &str) -> Option<String> {
-    // Lines naming the run's temp directory differ on every run: never expect them.
-    let line = output
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.contains("evalhost-run-"))?;
+/// The first non-blank line of a tool result that is the same on every run, cut to
+/// [`EXPECT_MAX_CHARS`] characters.
+fn expectation(output: &str, preset: Option<Preset>) -> Option<String> {
+    // Lines naming the run's temp directory differ on every run, as do a preset agent's
+    // volatile lines: never expect them.
+    let line = output.lines().map(str::trim).find(|l| {
+        !l.is_empty()
+            && !l.contains("evalhost-run-")
+            && !preset.is_some_and(|p| p.volatile_result_line(l))
+    })?;
     Some(line.chars().take(EXPECT_MAX_CHARS).collect())
 }
 

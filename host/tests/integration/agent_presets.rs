@@ -430,3 +430,69 @@ fn each_preset_runs_live_through_the_pass_through() {
         }
     }
 }
+
+/// Record once, replay free: each preset recorded live against a fake provider becomes a
+/// replay case (its `agent:` kept) that replays green with the provider gone.
+#[test]
+fn each_preset_records_live_and_replays_offline() {
+    let agents = live_agents();
+    let programs: Vec<&str> = agents.iter().map(|a| a.program).collect();
+    if installed(&programs).is_none() {
+        return;
+    }
+    let results: Vec<(String, Vec<(i32, String, String)>, String)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = agents
+            .iter()
+            .map(|agent| {
+                scope.spawn(move || {
+                    let fake = FakeProvider::start(
+                        agent.round.clone(),
+                        Step::Status(400, None, "unexpected extra request"),
+                    );
+                    let project = Project::for_fake(agent.kind, &fake, "timeout_secs = 60\n");
+                    project.case(
+                        "rec",
+                        &format!(
+                            "prompt: Write live to live.txt.\napprove: all\ntimeout_secs: 120\n\
+                                 agent: {{preset: {}}}\n\
+                                 graders:\n  - file_contains: {{path: live.txt, text: live}}\n",
+                            agent.preset
+                        ),
+                    );
+                    std::fs::create_dir(project.path().join("replay")).unwrap();
+                    let record = project.evalhost(&[
+                        "record",
+                        "--live",
+                        "cases/rec.yaml",
+                        "--output",
+                        "replay/rec-replay.yaml",
+                    ]);
+                    drop(fake);
+                    let recorded =
+                        std::fs::read_to_string(project.path().join("replay/rec-replay.yaml"))
+                            .unwrap_or_default();
+                    let replay = project.evalhost(&["run", "replay"]);
+                    (agent.preset.to_owned(), vec![record, replay], recorded)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (preset, steps, recorded) in results {
+        for (code, stdout, stderr) in &steps {
+            assert_eq!(
+                *code, 0,
+                "{preset}:\nstdout:\n{stdout}\nstderr:\n{stderr}\nrecorded:\n{recorded}"
+            );
+        }
+        assert!(
+            recorded.contains(&format!("\nagent: {{preset: {preset}}}\n")),
+            "{preset}: {recorded}"
+        );
+        assert!(
+            steps[1].1.contains("\nrec-replay  1     1     1.00"),
+            "{preset}: the replay passes: {}",
+            steps[1].1
+        );
+    }
+}
