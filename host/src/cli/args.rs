@@ -183,8 +183,13 @@ pub struct RunArgs {
     /// Run this external agent command (`sh -c CMD` in the workspace, the prompt on stdin,
     /// OPENAI_BASE_URL/OPENAI_API_KEY pointing at evalhost's loopback model endpoint) instead
     /// of evalhost's own agent, for every case that would run the agent.
-    #[arg(long, value_name = "CMD")]
+    #[arg(long, value_name = "CMD", conflicts_with = "agent")]
     pub agent_cmd: Option<String>,
+    /// Run this agent instead of evalhost's own: `pi-agent-core` replays AgentCompany
+    /// fixtures through `@mariozechner/pi-agent-core`'s Agent loop (the Node adapter in
+    /// agents/pi-agent-core; fixtures must be recorded with its installed version).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
     /// Keep session logs, evidence and report.json in this directory.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

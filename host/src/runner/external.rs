@@ -158,7 +158,8 @@ fn tail(text: &str, max: usize) -> &str {
 
 /// The session-log events of an external agent's run, from the record of its session: the
 /// prompt; for each model request the tool results it carries (for calls of earlier answers,
-/// in any dialect), the request and the answer; then the turn's end. `failure` (the agent's
+/// in any dialect), the user's follow-up messages it carries after an answer without calls (a
+/// multi-turn conversation), the request and the answer; then the turn's end. `failure` (the agent's
 /// own failure) ends the run with a `run_error` instead, as does a failed model request.
 pub(crate) fn session_events(
     prompt: &str,
@@ -172,6 +173,9 @@ pub(crate) fn session_events(
     let mut pending: HashMap<String, String> = HashMap::new();
     let mut final_text = String::new();
     let mut endpoint_error = None;
+    // Whether the last answer ended a turn (it made no calls): the next request may then
+    // carry the user's next message.
+    let mut answered_turn = false;
     for exchange in record {
         let (n, dialect, reply) = match &exchange.outcome {
             Outcome::Answered { n, dialect, reply } => (*n, *dialect, Some(reply)),
@@ -214,6 +218,11 @@ pub(crate) fn session_events(
                 });
             }
         }
+        if std::mem::take(&mut answered_turn) {
+            for text in crate::model::dialect::trailing_user_texts(dialect, &request) {
+                events.push(Event::UserMessage { text });
+            }
+        }
         events.push(Event::ModelRequest {
             n,
             body: request.into(),
@@ -221,6 +230,10 @@ pub(crate) fn session_events(
         let Some(reply) = reply else {
             continue;
         };
+        answered_turn = !reply
+            .output
+            .iter()
+            .any(|item| matches!(item, OutputItem::FunctionCall { .. }));
         let text: String = reply.output.iter().filter_map(OutputItem::text).collect();
         if !text.is_empty() {
             final_text = text;
