@@ -313,3 +313,58 @@ fn an_unknown_agent_is_a_usage_error() {
         "Error: unknown agent `nope` (--agent; known: pi-agent-core)\n"
     );
 }
+
+/// A case running the adapter on `fixture` against `steps` (a model script other than the
+/// fixture's), so the replay executors meet calls the recording does not have.
+fn adapter_case(name: &str, fixture: &str, steps: &str) -> String {
+    let repo = repo();
+    let cases = repo.join("cases/agentcompany");
+    format!(
+        "name: {name}\nprompt: Go.\nagent: {{command: [node, \"{}\", \"{}\", \"{}\"]}}\nmodel:\n{steps}graders:\n  - final_text_contains: done\n",
+        repo.join("agents/pi-agent-core/replay.mjs").display(),
+        cases.join(format!("{fixture}.jsonl")).display(),
+        cases
+            .join(format!("scenarios/{fixture}/system.txt"))
+            .display(),
+    )
+}
+
+#[test]
+fn a_call_the_recording_does_not_answer_fails_the_run() {
+    let Some(()) = adapter() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let shell = "  - call: {tool: shell, arguments: {command: ls}}\n";
+    for (name, fixture, steps) in [
+        (
+            "other-tool",
+            "ceo-bootstrap-empty",
+            "  - call: {tool: approve_ceo_strategy, arguments: {summary: early}}\n  - text: done\n"
+                .to_owned(),
+        ),
+        (
+            "exhausted",
+            "type-error-fix",
+            format!("{shell}{shell}{shell}  - text: done\n"),
+        ),
+        (
+            "incomplete",
+            "type-error-fix",
+            format!("{shell}  - text: done\n"),
+        ),
+    ] {
+        std::fs::write(
+            dir.path().join(format!("{name}.yaml")),
+            adapter_case(name, fixture, &steps),
+        )
+        .unwrap();
+    }
+    let (code, stdout, stderr) = evalhost(&["run", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 1, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    for line in [
+        "  other-tool run 1: external agent `node` failed: exit status: 1; stderr: tool call 1 (approve_ceo_strategy): the recording has a result for `hire_agent` at this position\n",
+        "  exhausted run 1: external agent `node` failed: exit status: 1; stderr: tool call 3 (shell): replay exhausted: the recording has 2 tool result(s)\n",
+        "  incomplete run 1: external agent `node` failed: exit status: 1; stderr: replay incomplete: 1 of the 2 recorded tool results were used\n",
+    ] {
+        assert!(stdout.contains(line), "{line}\n{stdout}");
+    }
+}
