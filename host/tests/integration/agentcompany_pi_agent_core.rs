@@ -159,7 +159,10 @@ fn the_fixtures_replay_green_through_pi_agent_core_with_the_default_replay_s_ver
             "Good. Move the frontend hire to week 1 and file it now."
         ]
     );
-    let kinds: Vec<&str> = records.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = records
+        .iter()
+        .map(|r| r["type"].as_str().unwrap())
+        .collect();
     let follow_up = kinds.iter().rposition(|k| *k == "user_message").unwrap();
     assert_eq!(kinds[follow_up - 1], "model_response");
     assert_eq!(kinds[follow_up + 1], "model_request");
@@ -170,7 +173,10 @@ fn a_seed_style_fixtures_directory_replays() {
     let Some(()) = adapter() else { return };
     let dir = tempfile::tempdir().unwrap();
     let eval = dir.path().join("tests/eval");
-    copy_dir(&repo().join("cases/agentcompany/scenarios"), &eval.join("scenarios"));
+    copy_dir(
+        &repo().join("cases/agentcompany/scenarios"),
+        &eval.join("scenarios"),
+    );
     std::fs::create_dir_all(eval.join("fixtures")).unwrap();
     std::fs::copy(
         repo().join("cases/agentcompany/type-error-fix.jsonl"),
@@ -194,7 +200,12 @@ fn a_seed_style_fixtures_directory_replays() {
 #[test]
 fn the_failing_fixture_fails_as_in_the_default_replay() {
     let Some(()) = adapter() else { return };
-    let args = ["run", "--agent", "pi-agent-core", "cases/agentcompany-failing"];
+    let args = [
+        "run",
+        "--agent",
+        "pi-agent-core",
+        "cases/agentcompany-failing",
+    ];
     let (code, stdout, stderr) = evalhost(&args);
     assert_eq!(code, 1, "stdout:\n{stdout}\nstderr:\n{stderr}");
     let (default_code, default_stdout, _) = evalhost(&["run", "cases/agentcompany-failing"]);

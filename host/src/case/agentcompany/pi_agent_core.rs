@@ -58,7 +58,10 @@ fn list(paths: &[PathBuf]) -> String {
 /// The adapter's directory in the source tree evalhost was built from.
 pub fn default_adapter_dir() -> PathBuf {
     let host = Path::new(env!("CARGO_MANIFEST_DIR"));
-    host.parent().unwrap_or(host).join("agents").join("pi-agent-core")
+    host.parent()
+        .unwrap_or(host)
+        .join("agents")
+        .join("pi-agent-core")
 }
 
 /// An installed adapter, ready to replay fixtures.
