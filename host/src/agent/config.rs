@@ -3,7 +3,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use crate::case::{Approve, RecordedToolResult};
+use crate::session::Event;
 
 /// The default agent instructions, used when a case declares none.
 pub const DEFAULT_INSTRUCTIONS: &str = include_str!("instructions.md");
@@ -33,6 +36,18 @@ pub struct AgentConfig {
     /// When set, tool calls are answered from this recording, by call position, instead of
     /// running tools; a call past its end or of another tool is a run error.
     pub replay_tools: Option<Vec<RecordedToolResult>>,
+    /// The endpoint's record of what it received and answered (every run evalhost makes
+    /// sets it: [`crate::model::Session::endpoint_record`]). With one, the `model_request` and
+    /// `model_response` records are written from it, as for external agents; without one (the
+    /// agent pointed at another endpoint), from the request sent and the stream read.
+    pub record: Option<Arc<dyn EndpointRecord>>,
+}
+
+/// The record a model endpoint keeps of the requests it received and how it answered them.
+pub trait EndpointRecord: Send + Sync + std::fmt::Debug {
+    /// The session-log records (`model_request`, `model_response`, `endpoint_error`) of the
+    /// exchanges completed since the last call, in the order the requests arrived.
+    fn take_log_events(&self) -> Vec<Event>;
 }
 
 impl AgentConfig {
@@ -49,6 +64,7 @@ impl AgentConfig {
             api_key: None,
             limits: Limits::default(),
             replay_tools: None,
+            record: None,
         }
     }
 }

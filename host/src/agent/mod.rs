@@ -33,7 +33,7 @@ mod tools;
 mod turn;
 mod wire;
 
-pub use config::{AgentConfig, DEFAULT_INSTRUCTIONS, Limits, SCRIPTED_MODEL};
+pub use config::{AgentConfig, DEFAULT_INSTRUCTIONS, EndpointRecord, Limits, SCRIPTED_MODEL};
 pub use error::AgentError;
 pub(crate) use error::error_chain;
 pub use policy::DECLINED;

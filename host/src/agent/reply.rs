@@ -28,6 +28,28 @@ impl ModelReply {
     }
 }
 
+/// Events named so need no reading: the reply is decided by `response.output_item.done`,
+/// the text deltas (the last resort) and the terminal events.
+fn ignored(event: &str) -> bool {
+    matches!(
+        event,
+        "response.created"
+            | "response.in_progress"
+            | "response.output_item.added"
+            | "response.content_part.added"
+            | "response.content_part.done"
+            | "response.output_text.done"
+            | "response.function_call_arguments.delta"
+            | "response.function_call_arguments.done"
+            | "response.custom_tool_call_input.delta"
+            | "response.custom_tool_call_input.done"
+            | "response.reasoning_summary_text.delta"
+            | "response.reasoning_summary_text.done"
+            | "response.reasoning_summary_part.added"
+            | "response.reasoning_summary_part.done"
+    )
+}
+
 /// Collects one stream's events until a terminal event decides the reply.
 #[derive(Debug)]
 pub(crate) struct ReplyCollector {
@@ -51,6 +73,11 @@ impl ReplyCollector {
     pub fn event(&mut self, sse: SseEvent) -> Option<Result<ModelReply, AgentError>> {
         // Chat-Completions-style terminator; some compatible services append it.
         if sse.data == "[DONE]" {
+            return None;
+        }
+        // Most of a stream announces what later events repeat whole: an event named as one of
+        // those is not read at all (a stream without `event:` names is read event by event).
+        if sse.event.as_deref().is_some_and(ignored) {
             return None;
         }
         // Read straight into the event; only data that does not fit is read again as a

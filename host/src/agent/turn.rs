@@ -71,7 +71,8 @@ impl std::fmt::Debug for Conversation {
 /// The first turn of a conversation looks for the workspace's skills (`.agents/skills`) and,
 /// when that directory exists, writes `session_skills` and offers `skill_view`.
 /// The turn writes `user_message`, then per
-/// request `model_request` and `model_response`, per call `tool_start` (only when the tool
+/// request `model_request` and `model_response` (from the endpoint's record when the config
+/// has one, [`AgentConfig::record`]), per call `tool_start` (only when the tool
 /// really starts) and `tool_result` (always), and finally `turn_end` or `run_error`. On
 /// error, the `run_error` message is exactly the returned error's `Display`.
 pub async fn run_turn(
@@ -210,18 +211,30 @@ async fn exchange(
                 }
             })?;
         let bytes = body.get().as_bytes().to_vec();
-        log.append(Event::ModelRequest {
-            n,
-            body: RequestBody::from_encoded(body),
-        })?;
         outcome.requests += 1;
-        let reply = client.send(n, bytes).await?;
-        log.append(Event::ModelResponse {
-            n,
-            output: reply.output.clone(),
-            input_tokens: reply.input_tokens,
-            output_tokens: reply.output_tokens,
-        })?;
+        let sent = client.send(n, bytes).await;
+        match &config.record {
+            Some(record) => {
+                for event in record.take_log_events() {
+                    log.append(event)?;
+                }
+            }
+            None => {
+                log.append(Event::ModelRequest {
+                    n,
+                    body: RequestBody::from_encoded(body),
+                })?;
+                if let Ok(reply) = &sent {
+                    log.append(Event::ModelResponse {
+                        n,
+                        output: reply.output.clone(),
+                        input_tokens: reply.input_tokens,
+                        output_tokens: reply.output_tokens,
+                    })?;
+                }
+            }
+        }
+        let reply = sent?;
         outcome.input_tokens += reply.input_tokens;
         outcome.output_tokens += reply.output_tokens;
         let calls = reply.calls();

@@ -4,7 +4,7 @@
 
 use crate::session::{Event, OutputItem, Record};
 
-use super::{Approve, Case};
+use super::{Approve, Case, Execution, PromptVia};
 
 /// Longest `expect_input_contains` taken from a tool result.
 const EXPECT_MAX_CHARS: usize = 60;
@@ -15,11 +15,6 @@ pub enum RecordError {
     /// The run made no model request with a completed response.
     #[error("the live run recorded no model response")]
     NoResponses,
-    /// A response asked for several tools at once; a case script step holds one call.
-    #[error(
-        "response {n} asked for {calls} tool calls at once; a case's model script holds one text or one call per step"
-    )]
-    SeveralCalls { n: u32, calls: usize },
 }
 
 /// Render the replay case `name` (the file stem it will be written under) for `case`,
@@ -29,7 +24,7 @@ pub fn replay_case_yaml(
     name: &str,
     records: &[Record],
 ) -> Result<String, RecordError> {
-    let steps = script_steps(records)?;
+    let steps = script_steps(records);
     if steps.is_empty() {
         return Err(RecordError::NoResponses);
     }
@@ -48,6 +43,20 @@ pub fn replay_case_yaml(
         Approve::All => "approve: all\n",
         Approve::None => "approve: none\n",
     });
+    if let Execution::External(agent) = &case.execution {
+        let command: Vec<String> = agent.command.iter().map(|word| json(word)).collect();
+        let prompt = match agent.prompt {
+            PromptVia::Stdin => "stdin",
+            PromptVia::Arg => "arg",
+        };
+        out.push_str(&format!(
+            "agent: {{command: [{}], prompt: {prompt}}}\n",
+            command.join(", ")
+        ));
+    }
+    if let Some(secs) = case.timeout_secs {
+        out.push_str(&format!("timeout_secs: {secs}\n"));
+    }
     if !case.tags.is_empty() {
         out.push_str(&format!(
             "tags: {}\n",
@@ -68,10 +77,18 @@ pub fn replay_case_yaml(
     for step in &steps {
         match &step.reply {
             Reply::Text(text) => out.push_str(&format!("  - text: {}\n", json(text))),
-            Reply::Call { name, arguments } => out.push_str(&format!(
-                "  - call: {{tool: {}, arguments: {arguments}}}\n",
-                json(name)
-            )),
+            Reply::Calls(calls) => {
+                let calls: Vec<String> = calls
+                    .iter()
+                    .map(|(name, arguments)| {
+                        format!("{{tool: {}, arguments: {arguments}}}", json(name))
+                    })
+                    .collect();
+                match calls.as_slice() {
+                    [call] => out.push_str(&format!("  - call: {call}\n")),
+                    several => out.push_str(&format!("  - calls: [{}]\n", several.join(", "))),
+                }
+            }
         }
         if let Some(expect) = &step.expect {
             out.push_str(&format!("    expect_input_contains: {}\n", json(expect)));
@@ -86,10 +103,9 @@ pub fn replay_case_yaml(
 
 enum Reply {
     Text(String),
-    Call {
-        name: String,
-        arguments: serde_json::Value,
-    },
+    /// One or more calls (a response with several is one step with several calls), each
+    /// `(tool, arguments)`.
+    Calls(Vec<(String, serde_json::Value)>),
 }
 
 struct Step {
@@ -97,7 +113,7 @@ struct Step {
     expect: Option<String>,
 }
 
-fn script_steps(records: &[Record]) -> Result<Vec<Step>, RecordError> {
+fn script_steps(records: &[Record]) -> Vec<Step> {
     let mut steps = Vec::new();
     // Tool results the agent sends with the next request: its distinctive content is what
     // the replayed request must contain again.
@@ -107,25 +123,20 @@ fn script_steps(records: &[Record]) -> Result<Vec<Step>, RecordError> {
             Event::ToolResult { output, .. } if pending_result.is_none() => {
                 pending_result = expectation(output);
             }
-            Event::ModelResponse { n, output, .. } => {
+            Event::ModelResponse { output, .. } => {
                 let calls: Vec<_> = output
                     .iter()
                     .filter_map(OutputItem::call)
-                    .map(|(_, name, arguments)| (name, arguments))
+                    .map(|(_, name, arguments)| {
+                        let arguments = serde_json::from_str(arguments)
+                            .unwrap_or_else(|_| serde_json::Value::String(arguments.to_owned()));
+                        (name.to_owned(), arguments)
+                    })
                     .collect();
-                let reply = match calls.as_slice() {
-                    [] => Reply::Text(output.iter().filter_map(OutputItem::text).collect()),
-                    [(name, arguments)] => Reply::Call {
-                        name: (*name).to_owned(),
-                        arguments: serde_json::from_str(arguments)
-                            .unwrap_or_else(|_| serde_json::Value::String((*arguments).to_owned())),
-                    },
-                    several => {
-                        return Err(RecordError::SeveralCalls {
-                            n: *n,
-                            calls: several.len(),
-                        });
-                    }
+                let reply = if calls.is_empty() {
+                    Reply::Text(output.iter().filter_map(OutputItem::text).collect())
+                } else {
+                    Reply::Calls(calls)
                 };
                 steps.push(Step {
                     reply,
@@ -135,7 +146,7 @@ fn script_steps(records: &[Record]) -> Result<Vec<Step>, RecordError> {
             _ => {}
         }
     }
-    Ok(steps)
+    steps
 }
 
 /// The first non-blank line of a tool result, cut to [`EXPECT_MAX_CHARS`] characters.

@@ -6,7 +6,7 @@ use tokio::sync::Semaphore;
 
 use super::dialect::{Dialect, to_responses_request};
 use super::record::Reply;
-use crate::provider::Provider;
+use crate::provider::{Carried, Provider};
 
 /// A provider shared by every live session of a suite.
 pub struct LiveModel {
@@ -40,19 +40,21 @@ impl LiveModel {
         &self.provider
     }
 
-    /// The provider's answer to request `n`, a body in `dialect`, or why there is none.
+    /// The provider's answer to request `n`, a body in `dialect`, or why there is none;
+    /// `carried` is the session's reasoning.
     pub(crate) async fn answer(
         &self,
         n: u32,
         dialect: Dialect,
         request: &serde_json::Value,
+        carried: &Carried,
     ) -> Result<Reply, String> {
         let config = self.provider.config();
         let request = to_responses_request(dialect, request)
             .map_err(|e| format!("Request {n} is not a {} request: {e}", dialect.name()))?;
         let result = {
             let _permit = self.permits.acquire().await;
-            self.provider.complete(&request).await
+            self.provider.complete(&request, carried).await
         };
         match result {
             Ok(reply) => Ok(Reply {

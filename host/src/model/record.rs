@@ -5,7 +5,7 @@
 use axum::body::Bytes;
 
 use super::dialect::Dialect;
-use crate::session::OutputItem;
+use crate::session::{Event, OutputItem, RequestBody};
 
 /// A responder's answer, in no dialect: text and calls in order, and token usage. A codec
 /// puts it on the wire in the dialect the request used.
@@ -57,6 +57,35 @@ impl Exchange {
     /// The body as JSON, `null` when it is not.
     pub fn request_json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// The session-log records of this exchange, tool results aside (those are the agent's):
+    /// `model_request` and `model_response` for an answered request, `model_request` alone for
+    /// a failed one, `endpoint_error` for a request the endpoint does not serve. Every session
+    /// log's model records are written here, for evalhost's agent and external agents alike.
+    pub fn log_events(&self) -> Vec<Event> {
+        let request = |n: u32| Event::ModelRequest {
+            n,
+            body: RequestBody::from_received(&self.body),
+        };
+        match &self.outcome {
+            Outcome::Answered { n, reply, .. } => vec![
+                request(*n),
+                Event::ModelResponse {
+                    n: *n,
+                    output: reply.output.clone(),
+                    input_tokens: reply.input_tokens,
+                    output_tokens: reply.output_tokens,
+                },
+            ],
+            Outcome::Failed { n, .. } => vec![request(*n)],
+            Outcome::Unserved { status, message } => vec![Event::EndpointError {
+                method: self.method.clone(),
+                path: self.path.split('?').next().unwrap_or_default().to_owned(),
+                status: *status,
+                message: message.clone(),
+            }],
+        }
     }
 
     /// `POST /v1/responses`: what a report line names.

@@ -21,6 +21,7 @@ use super::record::Exchange;
 use super::script::Script;
 use super::session::{Responder, SessionState};
 use crate::case::ScriptStep;
+use crate::provider::Carried;
 
 /// Largest request body accepted. A turn's input grows with every tool result (each capped
 /// at 64 KiB, at most 16 per turn), so this leaves ample room.
@@ -97,7 +98,7 @@ impl ModelServer {
 
     /// A live session answered by `model`'s provider.
     pub fn live(&self, model: Arc<LiveModel>) -> Session {
-        self.open(Responder::Live(model))
+        self.open(Responder::Live(model, Carried::default()))
     }
 
     fn open(&self, responder: Responder) -> Session {
@@ -156,6 +157,18 @@ impl Session {
     /// Every exchange so far, in the order the requests arrived.
     pub fn record(&self) -> Vec<Exchange> {
         self.state.record()
+    }
+
+    /// The session's record, for evalhost's agent to write its model records from
+    /// ([`crate::agent::AgentConfig::record`]).
+    pub fn endpoint_record(&self) -> Arc<dyn crate::agent::EndpointRecord> {
+        self.state.clone()
+    }
+
+    /// The exchanges completed since the last call of this or of
+    /// [`Session::endpoint_record`]'s `take_log_events`, in arrival order.
+    pub fn take_unlogged(&self) -> Vec<Exchange> {
+        self.state.take_unlogged()
     }
 
     /// Steps the agent never asked for (a run that ends early leaves some).

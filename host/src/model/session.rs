@@ -11,6 +11,7 @@ use super::dialect::{self, Answering, Dialect, RequestHead, Route};
 use super::live::LiveModel;
 use super::record::{Exchange, Outcome, Reply};
 use super::script::Script;
+use crate::provider::Carried;
 
 /// Model name an answer names when the request names none.
 const DEFAULT_MODEL_NAME: &str = "scripted";
@@ -19,8 +20,8 @@ const DEFAULT_MODEL_NAME: &str = "scripted";
 pub(crate) enum Responder {
     /// Replay: the case's model script.
     Script(Script),
-    /// Live: the configured provider.
-    Live(Arc<LiveModel>),
+    /// Live: the configured provider, and the session's reasoning passed back to it.
+    Live(Arc<LiveModel>, Carried),
 }
 
 /// A session: its responder and what crossed it.
@@ -37,6 +38,8 @@ struct Inner {
     arrivals: u64,
     /// The record, each exchange with its arrival number.
     record: Vec<(u64, Exchange)>,
+    /// Exchanges of the record already written to the session log.
+    logged: usize,
 }
 
 impl SessionState {
@@ -167,9 +170,9 @@ impl SessionState {
             Responder::Script(script) => script
                 .answer(n, dialect, body)
                 .map_err(|f| (f.code, f.message)),
-            Responder::Live(live) => {
+            Responder::Live(live, carried) => {
                 let request = serde_json::from_slice(body).unwrap_or(serde_json::Value::Null);
-                live.answer(n, dialect, &request)
+                live.answer(n, dialect, &request, carried)
                     .await
                     .map_err(|message| ("provider_error", message))
             }
@@ -179,7 +182,7 @@ impl SessionState {
     /// The model an answer names: the provider's live; in replay the one asked for.
     fn model<'a>(&'a self, asked: Option<&'a str>) -> &'a str {
         match &self.responder {
-            Responder::Live(live) => live.model(),
+            Responder::Live(live, _) => live.model(),
             Responder::Script(_) => asked.unwrap_or(DEFAULT_MODEL_NAME),
         }
     }
@@ -195,6 +198,17 @@ impl SessionState {
         record.into_iter().map(|(_, exchange)| exchange).collect()
     }
 
+    /// The exchanges completed since the last call, in the order their requests arrived.
+    pub(crate) fn take_unlogged(&self) -> Vec<Exchange> {
+        let mut inner = self.lock();
+        let from = inner.logged;
+        inner.logged = inner.record.len();
+        let mut new = inner.record[from..].to_vec();
+        drop(inner);
+        new.sort_by_key(|(arrival, _)| *arrival);
+        new.into_iter().map(|(_, exchange)| exchange).collect()
+    }
+
     pub(crate) fn requests(&self) -> u32 {
         self.lock().requests
     }
@@ -203,7 +217,7 @@ impl SessionState {
     pub(crate) fn failure(&self) -> Option<String> {
         match &self.responder {
             Responder::Script(script) => script.failure(),
-            Responder::Live(_) => None,
+            Responder::Live(..) => None,
         }
     }
 
@@ -211,12 +225,32 @@ impl SessionState {
     pub(crate) fn unused_steps(&self) -> usize {
         match &self.responder {
             Responder::Script(script) => script.len().saturating_sub(self.requests() as usize),
-            Responder::Live(_) => 0,
+            Responder::Live(..) => 0,
         }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         // Counters and a list: a panic elsewhere cannot leave them half-updated.
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl std::fmt::Debug for SessionState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = self.lock();
+        f.debug_struct("SessionState")
+            .field("requests", &inner.requests)
+            .field("record", &inner.record.len())
+            .finish()
+    }
+}
+
+/// evalhost's own agent writes its model records from its session's record.
+impl crate::agent::EndpointRecord for SessionState {
+    fn take_log_events(&self) -> Vec<crate::session::Event> {
+        self.take_unlogged()
+            .iter()
+            .flat_map(Exchange::log_events)
+            .collect()
     }
 }

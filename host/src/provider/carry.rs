@@ -2,11 +2,11 @@
 //! `reasoning` items, and Anthropic's `thinking` / `redacted_thinking` blocks with their
 //! signatures, are passed back in the next request together with the calls they preceded.
 //!
-//! The agent's conversation holds only text, calls and results, so the provider remembers
-//! each reply's reasoning under the id of the reply's first call (provider call ids are
-//! unique: `call_...`, `toolu_...`) and puts it back in front of that call whenever a request
-//! carries it. A request that already carries the reasoning (a client that passes it back
-//! itself) is left as it is. At most [`REMEMBERED`] replies are kept, oldest dropped first.
+//! The agent's conversation holds only text, calls and results, so each run session keeps a
+//! [`Carried`]: every reply's reasoning under the id of the reply's first call, put back in
+//! front of that call whenever a request of the session carries it. A request that already
+//! carries the reasoning (a client that passes it back itself) is left as it is. At most
+//! [`REMEMBERED`] replies are kept, oldest dropped first; the memory goes with the session.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -19,9 +19,10 @@ use crate::session::OutputItem;
 /// Most replies whose reasoning is kept.
 const REMEMBERED: usize = 4096;
 
-/// The reasoning of recent replies, by their first call id.
+/// One conversation's reasoning: that of its recent replies, by their first call id. A
+/// single request with nothing to carry uses a fresh one.
 #[derive(Debug, Default)]
-pub(crate) struct Carried {
+pub struct Carried {
     memory: Mutex<Memory>,
 }
 

@@ -16,6 +16,7 @@ mod responses;
 pub mod retry;
 mod stream;
 
+pub use carry::Carried;
 pub use error::ProviderError;
 pub use stream::ReplyStream;
 
@@ -67,8 +68,6 @@ pub struct Provider {
     config: ProviderConfig,
     key: Option<ApiKey>,
     http: reqwest::Client,
-    /// Reasoning of earlier replies, passed back with their calls.
-    carried: carry::Carried,
 }
 
 impl std::fmt::Debug for Provider {
@@ -91,12 +90,7 @@ impl Provider {
             .map_err(|e| ProviderError::Client {
                 message: error_chain(&e),
             })?;
-        Ok(Self {
-            config,
-            key,
-            http,
-            carried: carry::Carried::default(),
-        })
+        Ok(Self { config, key, http })
     }
 
     /// The configuration in use.
@@ -106,18 +100,20 @@ impl Provider {
 
     /// Answer one agent request, retrying transient failures as the retry policy allows:
     /// HTTP 408/409/429/5xx, connection errors, cut streams, timeouts, and the same errors
-    /// reported inside a stream.
+    /// reported inside a stream. `carried` is the conversation's reasoning (one per run
+    /// session): the reply's is kept there, and passed back with the calls it preceded.
     pub async fn complete(
         &self,
         request: &ResponsesRequest,
+        carried: &Carried,
     ) -> Result<ProviderReply, ProviderError> {
         let policy = self.config.retry;
         let mut retry = 0;
         loop {
-            let error = match self.attempt(request).await {
+            let error = match self.attempt(request, carried).await {
                 Ok(mut reply) => {
                     reply.attempts = retry + 1;
-                    self.carried.remember(&reply);
+                    carried.remember(&reply);
                     return Ok(reply);
                 }
                 Err(error) => self.redact(error),
@@ -138,9 +134,13 @@ impl Provider {
     }
 
     /// One attempt, bounded by the configured timeout.
-    async fn attempt(&self, request: &ResponsesRequest) -> Result<ProviderReply, ProviderError> {
+    async fn attempt(
+        &self,
+        request: &ResponsesRequest,
+        carried: &Carried,
+    ) -> Result<ProviderReply, ProviderError> {
         let timeout = self.config.timeout;
-        match tokio::time::timeout(timeout, self.exchange(request)).await {
+        match tokio::time::timeout(timeout, self.exchange(request, carried)).await {
             Ok(result) => result,
             Err(_) => Err(ProviderError::Timeout {
                 seconds: timeout.as_secs_f64(),
@@ -148,17 +148,21 @@ impl Provider {
         }
     }
 
-    async fn exchange(&self, request: &ResponsesRequest) -> Result<ProviderReply, ProviderError> {
+    async fn exchange(
+        &self,
+        request: &ResponsesRequest,
+        carried: &Carried,
+    ) -> Result<ProviderReply, ProviderError> {
         let config = &self.config;
         let (url, body) = match config.kind {
             ProviderKind::OpenAiResponses => (
                 responses::url(&config.base_url),
-                responses::body(request, config, &self.carried),
+                responses::body(request, config, carried),
             ),
             ProviderKind::OpenAiChat => (chat::url(&config.base_url), chat::body(request, config)),
             ProviderKind::Anthropic => (
                 anthropic::url(&config.base_url),
-                anthropic::body(request, config, &self.carried),
+                anthropic::body(request, config, carried),
             ),
         };
         let mut builder = self

@@ -177,78 +177,55 @@ pub(crate) fn session_events(
     // carry the user's next message.
     let mut answered_turn = false;
     for exchange in record {
-        let (n, dialect, reply) = match &exchange.outcome {
-            Outcome::Answered { n, dialect, reply } => (*n, *dialect, Some(reply)),
+        let (dialect, reply) = match &exchange.outcome {
+            Outcome::Answered { dialect, reply, .. } => (Some(*dialect), Some(reply)),
             Outcome::Failed {
-                n,
-                dialect,
-                message,
+                dialect, message, ..
             } => {
                 endpoint_error.get_or_insert_with(|| message.clone());
-                (*n, *dialect, None)
+                (Some(*dialect), None)
             }
-            Outcome::Unserved { status, message } => {
-                let path = exchange.path.split('?').next().unwrap_or_default();
-                events.push(Event::EndpointError {
-                    method: exchange.method.clone(),
-                    path: path.to_owned(),
-                    status: *status,
-                    message: message.clone(),
-                });
-                continue;
-            }
+            Outcome::Unserved { .. } => (None, None),
         };
-        let request = exchange.request_json();
-        for result in tool_results(dialect, &request) {
-            if let Some(name) = pending.remove(&result.call_id) {
-                events.push(Event::ToolStart {
-                    call_id: result.call_id.clone(),
-                    name: name.clone(),
-                });
-                events.push(Event::ToolResult {
-                    call_id: result.call_id,
-                    name,
-                    status: if result.failed {
-                        CallStatus::Failed
-                    } else {
-                        CallStatus::Completed
-                    },
-                    output: result.output,
-                    duration_ms: 0,
-                });
+        if let Some(dialect) = dialect {
+            let request = exchange.request_json();
+            for result in tool_results(dialect, &request) {
+                if let Some(name) = pending.remove(&result.call_id) {
+                    events.push(Event::ToolStart {
+                        call_id: result.call_id.clone(),
+                        name: name.clone(),
+                    });
+                    events.push(Event::ToolResult {
+                        call_id: result.call_id,
+                        name,
+                        status: if result.failed {
+                            CallStatus::Failed
+                        } else {
+                            CallStatus::Completed
+                        },
+                        output: result.output,
+                        duration_ms: 0,
+                    });
+                }
+            }
+            if std::mem::take(&mut answered_turn) {
+                for text in crate::model::dialect::trailing_user_texts(dialect, &request) {
+                    events.push(Event::UserMessage { text });
+                }
             }
         }
-        if std::mem::take(&mut answered_turn) {
-            for text in crate::model::dialect::trailing_user_texts(dialect, &request) {
-                events.push(Event::UserMessage { text });
+        if let Some(reply) = reply {
+            let text: String = reply.output.iter().filter_map(OutputItem::text).collect();
+            if !text.is_empty() {
+                final_text = text;
+            }
+            answered_turn = true;
+            for (call_id, name, _) in reply.output.iter().filter_map(OutputItem::call) {
+                pending.insert(call_id.to_owned(), name.to_owned());
+                answered_turn = false;
             }
         }
-        events.push(Event::ModelRequest {
-            n,
-            body: request.into(),
-        });
-        let Some(reply) = reply else {
-            continue;
-        };
-        answered_turn = !reply
-            .output
-            .iter()
-            .any(|item| matches!(item, OutputItem::FunctionCall { .. }));
-        let text: String = reply.output.iter().filter_map(OutputItem::text).collect();
-        if !text.is_empty() {
-            final_text = text;
-        }
-        for item in &reply.output {
-            if let OutputItem::FunctionCall { call_id, name, .. } = item {
-                pending.insert(call_id.clone(), name.clone());
-            }
-        }
-        events.push(Event::ModelResponse {
-            n,
-            output: reply.output.clone(),
-            input_tokens: reply.input_tokens,
-            output_tokens: reply.output_tokens,
-        });
+        events.extend(exchange.log_events());
     }
     match failure.map(str::to_owned).or(endpoint_error) {
         Some(message) => events.push(Event::RunError { message }),
@@ -280,7 +257,7 @@ pub(crate) async fn external_turn(
         model: endpoint.model(),
     };
     let exit = run_agent(agent, timeout, prompt, workspace, home, env).await;
-    let exchanges = session.record();
+    let exchanges = session.take_unlogged();
     let (stdout, failure) = match exit {
         Ok(exit) => (exit.stdout, None),
         Err(e) => (String::new(), Some(e.to_string())),

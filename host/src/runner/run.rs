@@ -155,6 +155,7 @@ pub(crate) async fn run_once(
                 api_key: None,
                 limits: options.agent_limits,
                 replay_tools: None,
+                record: Some(endpoint.session().endpoint_record()),
             };
             let config = with_replay_tools(config, &case.execution, case.model.len());
             let timeout = RunTimeout::of(case, options.timeout_secs);

@@ -90,6 +90,19 @@ impl RequestBody {
         Self(json)
     }
 
+    /// A body as a client sent it: its own text when it is one JSON value on one line, so the
+    /// log keeps it byte for byte; re-encoded on one line when it spans several (a log record
+    /// is one line); `null` when it is not JSON.
+    pub fn from_received(bytes: &[u8]) -> Self {
+        match serde_json::from_slice::<Box<RawValue>>(bytes) {
+            Ok(raw) if !raw.get().contains(['\n', '\r']) => Self(raw),
+            Ok(raw) => {
+                Self::from(serde_json::from_str::<serde_json::Value>(raw.get()).unwrap_or_default())
+            }
+            Err(_) => Self::from(serde_json::Value::Null),
+        }
+    }
+
     /// The JSON text.
     pub fn get(&self) -> &str {
         self.0.get()
@@ -213,5 +226,28 @@ impl Event {
             Event::RunError { .. } => "run_error",
             Event::EndpointError { .. } => "endpoint_error",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RequestBody;
+
+    #[test]
+    fn a_received_body_is_kept_as_sent_and_on_one_line() {
+        let compact = br#"{"model":"m","input":[{"role":"user","content":"hi"}]}"#;
+        assert_eq!(
+            RequestBody::from_received(compact).get().as_bytes(),
+            compact
+        );
+        // A pretty-printed body would split its log record over several lines.
+        let pretty = b"{\n  \"model\": \"m\",\n  \"stream\": true\n}\n";
+        let body = RequestBody::from_received(pretty);
+        assert!(!body.get().contains('\n'), "{}", body.get());
+        assert_eq!(
+            body.to_value(),
+            serde_json::json!({"model": "m", "stream": true})
+        );
+        assert_eq!(RequestBody::from_received(b"not json").get(), "null");
     }
 }

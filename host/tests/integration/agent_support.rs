@@ -107,6 +107,7 @@ impl Harness {
     ) -> Run {
         let script = self.server.script(steps);
         let mut config = self.config(script.base_url(), Approve::None);
+        config.record = Some(script.endpoint_record());
         adjust(&mut config);
         let path = self.root.path().join("session.jsonl");
         let mut log = SessionLog::create(&path).expect("log");

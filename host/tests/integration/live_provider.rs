@@ -188,6 +188,46 @@ fn responses_clean_turn_passes_reasoning_back_with_usage_right() {
 }
 
 #[test]
+fn reasoning_is_carried_within_a_run_never_into_another() {
+    // A provider that numbers call ids per conversation (as local servers do) repeats
+    // `call_a` in the second run, this time without reasoning: the first run's reasoning
+    // must not be put in front of it.
+    let answer = |id: &str, items: &[Value]| Step::Raw(responses_stream(id, items, 10, 5));
+    let fake = FakeProvider::start(
+        vec![
+            answer(
+                "resp_1",
+                &[reasoning("rs_1", "enc-1"), call("fc_1", "call_a")],
+            ),
+            answer("resp_2", &[message("msg_2", "done, hello")]),
+            answer("resp_3", &[call("fc_3", "call_a")]),
+            answer("resp_4", &[message("msg_4", "done, hello")]),
+        ],
+        Step::Status(400, None, "unexpected extra request"),
+    );
+    let project = Project::for_fake("openai-responses", &fake, "reasoning_effort = \"high\"\n");
+    project.case("write", &WRITE.replace("runs: 1", "runs: 2"));
+    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "--jobs", "1", "cases"]);
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let received = fake.received();
+    assert_eq!(received.len(), 4);
+    let reasoning_items = |n: usize| {
+        received[n].body["input"]
+            .as_array()
+            .expect("input")
+            .iter()
+            .filter(|i| i["type"] == "reasoning")
+            .count()
+    };
+    assert_eq!(
+        reasoning_items(1),
+        1,
+        "the first run passes its reasoning back"
+    );
+    assert_eq!(reasoning_items(3), 0, "the second run has none of its own");
+}
+
+#[test]
 fn responses_reasoning_without_encrypted_content_is_not_passed_back_unstored() {
     let mut plain = reasoning("rs_9", "");
     plain
@@ -704,7 +744,7 @@ fn complete(
         .enable_all()
         .build()
         .expect("runtime")
-        .block_on(provider.complete(&request))
+        .block_on(provider.complete(&request, &Default::default()))
 }
 
 #[test]

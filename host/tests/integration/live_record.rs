@@ -3,7 +3,7 @@
 
 use crate::live_support;
 
-use crate::live_support::{FakeProvider, Project, Step, chat_call, chat_text};
+use crate::live_support::{FakeProvider, Project, Step, chat_call, chat_text, responses_output};
 use serde_json::json;
 
 const WRITE_CASE: &str = "description: Write a greeting.\nprompt: Write hello to b.txt, then read it back.\napprove: all\ngraders:\n  - file_contains: {path: b.txt, text: hello}\n  - tool_order: [write_file, read_file]\n";
@@ -222,4 +222,86 @@ fn an_agentcompany_fixture_is_recorded_live_and_replays() {
         before,
         "replay must not call the provider"
     );
+}
+
+/// A real external agent (the official OpenAI SDK) recorded live: a response with two calls
+/// becomes one step with both, the `agent:` is kept, and the recording replays green with the
+/// provider gone; the replay's session promotes to a Nexus case that passes.
+#[test]
+fn an_external_agent_with_parallel_calls_is_recorded_and_replays_offline() {
+    if crate::common::python_sdks().is_none() {
+        return;
+    }
+    let call = |id: &str, path: &str| {
+        json!({"type": "function_call", "id": format!("fc_{id}"), "call_id": format!("call_{id}"),
+               "name": "read_file", "arguments": json!({"path": path}).to_string(), "status": "completed"})
+    };
+    let fake = FakeProvider::start(
+        vec![
+            Step::Sse(responses_output(
+                json!([call("a", "a.txt"), call("b", "b.txt")]),
+                30,
+                8,
+            )),
+            Step::Sse(responses_output(
+                json!([{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": "alpha and beta", "annotations": []}]}]),
+                40,
+                4,
+            )),
+        ],
+        Step::Status(400, None, "unexpected extra request"),
+    );
+    let project = Project::for_fake("openai-responses", &fake, "");
+    let agent = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/endpoint/openai_agent.py");
+    project.case(
+        "two",
+        &format!(
+            "prompt: What do a.txt and b.txt say?\ntimeout_secs: 60\n\
+             agent: {{command: [python3, \"{}\", responses-stream], prompt: arg}}\n\
+             workspace:\n  files:\n    a.txt: alpha\n    b.txt: beta\n\
+             graders:\n  - tool_called: read_file\n  - final_text_contains: alpha and beta\n",
+            agent.display()
+        ),
+    );
+    let (code, stdout, stderr) = project.evalhost(&[
+        "record",
+        "--live",
+        "cases/two.yaml",
+        "--output",
+        "cases/two-replay.yaml",
+    ]);
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let recorded = std::fs::read_to_string(project.path().join("cases/two-replay.yaml")).unwrap();
+    assert!(
+        recorded.contains(&format!(
+            "agent: {{command: [\"python3\", \"{}\", \"responses-stream\"], prompt: arg}}\ntimeout_secs: 60\n",
+            agent.display()
+        )),
+        "{recorded}"
+    );
+    assert!(
+        recorded.contains(
+            "  - calls: [{tool: \"read_file\", arguments: {\"path\":\"a.txt\"}}, {tool: \"read_file\", arguments: {\"path\":\"b.txt\"}}]\n"
+        ),
+        "{recorded}"
+    );
+    drop(fake);
+
+    let (code, stdout, stderr) =
+        project.evalhost(&["run", "--out", "out", "cases/two-replay.yaml"]);
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let (code, stdout, stderr) = project.evalhost(&[
+        "promote",
+        "--session",
+        "out/two-replay/run-1.jsonl",
+        "--case",
+        "two-promoted",
+        "--cases-dir",
+        "nexus",
+    ]);
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let (code, stdout, stderr) = project.evalhost(&["run", "nexus/two-promoted"]);
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
 }

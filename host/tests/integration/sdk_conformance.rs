@@ -13,26 +13,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// The pinned SDKs, as `.ci/run` installs them.
-const PIP_LINE: &str = "pip install openai==3.51.0 anthropic==2.10.0";
-
-/// `Some(())` when `import openai, anthropic` works; otherwise skips (or, under
-/// `EVALHOST_REQUIRE_TOOLCHAINS=1`, fails).
 fn sdks() -> Option<()> {
-    let ok = Command::new("python3")
-        .args(["-c", "import openai, anthropic"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        return Some(());
-    }
-    if std::env::var_os("EVALHOST_REQUIRE_TOOLCHAINS").is_some_and(|v| v == "1") {
-        panic!(
-            "the OpenAI and Anthropic Python SDKs are required (EVALHOST_REQUIRE_TOOLCHAINS=1): {PIP_LINE}"
-        );
-    }
-    eprintln!("skipped: the OpenAI and Anthropic Python SDKs are not installed: {PIP_LINE}");
-    None
+    crate::common::python_sdks()
 }
 
 fn agent(script: &str) -> PathBuf {

@@ -17,6 +17,7 @@ use std::convert::Infallible;
 use axum::body::{Body, Bytes};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::Answering;
@@ -90,8 +91,6 @@ fn items<'a>(reply: &'a Reply, ctx: &Answering<'_>) -> Vec<Item<'a>> {
         .collect()
 }
 
-/// The free-text input of a call to a custom tool: the `input` string of the script's
-/// arguments (`{input: "*** Begin Patch..."}`), a JSON string as is, else the JSON text.
 /// The id of output item `index` of response `n` (`msg_3`, `fc_3_1`, ...): the first item
 /// keeps the ids a one-item reply always had.
 pub(crate) fn item_id(prefix: &str, n: u32, index: usize) -> String {
@@ -102,6 +101,8 @@ pub(crate) fn item_id(prefix: &str, n: u32, index: usize) -> String {
     }
 }
 
+/// The free-text input of a call to a custom tool: the `input` string of the script's
+/// arguments (`{input: "*** Begin Patch..."}`), a JSON string as is, else the JSON text.
 pub(crate) fn custom_input(arguments: &str) -> String {
     match serde_json::from_str::<Value>(arguments) {
         Ok(Value::String(text)) => text,
@@ -114,121 +115,305 @@ pub(crate) fn custom_input(arguments: &str) -> String {
     }
 }
 
-impl Item<'_> {
+impl<'a> Item<'a> {
     /// The item as it is when finished (`done: true`) or as first announced.
-    fn json(&self, done: bool) -> Value {
+    fn wire(&self, done: bool) -> WireItem<'_> {
         let status = if done { "completed" } else { "in_progress" };
+        let done_or_empty = |text: &'a str| if done { text } else { "" };
         match &self.kind {
-            ItemKind::Message { id, text } => json!({
-                "type": "message", "id": id, "status": status, "role": "assistant",
-                "content": if done { vec![text_part(text)] } else { Vec::new() },
-            }),
+            ItemKind::Message { id, text } => WireItem::Message {
+                id,
+                status,
+                role: "assistant",
+                content: if done {
+                    vec![TextPart::of(text)]
+                } else {
+                    Vec::new()
+                },
+            },
             ItemKind::Call {
                 id,
                 call_id,
                 name,
                 arguments,
-            } => json!({
-                "type": "function_call", "id": id, "call_id": call_id, "name": name,
-                "arguments": if done { *arguments } else { "" }, "status": status,
-            }),
+            } => WireItem::FunctionCall {
+                id,
+                call_id,
+                name,
+                arguments: done_or_empty(arguments),
+                status,
+            },
             ItemKind::Custom {
                 id,
                 call_id,
                 name,
                 input,
-            } => json!({
-                "type": "custom_tool_call", "id": id, "call_id": call_id, "name": name,
-                "input": if done { input.as_str() } else { "" }, "status": status,
-            }),
+            } => WireItem::CustomToolCall {
+                id,
+                call_id,
+                name,
+                input: if done { input } else { "" },
+                status,
+            },
         }
     }
 }
 
-fn text_part(text: &str) -> Value {
-    json!({"type": "output_text", "text": text, "annotations": [], "logprobs": []})
+/// An output item on the wire.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireItem<'a> {
+    Message {
+        id: &'a str,
+        status: &'static str,
+        role: &'static str,
+        content: Vec<TextPart<'a>>,
+    },
+    FunctionCall {
+        id: &'a str,
+        call_id: &'a str,
+        name: &'a str,
+        arguments: &'a str,
+        status: &'static str,
+    },
+    CustomToolCall {
+        id: &'a str,
+        call_id: &'a str,
+        name: &'a str,
+        input: &'a str,
+        status: &'static str,
+    },
+}
+
+/// An `output_text` content part.
+#[derive(Serialize)]
+struct TextPart<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    annotations: [(); 0],
+    logprobs: [(); 0],
+}
+
+impl<'a> TextPart<'a> {
+    fn of(text: &'a str) -> Self {
+        Self {
+            kind: "output_text",
+            text,
+            annotations: [],
+            logprobs: [],
+        }
+    }
 }
 
 /// The `response` object of request `n`.
-fn response(
-    ctx: &Answering<'_>,
-    status: &str,
-    output: Vec<Value>,
-    usage: Value,
-    error: Value,
-) -> Value {
-    json!({
-        "id": format!("resp_{}", ctx.n),
-        "object": "response",
-        "created_at": 0,
-        "status": status,
-        "model": ctx.model,
-        "output": output,
-        "usage": usage,
-        "error": error,
-        "incomplete_details": null,
-        "instructions": null,
-        "metadata": {},
-        "parallel_tool_calls": true,
-        "temperature": 1.0,
-        "tool_choice": "auto",
-        "tools": [],
-        "top_p": 1.0,
-        "text": {"format": {"type": "text"}},
-    })
+#[derive(Serialize)]
+struct WireResponse<'a> {
+    id: String,
+    object: &'static str,
+    created_at: u64,
+    status: &'static str,
+    model: &'a str,
+    output: &'a [WireItem<'a>],
+    usage: Option<Usage>,
+    error: Option<WireError<'a>>,
+    incomplete_details: Option<()>,
+    instructions: Option<()>,
+    metadata: Empty,
+    parallel_tool_calls: bool,
+    temperature: f64,
+    tool_choice: &'static str,
+    tools: [(); 0],
+    top_p: f64,
+    text: TextFormat,
 }
 
-fn usage(reply: &Reply) -> Value {
-    json!({
-        "input_tokens": reply.input_tokens,
-        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-        "output_tokens": reply.output_tokens,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": reply.input_tokens + reply.output_tokens,
-    })
+impl<'a> WireResponse<'a> {
+    fn new(ctx: &Answering<'a>, status: &'static str, output: &'a [WireItem<'a>]) -> Self {
+        Self {
+            id: format!("resp_{}", ctx.n),
+            object: "response",
+            created_at: 0,
+            status,
+            model: ctx.model,
+            output,
+            usage: None,
+            error: None,
+            incomplete_details: None,
+            instructions: None,
+            metadata: Empty {},
+            parallel_tool_calls: true,
+            temperature: 1.0,
+            tool_choice: "auto",
+            tools: [],
+            top_p: 1.0,
+            text: TextFormat {
+                format: FormatType { kind: "text" },
+            },
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Empty {}
+
+#[derive(Serialize)]
+struct TextFormat {
+    format: FormatType,
+}
+
+#[derive(Serialize)]
+struct FormatType {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+struct WireError<'a> {
+    code: &'a str,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct Usage {
+    input_tokens: u64,
+    input_tokens_details: InputDetails,
+    output_tokens: u64,
+    output_tokens_details: OutputDetails,
+    total_tokens: u64,
+}
+
+#[derive(Serialize)]
+struct InputDetails {
+    cached_tokens: u64,
+    cache_write_tokens: u64,
+}
+
+#[derive(Serialize)]
+struct OutputDetails {
+    reasoning_tokens: u64,
+}
+
+impl Usage {
+    fn of(reply: &Reply) -> Self {
+        Self {
+            input_tokens: reply.input_tokens,
+            input_tokens_details: InputDetails {
+                cached_tokens: 0,
+                cache_write_tokens: 0,
+            },
+            output_tokens: reply.output_tokens,
+            output_tokens_details: OutputDetails {
+                reasoning_tokens: 0,
+            },
+            total_tokens: reply.input_tokens + reply.output_tokens,
+        }
+    }
+}
+
+/// The fields of one streamed event besides its `type` and `sequence_number`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Fields<'a> {
+    Response {
+        response: &'a WireResponse<'a>,
+    },
+    Item {
+        output_index: usize,
+        item: WireItem<'a>,
+    },
+    Part {
+        item_id: &'a str,
+        output_index: usize,
+        content_index: usize,
+        part: TextPart<'a>,
+    },
+    TextDelta {
+        item_id: &'a str,
+        output_index: usize,
+        content_index: usize,
+        delta: &'a str,
+        logprobs: [(); 0],
+    },
+    TextDone {
+        item_id: &'a str,
+        output_index: usize,
+        content_index: usize,
+        text: &'a str,
+        logprobs: [(); 0],
+    },
+    Delta {
+        item_id: &'a str,
+        output_index: usize,
+        delta: &'a str,
+    },
+    ArgumentsDone {
+        item_id: &'a str,
+        output_index: usize,
+        name: &'a str,
+        arguments: &'a str,
+    },
+    InputDone {
+        item_id: &'a str,
+        output_index: usize,
+        input: &'a str,
+    },
 }
 
 /// The reply as a Responses answer: an SSE stream when the request asked for one, else one
 /// `response` object.
 pub(crate) fn encode(reply: &Reply, ctx: &Answering<'_>) -> Response {
     let items = items(reply, ctx);
-    let output: Vec<Value> = items.iter().map(|item| item.json(true)).collect();
-    let completed = response(ctx, "completed", output, usage(reply), Value::Null);
+    let output: Vec<WireItem<'_>> = items.iter().map(|item| item.wire(true)).collect();
+    let mut completed = WireResponse::new(ctx, "completed", &output);
+    completed.usage = Some(Usage::of(reply));
     if !ctx.head.stream {
         return (StatusCode::OK, axum::Json(completed)).into_response();
     }
     let mut events = Events::default();
-    let started = response(ctx, "in_progress", Vec::new(), Value::Null, Value::Null);
-    events.push(json!({"type": "response.created", "response": started.clone()}));
-    events.push(json!({"type": "response.in_progress", "response": started}));
+    let started = WireResponse::new(ctx, "in_progress", &[]);
+    events.push("response.created", Fields::Response { response: &started });
+    events.push(
+        "response.in_progress",
+        Fields::Response { response: &started },
+    );
     for item in &items {
         let output_index = item.index;
-        events.push(json!({
-            "type": "response.output_item.added", "output_index": output_index,
-            "item": item.json(false),
-        }));
+        events.push(
+            "response.output_item.added",
+            Fields::Item {
+                output_index,
+                item: item.wire(false),
+            },
+        );
         match &item.kind {
             ItemKind::Message { id, text } => {
-                let part = |text: &str| {
-                    json!({
-                        "item_id": id, "output_index": output_index, "content_index": 0,
-                        "part": text_part(text),
-                    })
+                let part = |text| Fields::Part {
+                    item_id: id,
+                    output_index,
+                    content_index: 0,
+                    part: TextPart::of(text),
                 };
-                events.push(typed("response.content_part.added", part("")));
+                events.push("response.content_part.added", part(""));
                 for delta in split_deltas(text) {
-                    events.push(json!({
-                        "type": "response.output_text.delta", "item_id": id,
-                        "output_index": output_index, "content_index": 0, "delta": delta,
-                        "logprobs": [],
-                    }));
+                    let delta = Fields::TextDelta {
+                        item_id: id,
+                        output_index,
+                        content_index: 0,
+                        delta,
+                        logprobs: [],
+                    };
+                    events.push("response.output_text.delta", delta);
                 }
-                events.push(json!({
-                    "type": "response.output_text.done", "item_id": id,
-                    "output_index": output_index, "content_index": 0, "text": text,
-                    "logprobs": [],
-                }));
-                events.push(typed("response.content_part.done", part(text)));
+                let done = Fields::TextDone {
+                    item_id: id,
+                    output_index,
+                    content_index: 0,
+                    text,
+                    logprobs: [],
+                };
+                events.push("response.output_text.done", done);
+                events.push("response.content_part.done", part(text));
             }
             ItemKind::Call {
                 id,
@@ -237,35 +422,52 @@ pub(crate) fn encode(reply: &Reply, ctx: &Answering<'_>) -> Response {
                 ..
             } => {
                 for delta in split_deltas(arguments) {
-                    events.push(json!({
-                        "type": "response.function_call_arguments.delta", "item_id": id,
-                        "output_index": output_index, "delta": delta,
-                    }));
+                    let delta = Fields::Delta {
+                        item_id: id,
+                        output_index,
+                        delta,
+                    };
+                    events.push("response.function_call_arguments.delta", delta);
                 }
-                events.push(json!({
-                    "type": "response.function_call_arguments.done", "item_id": id,
-                    "output_index": output_index, "name": name, "arguments": arguments,
-                }));
+                let done = Fields::ArgumentsDone {
+                    item_id: id,
+                    output_index,
+                    name,
+                    arguments,
+                };
+                events.push("response.function_call_arguments.done", done);
             }
             ItemKind::Custom { id, input, .. } => {
                 for delta in split_deltas(input) {
-                    events.push(json!({
-                        "type": "response.custom_tool_call_input.delta", "item_id": id,
-                        "output_index": output_index, "delta": delta,
-                    }));
+                    let delta = Fields::Delta {
+                        item_id: id,
+                        output_index,
+                        delta,
+                    };
+                    events.push("response.custom_tool_call_input.delta", delta);
                 }
-                events.push(json!({
-                    "type": "response.custom_tool_call_input.done", "item_id": id,
-                    "output_index": output_index, "input": input,
-                }));
+                let done = Fields::InputDone {
+                    item_id: id,
+                    output_index,
+                    input,
+                };
+                events.push("response.custom_tool_call_input.done", done);
             }
         }
-        events.push(json!({
-            "type": "response.output_item.done", "output_index": output_index,
-            "item": item.json(true),
-        }));
+        events.push(
+            "response.output_item.done",
+            Fields::Item {
+                output_index,
+                item: item.wire(true),
+            },
+        );
     }
-    events.push(json!({"type": "response.completed", "response": completed}));
+    events.push(
+        "response.completed",
+        Fields::Response {
+            response: &completed,
+        },
+    );
     events.into_response()
 }
 
@@ -282,15 +484,10 @@ pub(crate) fn failure(code: &str, message: &str, ctx: &Answering<'_>) -> Respons
         }});
         return (status, axum::Json(body)).into_response();
     }
-    let failed = response(
-        ctx,
-        "failed",
-        Vec::new(),
-        Value::Null,
-        json!({"code": code, "message": message}),
-    );
+    let mut failed = WireResponse::new(ctx, "failed", &[]);
+    failed.error = Some(WireError { code, message });
     let mut events = Events::default();
-    events.push(json!({"type": "response.failed", "response": failed}));
+    events.push("response.failed", Fields::Response { response: &failed });
     events.into_response()
 }
 
@@ -305,27 +502,31 @@ pub(crate) fn error(status: StatusCode, message: &str) -> Response {
     (status, axum::Json(body)).into_response()
 }
 
-fn typed(kind: &str, mut event: Value) -> Value {
-    event["type"] = Value::from(kind);
-    event
-}
-
-/// A Responses event stream being built: each event gets the next `sequence_number`.
+/// A Responses event stream being built: each event gets its `type` and the next
+/// `sequence_number`, and is encoded straight from borrowed, typed parts.
 #[derive(Default)]
 struct Events(Vec<Bytes>);
 
+/// One streamed event on the wire.
+#[derive(Serialize)]
+struct Event<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    sequence_number: usize,
+    #[serde(flatten)]
+    fields: Fields<'a>,
+}
+
 impl Events {
-    fn push(&mut self, mut event: Value) {
-        event["sequence_number"] = Value::from(self.0.len());
-        let kind = event["type"].as_str().map(str::to_owned);
-        self.0.push(Bytes::from(
-            SseEvent {
-                event: kind,
-                data: event.to_string(),
-                ..SseEvent::default()
-            }
-            .encode(),
-        ));
+    fn push(&mut self, kind: &'static str, fields: Fields<'_>) {
+        let event = Event {
+            kind,
+            sequence_number: self.0.len(),
+            fields,
+        };
+        // Plain structs of strings and numbers always encode.
+        let data = serde_json::to_string(&event).unwrap_or_default();
+        self.0.push(Bytes::from(SseEvent::new(kind, data).encode()));
     }
 
     fn into_response(self) -> Response {
