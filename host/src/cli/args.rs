@@ -185,12 +185,14 @@ pub struct RunArgs {
     /// of evalhost's own agent, for every case that would run the agent.
     #[arg(long, value_name = "CMD", conflicts_with = "agent")]
     pub agent_cmd: Option<String>,
-    /// Run this real agent (`codex`, `claude-code`, `pi`, `mini-swe-agent`; docs/agents.md)
-    /// against evalhost's loopback model endpoint, offline, instead of evalhost's own agent,
-    /// for every case that would run the agent. It must be installed (on PATH, or at
-    /// `[agents] NAME = PATH` in evalhost.toml, or EVALHOST_AGENT_<NAME>).
+    /// Run this real agent against evalhost's loopback model endpoint, offline, instead of
+    /// evalhost's own agent (docs/agents.md): `codex`, `claude-code`, `pi`, `mini-swe-agent`
+    /// for every case that would run the agent (installed on PATH, at `[agents] NAME = PATH`
+    /// in evalhost.toml, or EVALHOST_AGENT_<NAME>); `pi-agent-core` replays AgentCompany
+    /// fixtures through `@mariozechner/pi-agent-core`'s Agent loop (the Node adapter in
+    /// agents/pi-agent-core; fixtures must be recorded with its installed version).
     #[arg(long, value_name = "NAME")]
-    pub agent: Option<evalhost::agent_preset::Preset>,
+    pub agent: Option<AgentChoice>,
     /// Keep session logs, evidence and report.json in this directory.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -224,4 +226,31 @@ fn parse_timeout(text: &str) -> Result<f64, String> {
         .parse()
         .map_err(|_| format!("expected a number of seconds, found `{text}`"))?;
     evalhost::case::check_timeout_secs(secs)
+}
+
+/// What `--agent NAME` names: a real agent's preset, or pi-agent-core's Agent loop for
+/// AgentCompany fixtures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentChoice {
+    Preset(evalhost::agent_preset::Preset),
+    PiAgentCore,
+}
+
+impl std::str::FromStr for AgentChoice {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        use evalhost::agent_preset::Preset;
+        use evalhost::case::agentcompany::pi_agent_core::AGENT_NAME;
+        if name == AGENT_NAME {
+            return Ok(Self::PiAgentCore);
+        }
+        name.parse().map(Self::Preset).map_err(|_| {
+            let known: Vec<&str> = Preset::ALL.iter().map(|p| p.as_str()).collect();
+            format!(
+                "unknown agent `{name}` (known: {}, {AGENT_NAME})",
+                known.join(", ")
+            )
+        })
+    }
 }

@@ -12,6 +12,7 @@ mod grader;
 mod graders;
 mod list;
 mod live;
+mod pi_agent;
 mod problems;
 mod progress;
 mod promote;

@@ -20,9 +20,13 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         ("--junit", args.junit.as_deref()),
         ("--html", args.html.as_deref()),
     ])?;
+    let pi_agent = super::pi_agent::find(args.agent, args.expect_agent_core_version.as_deref())?;
     let options = LoadOptions {
         fixtures: FixtureOptions {
-            expected_agent_core_version: args.expect_agent_core_version.clone(),
+            expected_agent_core_version: pi_agent
+                .as_ref()
+                .map(|a| a.version().to_owned())
+                .or_else(|| args.expect_agent_core_version.clone()),
         },
     };
     // Every problem of the suite is reported before anything runs: those of loading (every
@@ -75,6 +79,9 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         ))));
     }
     let mut cases: Vec<Case> = loaded.into_iter().flatten().collect();
+    if let Some(adapter) = &pi_agent {
+        super::pi_agent::apply(adapter, &mut cases)?;
+    }
     if let Some(partition) = &args.partition {
         // An empty shard is not an error: a suite may have fewer cases than CI has shards.
         cases = partition.select(cases, |c| c.name.as_str());
@@ -91,7 +98,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
             }
         }
     }
-    if let Some(preset) = args.agent {
+    if let Some(super::args::AgentChoice::Preset(preset)) = args.agent {
         let agent = evalhost::case::ExternalAgent::Preset {
             preset,
             args: Vec::new(),

@@ -215,7 +215,8 @@ fn tail(text: &str, max: usize) -> &str {
 
 /// The session-log events of an external agent's run, from the record of its session: the
 /// prompt; for each model request the tool results it carries (for calls of earlier answers,
-/// in any dialect), the request and the answer; then the turn's end. `failure` (the agent's
+/// in any dialect), the user's follow-up messages it carries after an answer without calls (a
+/// multi-turn conversation), the request and the answer; then the turn's end. `failure` (the agent's
 /// own failure) ends the run with a `run_error` instead, as does a failed model request.
 /// A preset's agent also marks failed calls in its results' text (`Preset::result_failed`).
 pub(crate) fn session_events(
@@ -231,6 +232,9 @@ pub(crate) fn session_events(
     let mut pending: HashMap<String, String> = HashMap::new();
     let mut final_text = String::new();
     let mut endpoint_error = None;
+    // Whether the last answer ended a turn (it made no calls): the next request may then
+    // carry the user's next message.
+    let mut answered_turn = false;
     for exchange in record {
         let (dialect, reply) = match &exchange.outcome {
             Outcome::Answered { dialect, reply, .. } => (Some(*dialect), Some(reply)),
@@ -243,7 +247,8 @@ pub(crate) fn session_events(
             Outcome::Unserved { .. } => (None, None),
         };
         if let Some(dialect) = dialect {
-            for result in tool_results(dialect, &exchange.request_json()) {
+            let request = exchange.request_json();
+            for result in tool_results(dialect, &request) {
                 if let Some(name) = pending.remove(&result.call_id) {
                     events.push(Event::ToolStart {
                         call_id: result.call_id.clone(),
@@ -264,14 +269,21 @@ pub(crate) fn session_events(
                     });
                 }
             }
+            if std::mem::take(&mut answered_turn) {
+                for text in crate::model::dialect::trailing_user_texts(dialect, &request) {
+                    events.push(Event::UserMessage { text });
+                }
+            }
         }
         if let Some(reply) = reply {
             let text: String = reply.output.iter().filter_map(OutputItem::text).collect();
             if !text.is_empty() {
                 final_text = text;
             }
+            answered_turn = true;
             for (call_id, name, _) in reply.output.iter().filter_map(OutputItem::call) {
                 pending.insert(call_id.to_owned(), name.to_owned());
+                answered_turn = false;
             }
         }
         events.extend(exchange.log_events());

@@ -17,6 +17,7 @@ mod agent_skills;
 mod agent_turn;
 mod agentcompany_cli;
 mod agentcompany_load;
+mod agentcompany_pi_agent_core;
 mod agentcompany_replay;
 mod baseline_cli;
 mod beyond_cli;

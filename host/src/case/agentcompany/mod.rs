@@ -1,5 +1,6 @@
 //! AgentCompany fixtures: JSONL files of a recorded trace (`meta`, `turn` lines, `assertions`),
-//! replayed through evalhost's agent loop (see `docs/agentcompany.md`).
+//! replayed through evalhost's agent loop (see `docs/agentcompany.md`), or through
+//! pi-agent-core's with `--agent pi-agent-core` ([`pi_agent_core`], `docs/agents.md`).
 //!
 //! A fixture becomes a [`Case`]: the prompt is the first user turn and later user turns are
 //! its follow-ups, the instructions are the scenario's `system.txt`, each assistant turn is a
@@ -10,10 +11,12 @@
 mod drift;
 mod lines;
 mod map;
+pub mod pi_agent_core;
 mod record;
 mod turns;
 
 pub use map::{KINDS, RUBRIC_GRADER};
+pub use pi_agent_core::{PiAgentCore, PiAgentCoreError};
 pub use record::{FixtureHeader, fixture_text, turns_from_session};
 
 use std::io::Read;

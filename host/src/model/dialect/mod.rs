@@ -14,6 +14,7 @@ mod head;
 pub(crate) mod responses;
 mod results;
 mod to_responses;
+mod user_turns;
 
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
@@ -21,6 +22,7 @@ use axum::response::Response;
 pub(crate) use head::RequestHead;
 pub use results::{ToolResult, tool_results};
 pub(crate) use to_responses::to_responses_request;
+pub use user_turns::trailing_user_texts;
 
 use super::record::Reply;
 
