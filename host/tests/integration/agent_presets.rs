@@ -431,6 +431,10 @@ fn each_preset_runs_live_through_the_pass_through() {
     }
 }
 
+/// One preset's recording: its name, `(code, stdout, stderr)` of `record` and of the
+/// replay, and the recorded case.
+type Recorded = (String, Vec<(i32, String, String)>, String);
+
 /// Record once, replay free: each preset recorded live against a fake provider becomes a
 /// replay case (its `agent:` kept) that replays green with the provider gone.
 #[test]
@@ -440,7 +444,7 @@ fn each_preset_records_live_and_replays_offline() {
     if installed(&programs).is_none() {
         return;
     }
-    let results: Vec<(String, Vec<(i32, String, String)>, String)> = std::thread::scope(|scope| {
+    let results: Vec<Recorded> = std::thread::scope(|scope| {
         let handles: Vec<_> = agents
             .iter()
             .map(|agent| {
