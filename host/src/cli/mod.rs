@@ -9,6 +9,7 @@ mod completions;
 mod grade;
 mod grader;
 mod graders;
+mod judge;
 mod list;
 mod live;
 mod problems;

@@ -64,6 +64,9 @@ pub struct RunOptions {
     /// Collects every finished run's evidence and workspace changes (the HTML report);
     /// `None`: nothing is kept beyond the report.
     pub details: Option<Arc<RunDetails>>,
+    /// The judge graders granted it may ask (`--judge`, `[judge]`); by default a replaying
+    /// judge without a model, which answers every question with "no judge configured".
+    pub judge: Arc<crate::judge::Judge>,
 }
 
 impl Default for RunOptions {
@@ -79,6 +82,11 @@ impl Default for RunOptions {
             cancel: CancelToken::new(),
             progress: None,
             details: None,
+            judge: Arc::new(crate::judge::Judge::unconfigured(
+                crate::judge::JudgeMode::Replay,
+                crate::judge::JudgeLimits::default(),
+                String::new(),
+            )),
         }
     }
 }
@@ -235,8 +243,9 @@ async fn make_run(
             // serve the model endpoint.
             let (details, out_dir) = (options.details.clone(), options.out.clone());
             let prepared = prepared.clone();
+            let judge = options.judge.clone();
             let finished = tokio::task::spawn_blocking(move || {
-                let artifacts = ungraded.grade(&prepared);
+                let artifacts = ungraded.grade(&prepared, &judge);
                 if let Some(details) = &details {
                     details.record(&prepared.case, &artifacts);
                 }
