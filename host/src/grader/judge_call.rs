@@ -20,6 +20,8 @@ pub struct JudgeGrant {
 }
 
 /// The judge state of one call's store.
+///
+/// Every judge error but "not configured" is kept as the call's refusal.
 #[derive(Debug, Default)]
 pub(crate) struct JudgeCall {
     grant: Option<JudgeGrant>,
@@ -48,6 +50,9 @@ impl JudgeCall {
         let result = self.answer(question);
         match result {
             Ok(answer) => Ok(answer),
+            // Without a configured judge a grader may fall back to what it can check
+            // itself (AgentCompany's rubric dimensions do); every other error decides.
+            Err(error @ JudgeError::NotConfigured(_)) => Err(to_wit(&error)),
             Err(error) => {
                 let wit = to_wit(&error);
                 self.refusal = Some(error);
