@@ -78,13 +78,17 @@ pub fn ask_verdict(rubric: &str, input: &str, threshold: f64) -> Result<Verdict,
 
 /// `(score, reason)` from the judge's JSON answer; the score clamped to 0–1.
 pub fn parse_scored(text: &str) -> Result<(f64, String), String> {
-    let value: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| format!("the judge's answer is not JSON: {e}"))?;
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("the judge's answer is not JSON: {e}"))?;
     let score = value["score"]
         .as_f64()
         .filter(|s| s.is_finite())
         .ok_or_else(|| format!("the judge's answer has no numeric score: {text}"))?;
-    let reason = value["reason"].as_str().unwrap_or_default().trim().to_owned();
+    let reason = value["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
     Ok((score.clamp(0.0, 1.0), reason))
 }
 
@@ -163,7 +167,10 @@ mod tests {
             parse_scored(r#"{"score": 0.75, "reason": " good "}"#),
             Ok((0.75, "good".to_owned()))
         );
-        assert_eq!(parse_scored(r#"{"score": 3, "reason": ""}"#).unwrap().0, 1.0);
+        assert_eq!(
+            parse_scored(r#"{"score": 3, "reason": ""}"#).unwrap().0,
+            1.0
+        );
         assert!(parse_scored(r#"{"reason": "x"}"#).is_err());
         assert!(parse_scored("yes").is_err());
     }

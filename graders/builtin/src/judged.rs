@@ -246,8 +246,10 @@ mod tests {
             invalid_config::<Rubric>(r#"{"rubric": " "}"#),
             "rubric is empty"
         );
-        assert!(invalid_config::<Rubric>(r#"{"rubric": "x", "sees": ["everything"]}"#)
-            .starts_with("unknown variant `everything`"));
+        assert!(
+            invalid_config::<Rubric>(r#"{"rubric": "x", "sees": ["everything"]}"#)
+                .starts_with("unknown variant `everything`")
+        );
     }
 
     #[test]
@@ -266,7 +268,9 @@ mod tests {
         let input = judged_input(&config, &evidence, &Workspace::new(dir.path()));
         let tools = input.find("## Tool calls").unwrap();
         let text = input.find("## Final text\nApples, pears, plums.").unwrap();
-        let files = input.find("## Files\n### notes.md\nthree fruits\n### gone.md\n(not readable").unwrap();
+        let files = input
+            .find("## Files\n### notes.md\nthree fruits\n### gone.md\n(not readable")
+            .unwrap();
         assert!(tools < text && text < files, "{input}");
         assert_eq!(
             Rubric::describe(&config),

@@ -102,7 +102,9 @@ fn record_then_replay_with_the_provider_stopped_in_each_dialect() {
         assert_eq!(verdict["outcome"], "pass", "{kind}: {report}");
         assert_eq!(
             verdict["message"],
-            format!("rubric \"The answer names three fruits.\": score 0.90 (threshold 0.70): {REASON}"),
+            format!(
+                "rubric \"The answer names three fruits.\": score 0.90 (threshold 0.70): {REASON}"
+            ),
             "{kind}"
         );
         assert_eq!(
@@ -154,7 +156,11 @@ fn record_then_replay_with_the_provider_stopped_in_each_dialect() {
             replayed["cases"][0]["runs"][0]["verdicts"][0]["message"],
             verdict["message"]
         );
-        assert_eq!(fake.received().len(), 1, "{kind}: replay asked the provider");
+        assert_eq!(
+            fake.received().len(),
+            1,
+            "{kind}: replay asked the provider"
+        );
     }
 }
 
@@ -178,8 +184,10 @@ fn a_recorded_suite_replays_identically_twenty_times_at_one_and_four_jobs() {
     let project = Project::new(&judge_toml("openai-chat", &fake.base_url));
     rubric_case(&project, "fruit", "The answer names three fruits.");
     rubric_case(&project, "polite", "The answer is polite.");
-    let (code, stdout, stderr, _) =
-        run(&project, &["run", "--judge", "record", "--runs", "2", "cases"]);
+    let (code, stdout, stderr, _) = run(
+        &project,
+        &["run", "--judge", "record", "--runs", "2", "cases"],
+    );
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert_eq!(judgments(&project).len(), 2, "one judgment per question");
     set_judge(&project, "openai-chat", DEAD_URL);
@@ -238,8 +246,7 @@ fn a_changed_rubric_needs_a_new_recording() {
     rubric_case(&project, "fruit", "The answer names four fruits.");
     let (_, stdout, _, report) = run(&project, &["run", &case]);
     assert_eq!(
-        report["cases"][0]["runs"][0]["verdicts"][0]["outcome"],
-        "not_evaluable",
+        report["cases"][0]["runs"][0]["verdicts"][0]["outcome"], "not_evaluable",
         "{stdout}"
     );
     let (code, ..) = run(&project, &["run", "--judge", "record", &case]);
@@ -328,6 +335,16 @@ fn judge_true_on_a_builtin_is_a_load_error() {
         stderr.contains("graders[0].final_text_contains: `judge: true` grants the judge to a component named by path; built-in graders may always ask it"),
         "{stderr}"
     );
+    project.case(
+        "typo",
+        "prompt: Go.\nmodel:\n  - text: hi\ngraders:\n  - ../g.wasm#x: {}\n    judge: often\n",
+    );
+    let (code, _, stderr) = project.evalhost(&["check", "cases/typo.yaml"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("typo.yaml:7:12: graders[0].judge: expected true or false, found a string"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -345,7 +362,11 @@ fn the_call_cap_bounds_a_grader_looping_on_the_judge() {
         stdout.contains("  loop run 1: error: graders[0] ../hostile.wasm#judge-loop {}: judge call limit: the grader asked more than 3 questions in one grading call"),
         "{stdout}"
     );
-    assert_eq!(fake.received().len(), 3, "three questions reached the provider");
+    assert_eq!(
+        fake.received().len(),
+        3,
+        "three questions reached the provider"
+    );
     assert_eq!(judgments(&project).len(), 3);
     assert_eq!(
         report["cases"][0]["runs"][0]["verdicts"][0]["judge"]["calls"],
@@ -371,7 +392,14 @@ fn the_suite_token_cap_stops_further_questions() {
     );
     let (code, stdout, _, _) = run(
         &project,
-        &["run", "--judge", "record", "--judge-max-tokens", "40", "cases/two.yaml"],
+        &[
+            "run",
+            "--judge",
+            "record",
+            "--judge-max-tokens",
+            "40",
+            "cases/two.yaml",
+        ],
     );
     assert_eq!(code, 1, "{stdout}");
     assert!(

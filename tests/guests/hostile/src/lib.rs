@@ -506,7 +506,10 @@ probe!(
     "Asks the judge one question about the final text and passes with its answer",
     |evidence| {
         let answer = evalhost_sdk::judge::ask_text("Say what you see.", &evidence.final_text)?;
-        Ok(Verdict::pass_with(format!("judge said {}", quote_excerpt(&answer))))
+        Ok(Verdict::pass_with(format!(
+            "judge said {}",
+            quote_excerpt(&answer)
+        )))
     }
 );
 
