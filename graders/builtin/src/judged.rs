@@ -117,25 +117,11 @@ impl Grader for Rubric {
     }
 
     fn grade(config: &RubricConfig, evidence: &Evidence) -> Result<Verdict, GradeError> {
-        let input = judged_input(config, evidence, &Workspace::of(evidence));
-        let mut question = judge::question(
-            &instructions(&config.rubric),
-            &input,
-            Some(judge::verdict_schema().to_string()),
-        );
-        question.max_output_tokens = config.max_output_tokens;
-        let answer = judge::ask(&question)?;
-        let (score, reason) = judge::parse_scored(&answer.text).map_err(GradeError::Failed)?;
-        Ok(Verdict {
-            pass: score >= config.threshold,
-            score,
-            message: format!(
-                "{} {}: score {score:.2} (threshold {:.2}): {reason}",
-                Self::NAME,
-                quote(&excerpt(&config.rubric, 60)),
-                config.threshold
-            ),
-        })
+        match score(config, evidence, Self::NAME) {
+            Ok(verdict) => Ok(verdict),
+            Err(Unjudged::Judge(error)) => Err(error.into()),
+            Err(Unjudged::Answer(message)) => Err(GradeError::Failed(message)),
+        }
     }
 
     fn describe(config: &RubricConfig) -> String {
@@ -156,6 +142,39 @@ impl Grader for Rubric {
             config.threshold
         )
     }
+}
+
+/// Why a rubric got no score.
+#[derive(Debug)]
+pub enum Unjudged {
+    /// The judge gave no answer (the host decides the outcome; "not configured" is left to
+    /// the grader).
+    Judge(judge::JudgeError),
+    /// The answer is not a score.
+    Answer(String),
+}
+
+/// Ask the judge to score the run against `config`'s rubric: the verdict `name` reports,
+/// `NAME "RUBRIC": score S (threshold T): REASON`.
+pub fn score(config: &RubricConfig, evidence: &Evidence, name: &str) -> Result<Verdict, Unjudged> {
+    let input = judged_input(config, evidence, &Workspace::of(evidence));
+    let mut question = judge::question(
+        &instructions(&config.rubric),
+        &input,
+        Some(judge::verdict_schema().to_string()),
+    );
+    question.max_output_tokens = config.max_output_tokens;
+    let answer = judge::ask(&question).map_err(Unjudged::Judge)?;
+    let (score, reason) = judge::parse_scored(&answer.text).map_err(Unjudged::Answer)?;
+    Ok(Verdict {
+        pass: score >= config.threshold,
+        score,
+        message: format!(
+            "{name} {}: score {score:.2} (threshold {:.2}): {reason}",
+            quote(&excerpt(&config.rubric, 60)),
+            config.threshold
+        ),
+    })
 }
 
 /// The judge's instructions.

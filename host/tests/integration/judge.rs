@@ -485,3 +485,141 @@ fn a_bundle_grader_asking_for_the_judge_is_refused_by_the_trust_policy() {
     );
     assert!(Path::new(&p.project()).exists());
 }
+
+/// The fake's `{pass, reason}` answer to an AgentCompany rubric dimension.
+fn pass_answer(pass: bool, reason: &str) -> Step {
+    Step::Sse(chat_call(
+        "call_1",
+        "answer",
+        &json!({"pass": pass, "reason": reason}),
+        50,
+        8,
+    ))
+}
+
+#[test]
+fn agentcompany_rubric_dimensions_are_judged_only_when_a_judge_is_configured() {
+    let fixture = "ceo-bootstrap-empty.jsonl";
+    let copy = |project: &Project| {
+        let from = crate::common::repo().join("cases/agentcompany");
+        std::fs::copy(
+            from.join(fixture),
+            project.path().join("cases").join(fixture),
+        )
+        .unwrap();
+        crate::common::copy_dir(
+            &from.join("scenarios"),
+            &project.path().join("cases/scenarios"),
+        );
+        format!("cases/{fixture}")
+    };
+    let rubric_verdict = |report: &Value| {
+        report["cases"][0]["runs"][0]["verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["grader"] == "semantic_rubric")
+            .cloned()
+            .unwrap()
+    };
+
+    // No judge: the deterministic check alone, as before.
+    let plain = Project::new("");
+    let case = copy(&plain);
+    let (code, stdout, _, report) = run(&plain, &["run", &case]);
+    assert_eq!(code, 0, "{stdout}");
+    let verdict = rubric_verdict(&report);
+    assert_eq!(verdict["outcome"], "pass");
+    assert_eq!(verdict["message"], "");
+    assert!(verdict["judge"].is_null());
+
+    // A judge that finds the dimension failed fails it, with its reason.
+    let fake = FakeProvider::start(vec![], pass_answer(false, "No research lead was hired."));
+    let project = Project::new(&judge_toml("openai-chat", &fake.base_url));
+    let case = copy(&project);
+    let (code, stdout, _, report) = run(&project, &["run", "--judge", "record", &case]);
+    assert_eq!(code, 1, "{stdout}");
+    let verdict = rubric_verdict(&report);
+    assert_eq!(verdict["outcome"], "fail");
+    assert_eq!(
+        verdict["message"],
+        "semantic_rubric ceo-team-bootstrap: judge: fail: No research lead was hired."
+    );
+    let body = fake.received()[0].body.to_string();
+    assert!(
+        body.contains("Does the CEO bootstrap a balanced leadership team?")
+            && body.contains("The answer writes a plan or omits core leadership coverage."),
+        "{body}"
+    );
+    // Replayed with the judge gone: the same verdict.
+    set_judge(&project, "openai-chat", DEAD_URL);
+    let (code, _, _, replayed) = run(&project, &["run", &case]);
+    assert_eq!(code, 1);
+    assert_eq!(rubric_verdict(&replayed)["message"], verdict["message"]);
+    assert_eq!(fake.received().len(), 1);
+}
+
+#[test]
+fn nexus_semantic_entries_with_a_rubric_are_judged() {
+    let fake = FakeProvider::start(vec![], verdict_answer("openai-chat", 0.8));
+    let project = Project::new(&judge_toml("openai-chat", &fake.base_url));
+    let dir = project.path().join("cases/build-error-fix");
+    crate::common::copy_dir(
+        &crate::common::repo().join("cases/nexus/build-error-fix"),
+        &dir,
+    );
+    let assertions = std::fs::read_to_string(dir.join("assertions.yaml")).unwrap();
+    std::fs::write(
+        dir.join("assertions.yaml"),
+        assertions.replace(
+            "semantic: []",
+            "semantic:\n  - id: explains-fix\n    rubric: The agent explains the fix it made.\n    sees: [final_text, tool_calls]\n    threshold: 0.7\n  - id: reserved\n    judge_prompt: a shape evalhost does not judge\n",
+        ),
+    )
+    .unwrap();
+    let (code, stdout, _, report) = run(
+        &project,
+        &["run", "--judge", "record", "cases/build-error-fix"],
+    );
+    assert_eq!(code, 0, "{stdout}");
+    let verdicts = report["cases"][0]["runs"][0]["verdicts"]
+        .as_array()
+        .unwrap();
+    let semantic: Vec<&Value> = verdicts
+        .iter()
+        .filter(|v| v["grader"] == "semantic")
+        .collect();
+    assert_eq!(semantic.len(), 2);
+    assert_eq!(semantic[0]["outcome"], "pass");
+    assert_eq!(
+        semantic[0]["message"],
+        format!(
+            "semantic \"The agent explains the fix it made.\": score 0.80 (threshold 0.70): {REASON}"
+        )
+    );
+    assert_eq!(semantic[1]["outcome"], "not_evaluable");
+    assert!(
+        dir.join("judgments.jsonl").is_file(),
+        "judgments live in the case directory"
+    );
+    let body = fake.received()[0].body.to_string();
+    assert!(body.contains("## Tool calls"), "{body}");
+
+    // Without a judge configured, the judged shape is not evaluable, never an error.
+    set_judge(&project, "openai-chat", DEAD_URL);
+    std::fs::write(project.path().join("evalhost.toml"), "").unwrap();
+    let (code, stdout, _, report) = run(&project, &["run", "cases/build-error-fix"]);
+    assert_eq!(code, 0, "{stdout}");
+    let verdict = report["cases"][0]["runs"][0]["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["grader"] == "semantic")
+        .cloned()
+        .unwrap();
+    assert_eq!(verdict["outcome"], "not_evaluable");
+    assert_eq!(
+        verdict["message"],
+        "semantic: no judge configured to judge this rubric (set [judge]; docs/judge.md)"
+    );
+}
