@@ -623,3 +623,76 @@ fn nexus_semantic_entries_with_a_rubric_are_judged() {
         "semantic: no judge configured to judge this rubric (set [judge]; docs/judge.md)"
     );
 }
+
+/// A live judge on `fake` (Chat Completions, no key) for library-level calls.
+fn live_judge(
+    fake: &FakeProvider,
+    runtime: &tokio::runtime::Runtime,
+) -> std::sync::Arc<evalhost::judge::Judge> {
+    use evalhost::config::ConfigSources;
+    use evalhost::judge::{Judge, JudgeLimits, JudgeMode};
+    let mut sources = ConfigSources::default();
+    for (k, v) in [
+        ("EVALHOST_JUDGE_PROVIDER", "openai-chat"),
+        ("EVALHOST_JUDGE_BASE_URL", fake.base_url.as_str()),
+        ("EVALHOST_JUDGE_MODEL", "judge-model"),
+    ] {
+        sources.env.insert(k.into(), v.into());
+    }
+    let config = sources.judge().unwrap().expect("configured");
+    let provider = evalhost::provider::Provider::new(config, None).unwrap();
+    std::sync::Arc::new(Judge::new(
+        JudgeMode::Live,
+        JudgeLimits::default(),
+        provider,
+        runtime.handle().clone(),
+    ))
+}
+
+#[test]
+fn waiting_for_the_judge_does_not_count_against_the_deadline() {
+    use evalhost::evidence::{Evidence, RunFacts};
+    use evalhost::grader::{GraderError, GraderHost, JudgeGrant, Limits, PreparedEvidence};
+    use evalhost::judge::JudgmentsFile;
+    // The first answer is a 503 asking to retry after 1 s: the call waits over three times
+    // the grader's 300 ms deadline.
+    let fake = FakeProvider::start(
+        vec![Step::Status(503, Some("1"), "busy")],
+        Step::Sse(chat_text("I see a pear.", 5, 4)),
+    );
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let judge = live_judge(&fake, &runtime);
+    let host = GraderHost::new(
+        Limits {
+            deadline: Duration::from_millis(300),
+            ..Limits::default()
+        },
+        None,
+    )
+    .unwrap();
+    let component = host.load_component_file(Path::new(HOSTILE)).unwrap();
+    let mut evidence = Evidence::from_session(&[], RunFacts::default());
+    evidence.final_text = "a pear".into();
+    let evidence = PreparedEvidence::new(&evidence);
+    let dir = tempfile::tempdir().unwrap();
+    let grant = JudgeGrant {
+        judge,
+        file: JudgmentsFile::of_case(&dir.path().join("case.yaml")),
+    };
+    let started = Instant::now();
+    let (verdict, stats) =
+        component.grade_with_judge("judge-once", "{}", &evidence, None, Some(grant.clone()));
+    assert!(started.elapsed() >= Duration::from_secs(1));
+    assert_eq!(verdict.unwrap().message, "judge said \"I see a pear.\"");
+    assert_eq!(stats.judge.calls, 1);
+    assert_eq!(fake.received().len(), 2, "one retry");
+    // The grader's own time still counts: the same grant does not save a loop.
+    let (looped, _) =
+        component.grade_with_judge("infinite-loop", "{}", &evidence, None, Some(grant));
+    assert_eq!(
+        looped.unwrap_err(),
+        GraderError::DeadlineExceeded {
+            deadline: Duration::from_millis(300)
+        }
+    );
+}
