@@ -609,7 +609,8 @@ impl Doc<'_> {
     }
 
     fn grader(&self, node: &Node, field: &str) -> Option<GraderUse> {
-        const SHAPE: &str = "each grader is a one-key map from grader name to its config, plus `judge: true` to grant a component named by path the judge";
+        // A second key is allowed only as `judge: true` (docs/judge.md).
+        const SHAPE: &str = "each grader is a one-key map from grader name to its config";
         let found = match &node.value {
             Value::Map(entries) if entries.len() == 1 => None,
             Value::Map(entries)
