@@ -104,9 +104,8 @@ impl Judgments {
             path: path.to_owned(),
             error,
         };
-        let mut entries = BTreeMap::new();
-        match std::fs::metadata(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        let text = match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(io("read", e)),
             Ok(meta) if meta.len() > MAX_FILE_BYTES => {
                 return Err(JudgmentsError::TooLarge {
@@ -114,38 +113,45 @@ impl Judgments {
                     size: meta.len(),
                 });
             }
-            Ok(_) => {
-                let text = std::fs::read_to_string(path).map_err(|e| io("read", e))?;
-                for (index, line) in text.lines().enumerate() {
-                    if line.trim().is_empty() {
-                        continue;
-                    }
-                    let judgment: Judgment =
-                        serde_json::from_str(line).map_err(|e| JudgmentsError::Line {
-                            path: path.to_owned(),
-                            line: index + 1,
-                            message: e.to_string(),
-                        })?;
-                    let expected = key(&judgment.model, &judgment.question);
-                    if judgment.key != expected {
-                        return Err(JudgmentsError::Line {
-                            path: path.to_owned(),
-                            line: index + 1,
-                            message: format!(
-                                "key {} does not match its model and question (expected {expected}); edit the question and record it again instead",
-                                judgment.key
-                            ),
-                        });
-                    }
-                    entries.insert(judgment.key.clone(), judgment);
-                }
+            Ok(_) => std::fs::read_to_string(path).map_err(|e| io("read", e))?,
+        };
+        Self::parse(path, &text)
+    }
+
+    /// The judgments of `text`, the content of the file `path` (named in errors).
+    pub fn parse(path: &Path, text: &str) -> Result<Self, JudgmentsError> {
+        let mut entries = BTreeMap::new();
+        for (index, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
             }
+            let problem = |message: String| JudgmentsError::Line {
+                path: path.to_owned(),
+                line: index + 1,
+                message,
+            };
+            let judgment: Judgment =
+                serde_json::from_str(line).map_err(|e| problem(e.to_string()))?;
+            let expected = key(&judgment.model, &judgment.question);
+            if judgment.key != expected {
+                return Err(problem(format!(
+                    "key {} does not match its model and question (expected {expected}); edit the question and record it again instead",
+                    judgment.key
+                )));
+            }
+            entries.insert(judgment.key.clone(), judgment);
         }
         Ok(Self {
             path: path.to_owned(),
             entries: Mutex::new(entries),
             recording: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Every judgment, sorted by key, as the file holds them after recording.
+    pub fn to_text(&self) -> String {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        render(&entries)
     }
 
     /// The recorded answer of `key`.
@@ -179,11 +185,7 @@ impl Judgments {
 
     /// Write every judgment, sorted by key, atomically (a temp file renamed over the file).
     fn write(&self, entries: &BTreeMap<String, Judgment>) -> Result<(), JudgmentsError> {
-        let mut text = String::new();
-        for judgment in entries.values() {
-            text.push_str(&serde_json::to_string(judgment).unwrap_or_default());
-            text.push('\n');
-        }
+        let text = render(entries);
         let io = |error| JudgmentsError::Io {
             action: "write",
             path: self.path.clone(),
@@ -195,6 +197,16 @@ impl Judgments {
         std::fs::write(&temp, text).map_err(io)?;
         std::fs::rename(&temp, &self.path).map_err(io)
     }
+}
+
+/// One JSON line per judgment, in key order.
+fn render(entries: &BTreeMap<String, Judgment>) -> String {
+    let mut text = String::new();
+    for judgment in entries.values() {
+        text.push_str(&serde_json::to_string(judgment).unwrap_or_default());
+        text.push('\n');
+    }
+    text
 }
 
 #[cfg(test)]
@@ -211,6 +223,16 @@ mod tests {
             schema: None,
             max_output_tokens: 100,
         }
+    }
+
+    /// The key is part of every recording: changing how it is computed would make every
+    /// committed `judgments.jsonl` miss. This pins it (fuzz/seed_corpus.py computes the same).
+    #[test]
+    fn the_key_is_stable() {
+        assert_eq!(
+            key("m", &question("Say what you see. ✓")),
+            "eab4dca338f7f87d322a3b7b68a400be837f9e7cd9b9d107d05f729f2a515d7c"
+        );
     }
 
     #[test]
