@@ -7,9 +7,10 @@
 //! suite runs with `--judge record` or `--judge live`, so a grade stays a pure function of
 //! its inputs. The grader never sees the model's endpoint or key.
 //!
-//! Any [`JudgeError`] ends the grading call with the host's outcome for it (not evaluable
-//! when replay has no recorded judgment, an error otherwise), whatever the grader returns,
-//! so propagating it with `?` is all a grader needs to do:
+//! Every [`JudgeError`] but [`JudgeError::NotConfigured`] ends the grading call with the
+//! host's outcome for it (not evaluable when replay has no recorded judgment, an error
+//! otherwise), whatever the grader returns, so propagating it with `?` is all a grader needs
+//! to do (or, on `NotConfigured`, fall back to what it can check itself):
 //!
 //! ```no_run
 //! use evalhost_sdk::{Evidence, GradeError, Verdict, judge};
