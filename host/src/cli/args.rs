@@ -217,6 +217,8 @@ pub struct RunArgs {
     /// after --filter and --tags. Merge the shards' reports with `evalhost report merge`.
     #[arg(long, value_name = "hash:M/N")]
     pub partition: Option<evalhost::runner::Partition>,
+    #[command(flatten)]
+    pub judge: crate::cli::judge::JudgeArgs,
 }
 
 /// `--timeout SECS`: as a case's `timeout_secs`.
