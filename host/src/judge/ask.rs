@@ -44,7 +44,7 @@ impl Asker {
         let (tx, rx) = std::sync::mpsc::channel();
         self.runtime.spawn(async move {
             let _permit = permits.acquire_owned().await;
-            let _ = tx.send(provider.complete(&request).await);
+            let _ = tx.send(provider.complete(&request, &Default::default()).await);
         });
         let reply = rx
             .recv()
