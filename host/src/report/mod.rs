@@ -55,6 +55,10 @@ pub struct SuiteReport {
     /// from the JSON) when no case ran one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<AgentVersion>,
+    /// What every run's processes were allowed (`crate::confine`), before a case's own
+    /// `confine:`; absent in reports of evalhost versions before confinement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confinement: Option<crate::confine::Allowed>,
     pub cases: Vec<CaseReport>,
     /// Over every run of every case.
     pub summary: SuiteSummary,
@@ -139,6 +143,9 @@ fn rate(runs: u32, passed: u32) -> f64 {
 pub struct CaseReport {
     pub name: String,
     pub path: String,
+    /// What the case's `confine:` added to the suite's confinement for its runs.
+    #[serde(default, skip_serializing_if = "crate::confine::Widening::is_empty")]
+    pub confine: crate::confine::Widening,
     pub runs: Vec<RunReport>,
     pub summary: CaseSummary,
 }

@@ -1,4 +1,5 @@
-//! External agents: a program started in the run's workspace, pointed at the run's loopback
+//! External agents: a program started in the run's workspace, confined like every process
+//! of the run (`crate::confine`), pointed at the run's loopback
 //! model endpoint through `OPENAI_BASE_URL` (and the Anthropic equivalents), given the prompt,
 //! bounded by the run timeout (`timeout.rs`), and killed at the end with its whole process
 //! group and every process that carries its marker (`process_group.rs`). Its session log is
@@ -133,6 +134,7 @@ pub(crate) async fn run_agent(
     timeout: RunTimeout,
     workspace: &Path,
     home: &Path,
+    confinement: &crate::confine::RunConfinement,
     endpoint: EndpointEnv<'_>,
 ) -> Result<AgentExit, ExternalAgentError> {
     let program = launch.program.display().to_string();
@@ -156,6 +158,8 @@ pub(crate) async fn run_agent(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    // `TMPDIR`, and the Landlock ruleset its child applies to itself before `exec`.
+    confinement.apply(&mut cmd);
     let mut child = cmd.spawn().map_err(|source| ExternalAgentError::Spawn {
         program: program.clone(),
         error: source,
@@ -309,6 +313,8 @@ pub(crate) struct ExternalRun<'a> {
     pub approve: Approve,
     pub workspace: &'a Path,
     pub home: &'a Path,
+    /// The run's temp dir and Landlock ruleset, applied before the agent's `exec`.
+    pub confinement: &'a crate::confine::RunConfinement,
 }
 
 /// One run of an external agent: start it against `endpoint`, then append the session-log
@@ -326,6 +332,7 @@ pub(crate) async fn external_turn(
         approve,
         workspace,
         home,
+        confinement,
     } = run;
     let session = endpoint.session();
     let env = EndpointEnv {
@@ -334,7 +341,7 @@ pub(crate) async fn external_turn(
         model: endpoint.model(),
     };
     let exit = match launch(agent, agents, prompt, approve, home, &env) {
-        Ok(launch) => run_agent(launch, timeout, workspace, home, env).await,
+        Ok(launch) => run_agent(launch, timeout, workspace, home, confinement, env).await,
         Err(e) => Err(e),
     };
     let exchanges = session.take_unlogged();
