@@ -139,6 +139,9 @@ pub struct RunDirs<'a> {
     pub home: &'a Path,
     /// The run's temp dir (`TMPDIR`).
     pub tmp: &'a Path,
+    /// Only readable: for an agent whose own sandbox cannot run confined, under
+    /// `approve: none` (`Preset::sandbox_nests`).
+    pub workspace_read_only: bool,
 }
 
 /// How every process of one run is started: its temp dir, and the Landlock ruleset its
@@ -191,6 +194,11 @@ impl RunConfinement {
             ruleset,
             no_new_privs: true,
         })
+    }
+
+    /// Whether a Landlock ruleset confines the run's processes.
+    pub fn is_confined(&self) -> bool {
+        self.ruleset.is_some()
     }
 
     /// The run's temp dir: `TMPDIR` of its processes.

@@ -62,18 +62,20 @@ pub(super) fn build(
     if abi >= ABI::V6 {
         ruleset = ruleset.scope(Scope::from_all(ABI::V6))?;
     }
-    let mut writable: Vec<PathBuf> = vec![
-        dirs.workspace.to_owned(),
-        dirs.home.to_owned(),
-        dirs.tmp.to_owned(),
-    ];
+    let mut writable: Vec<PathBuf> = vec![dirs.home.to_owned(), dirs.tmp.to_owned()];
+    let mut readable: Vec<&PathBuf> = readable.roots.iter().chain(&widen.read).collect();
+    let workspace = dirs.workspace.to_owned();
+    if dirs.workspace_read_only {
+        readable.push(&workspace);
+    } else {
+        writable.push(workspace.clone());
+    }
     writable.extend(DEVICES.iter().map(PathBuf::from));
     writable.extend(widen.write.iter().cloned());
-    let readable_paths = readable.roots.iter().chain(&widen.read);
     let mut created = ruleset
         .create()?
         .no_new_privs(true)
-        .add_rules(path_beneath_rules(readable_paths, AccessFs::from_read(abi)))?
+        .add_rules(path_beneath_rules(readable, AccessFs::from_read(abi)))?
         .add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi)))?;
     if restrict_net {
         let ports = std::iter::once(endpoint_port).chain(widen.connect.iter().copied());

@@ -82,6 +82,7 @@ fn launch(
     prompt: &str,
     approve: Approve,
     home: &Path,
+    confined: bool,
     endpoint: &EndpointEnv<'_>,
 ) -> Result<Launch, ExternalAgentError> {
     match agent {
@@ -116,6 +117,7 @@ fn launch(
                 home,
                 openai_base_url: endpoint.openai_base_url,
                 model: endpoint.model,
+                confined,
             };
             preset
                 .launch(&run)
@@ -340,7 +342,8 @@ pub(crate) async fn external_turn(
         anthropic_base_url: session.anthropic_base_url(),
         model: endpoint.model(),
     };
-    let exit = match launch(agent, agents, prompt, approve, home, &env) {
+    let confined = confinement.is_confined();
+    let exit = match launch(agent, agents, prompt, approve, home, confined, &env) {
         Ok(launch) => run_agent(launch, timeout, workspace, home, confinement, env).await,
         Err(e) => Err(e),
     };

@@ -112,6 +112,9 @@ pub(crate) async fn run_once(
                 workspace: &workspace,
                 home: &home,
                 tmp: &tmp,
+                workspace_read_only: case.approve == crate::case::Approve::None
+                    && matches!(&case.execution, Execution::External(agent)
+                        if agent.preset().is_some_and(|p| !p.sandbox_nests())),
             },
             server.addr().port(),
         )
