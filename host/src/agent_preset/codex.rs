@@ -117,7 +117,7 @@ mod tests {
             Some("http://127.0.0.1:9/s/1/v1")
         );
         // Confined, evalhost enforces `approve` (bubblewrap cannot run under Landlock).
-        launch(&RunContext {
+        super::launch(&RunContext {
             confined: true,
             ..run
         })

@@ -1,6 +1,7 @@
 //! Verdicts → statistics → reports: Mino's text table and the JSON report.
 
 mod baseline;
+mod confinement;
 mod details;
 mod entry;
 mod escape;
@@ -354,6 +355,7 @@ mod tests {
         CaseReport {
             name: name.into(),
             path: format!("cases/{name}.yaml"),
+            confine: Default::default(),
             summary: CaseSummary::of(&runs),
             runs,
         }
@@ -370,6 +372,7 @@ mod tests {
             interrupted: !cancelled.is_empty(),
             cancelled,
             agents: Vec::new(),
+            confinement: None,
             summary: SuiteSummary::of(&cases),
             cases,
         }
