@@ -38,7 +38,8 @@ enum Network {
     Any,
 }
 
-const SHAPE: &str = "{read: [PATH...], write: [PATH...], connect: [PORT...], network: endpoint|any}";
+const SHAPE: &str =
+    "{read: [PATH...], write: [PATH...], connect: [PORT...], network: endpoint|any}";
 
 /// Validate the `confine:` value (as JSON); `~/` is the invoking user's `home`. The error is
 /// the message for the field.
@@ -130,7 +131,9 @@ mod tests {
             ),
         ] {
             let yaml = format!("{CASE}confine: {value}\n");
-            let error = parse_case(Path::new("c.yaml"), &yaml).unwrap_err().to_string();
+            let error = parse_case(Path::new("c.yaml"), &yaml)
+                .unwrap_err()
+                .to_string();
             assert!(error.starts_with(message), "{error}");
         }
     }

@@ -250,7 +250,9 @@ fn parse_connect(text: &str) -> Result<Connect, String> {
         "any" => Ok(Connect::Any),
         port => match port.parse::<u16>() {
             Ok(port) if port > 0 => Ok(Connect::Port(port)),
-            _ => Err(format!("expected a TCP port (1 to 65535) or `any`, found `{text}`")),
+            _ => Err(format!(
+                "expected a TCP port (1 to 65535) or `any`, found `{text}`"
+            )),
         },
     }
 }

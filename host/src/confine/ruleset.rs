@@ -79,8 +79,9 @@ pub(super) fn build(
         .add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi)))?;
     if restrict_net {
         let ports = std::iter::once(endpoint_port).chain(widen.connect.iter().copied());
-        created =
-            created.add_rules(ports.map(|port| Ok::<_, RulesetError>(NetPort::new(port, AccessNet::ConnectTcp))))?;
+        created = created.add_rules(
+            ports.map(|port| Ok::<_, RulesetError>(NetPort::new(port, AccessNet::ConnectTcp))),
+        )?;
     }
     // With `HardRequirement` on a supported ABI the ruleset always has its descriptor.
     Ok(created.into())

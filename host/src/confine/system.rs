@@ -1,6 +1,7 @@
 //! What "reads of the system" means: every path under `/` except the invoking user's home,
-//! the directory holding every run's temp root (other runs' workspaces) and evalhost's own
-//! directories. Landlock grants access beneath a path and cannot take part of it back, so
+//! the directory holding every run's temp root (other runs' workspaces), evalhost's own
+//! directories and `/dev` (a disk's device node reads every file on it: only the harmless
+//! devices are granted, `ruleset.rs`). Landlock grants access beneath a path and cannot take part of it back, so
 //! the readable set is the siblings along the way from `/` to each refused path.
 //!
 //! Tools on `PATH` inside the refused home stay usable: each such `PATH` directory is
@@ -40,6 +41,9 @@ pub(crate) fn readable() -> &'static Readable {
         let homes = canonical_all(invoking_user_homes());
         let mut refused = homes.clone();
         refused.push(crate::runner::temp_parent().to_owned());
+        // Device nodes give the raw disk and memory to root: only the devices of
+        // `ruleset::DEVICES` are granted.
+        refused.push(PathBuf::from("/dev"));
         let env: HashMap<String, String> = std::env::vars().collect();
         refused.extend(crate::config::own_dirs(&env).into_iter().map(|d| d.path));
         let refused = canonical_all(refused);

@@ -71,12 +71,10 @@ impl SessionLog {
     /// [`read_whole`]).
     pub fn into_file(self) -> Result<File, SessionLogError> {
         let path = self.path;
-        self.file
-            .into_inner()
-            .map_err(|e| SessionLogError::Write {
-                path,
-                source: e.into_error(),
-            })
+        self.file.into_inner().map_err(|e| SessionLogError::Write {
+            path,
+            source: e.into_error(),
+        })
     }
 
     /// Append one event, stamped with the time since the log was created.

@@ -204,12 +204,21 @@ fn assert_refused(targets: &mut Targets, out: &Path, case: &str, stdout: &str) {
             .unwrap_or_else(|e| panic!("a forged line in the session log ({e}): {line}"));
         assert!(record["type"].is_string(), "{line}");
     }
-    assert!(log.starts_with("{\"at_ms\":0,\"type\":\"session_start\""), "{log}");
+    assert!(
+        log.starts_with("{\"at_ms\":0,\"type\":\"session_start\""),
+        "{log}"
+    );
     let output = log
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter(|r| r["type"] == "tool_result" || r["type"] == "turn_end")
-        .map(|r| format!("{}{}", r["output"].as_str().unwrap_or(""), r["final_text"].as_str().unwrap_or("")))
+        .map(|r| {
+            format!(
+                "{}{}",
+                r["output"].as_str().unwrap_or(""),
+                r["final_text"].as_str().unwrap_or("")
+            )
+        })
         .collect::<String>();
     for attempt in ATTEMPTS {
         assert!(
@@ -218,7 +227,10 @@ fn assert_refused(targets: &mut Targets, out: &Path, case: &str, stdout: &str) {
         );
     }
     assert!(!output.contains("ESCAPED"), "{output}");
-    assert!(output.contains("home\ntmp"), "HOME and TMPDIR writable:\n{output}");
+    assert!(
+        output.contains("home\ntmp"),
+        "HOME and TMPDIR writable:\n{output}"
+    );
     targets.assert_untouched(&output);
 }
 
@@ -227,7 +239,11 @@ fn escapes_through_the_agent_loop_are_refused_and_the_work_is_done() {
     let mut targets = Targets::new();
     let cases = targets.dir.path().join("cases");
     std::fs::create_dir(&cases).unwrap();
-    std::fs::write(cases.join("escape-agent.yaml"), agent_case(&targets.script())).unwrap();
+    std::fs::write(
+        cases.join("escape-agent.yaml"),
+        agent_case(&targets.script()),
+    )
+    .unwrap();
     let out = targets.dir.path().join("out");
     let (code, stdout, stderr) = evalhost(
         &targets.home,
@@ -263,7 +279,10 @@ fn escapes_of_an_external_agent_are_refused_and_the_work_is_done() {
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
     let allowed = &report["confinement"];
     assert_eq!(allowed["enforced"], true, "{allowed}");
-    assert_eq!(allowed["write"], serde_json::json!(["workspace", "home", "tmp"]));
+    assert_eq!(
+        allowed["write"],
+        serde_json::json!(["workspace", "home", "tmp"])
+    );
     assert_eq!(allowed["read"][0], "system");
     assert_eq!(allowed["connect"], serde_json::json!(["endpoint"]));
 }
@@ -285,21 +304,29 @@ fn without_confinement_the_same_script_escapes() {
         &[],
     );
     assert!(
-        stdout.contains("\nConfinement: off (--no-confine): the agent's processes ran with your full rights.\n"),
+        stdout.contains(
+            "\nConfinement: off (--no-confine): the agent's processes ran with your full rights.\n"
+        ),
         "{stdout}{stderr}"
     );
     for name in ["absolute.txt", "setsid.txt", "forked.txt"] {
-        assert!(targets.outside.join(name).exists(), "{name}: {stdout}{stderr}");
+        assert!(
+            targets.outside.join(name).exists(),
+            "{name}: {stdout}{stderr}"
+        );
     }
     assert!(targets.listener.accept().is_ok(), "nothing connected");
-    assert!(targets.sleeper.try_wait().unwrap().is_some(), "not signalled");
+    assert!(
+        targets.sleeper.try_wait().unwrap().is_some(),
+        "not signalled"
+    );
     assert!(targets.tmp_target().exists());
     let _ = std::fs::remove_file(targets.tmp_target());
 }
 
 #[test]
 fn a_case_widens_its_own_confinement_and_the_report_says_so() {
-    let mut targets = Targets::new();
+    let targets = Targets::new();
     let cases = targets.dir.path().join("cases");
     std::fs::create_dir(&cases).unwrap();
     let out = targets.outside.display().to_string();
@@ -325,7 +352,11 @@ graders:
     let report_dir = targets.dir.path().join("report");
     let (code, stdout, stderr) = evalhost(
         &targets.home,
-        &["--out", report_dir.to_str().unwrap(), cases.to_str().unwrap()],
+        &[
+            "--out",
+            report_dir.to_str().unwrap(),
+            cases.to_str().unwrap(),
+        ],
         &[],
     );
     assert_eq!(code, 0, "{stdout}{stderr}");
@@ -336,11 +367,13 @@ graders:
         "{stdout}"
     );
     assert!(targets.outside.join("allowed.txt").exists());
-    assert!(targets.listener.accept().is_ok(), "the allowed port was not reached");
-    let report: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(report_dir.join("report.json")).unwrap(),
-    )
-    .unwrap();
+    assert!(
+        targets.listener.accept().is_ok(),
+        "the allowed port was not reached"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report_dir.join("report.json")).unwrap())
+            .unwrap();
     assert_eq!(
         report["cases"][0]["confine"],
         serde_json::json!({"read": [secret], "write": [out], "connect": [port]})

@@ -201,7 +201,12 @@ fn everything_report() -> SuiteReport {
         confinement: Some(Allowed {
             enforced: true,
             landlock_abi: 3,
-            write: vec!["workspace".into(), "home".into(), "tmp".into(), "/srv".into()],
+            write: vec![
+                "workspace".into(),
+                "home".into(),
+                "tmp".into(),
+                "/srv".into(),
+            ],
             read: vec!["system".into(), "/home/ada/.pyenv".into()],
             connect: vec!["endpoint".into(), "8080".into()],
             widened: Widening {
