@@ -87,6 +87,7 @@ pub mod agent_preset;
 pub mod bundle;
 pub mod case;
 pub mod config;
+pub mod confine;
 pub mod evidence;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -41,6 +41,9 @@ pub struct AgentConfig {
     /// `model_response` records are written from it, as for external agents; without one (the
     /// agent pointed at another endpoint), from the request sent and the stream read.
     pub record: Option<Arc<dyn EndpointRecord>>,
+    /// How bash's processes are started: the run's temp dir (`TMPDIR`) and its Landlock
+    /// ruleset (`crate::confine`); `None`: unconfined, `TMPDIR` not set.
+    pub confinement: Option<Arc<crate::confine::RunConfinement>>,
 }
 
 /// The record a model endpoint keeps of the requests it received and how it answered them.
@@ -65,6 +68,7 @@ impl AgentConfig {
             limits: Limits::default(),
             replay_tools: None,
             record: None,
+            confinement: None,
         }
     }
 }

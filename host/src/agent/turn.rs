@@ -154,6 +154,7 @@ async fn drive(
             dir: Arc::new(dir),
             workspace: config.workspace.clone(),
             home: config.home.clone(),
+            confinement: config.confinement.clone(),
             limits: config.limits,
         },
         approve: config.approve,

@@ -28,12 +28,14 @@ pub(super) fn launch(run: &RunContext<'_>) -> std::io::Result<Launch> {
 
 /// The config: the run's endpoint as the model provider; `codex exec` never asks, so
 /// `approve` picks the sandbox (`none`: read-only, a write fails; `all`: the workspace is
-/// writable); no update check, analytics, metrics export or plugin sync (each of which
+/// writable) — unless evalhost confines the run, which then enforces it (Codex's bubblewrap
+/// cannot run under Landlock: [`super::Preset::sandbox_nests`]); no update check, analytics, metrics export or plugin sync (each of which
 /// otherwise reaches github.com or chatgpt.com).
 fn config(run: &RunContext<'_>) -> String {
-    let sandbox = match run.approve {
-        Approve::None => "read-only",
-        Approve::All => "workspace-write",
+    let sandbox = match (run.confined, run.approve) {
+        (true, _) => "danger-full-access",
+        (false, Approve::None) => "read-only",
+        (false, Approve::All) => "workspace-write",
     };
     format!(
         "model = {model}\n\
@@ -90,6 +92,7 @@ mod tests {
             home: home.path(),
             openai_base_url: "http://127.0.0.1:9/s/1/v1",
             model: "m\"x",
+            confined: false,
         };
         let launch = launch(&run).unwrap();
         assert_eq!(
@@ -113,5 +116,14 @@ mod tests {
             parsed["model_providers"]["evalhost"]["base_url"].as_str(),
             Some("http://127.0.0.1:9/s/1/v1")
         );
+        // Confined, evalhost enforces `approve` (bubblewrap cannot run under Landlock).
+        super::launch(&RunContext {
+            confined: true,
+            ..run
+        })
+        .unwrap();
+        let config = std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap();
+        let parsed: toml::Table = toml::from_str(&config).unwrap();
+        assert_eq!(parsed["sandbox_mode"].as_str(), Some("danger-full-access"));
     }
 }

@@ -103,6 +103,14 @@ impl Preset {
         }
     }
 
+    /// Whether the agent's own sandbox works inside evalhost's confinement. Codex's does not:
+    /// it runs commands under bubblewrap, which needs mounts that Landlock forbids; a
+    /// confined Codex runs without it, and evalhost makes the workspace read-only for
+    /// `approve: none` instead.
+    pub fn sandbox_nests(self) -> bool {
+        !matches!(self, Preset::Codex)
+    }
+
     /// Whether a tool result the agent sent back says the call failed, beyond what its
     /// dialect marks (Anthropic's `is_error`): a non-zero exit code in the result's text.
     pub fn result_failed(self, output: &str) -> bool {
@@ -164,6 +172,10 @@ pub struct RunContext<'a> {
     pub openai_base_url: &'a str,
     /// The model name the agent asks for (`scripted` in replay).
     pub model: &'a str,
+    /// Whether evalhost confines the agent's processes with Landlock (`crate::confine`): an
+    /// agent whose own sandbox cannot run inside it ([`Preset::sandbox_nests`]) leaves
+    /// enforcing `approve` to evalhost.
+    pub confined: bool,
 }
 
 /// How to start an agent: evalhost adds `PATH`, `HOME` and the endpoint variables.

@@ -19,6 +19,7 @@
 //! ```
 
 pub mod agentcompany;
+mod confine;
 mod error;
 mod external;
 mod load;
@@ -109,6 +110,8 @@ pub struct Case {
     pub tags: Vec<String>,
     /// How runs of this case are made.
     pub execution: Execution,
+    /// What the case adds to the default confinement of its runs (`confine:`).
+    pub confine: crate::confine::Widening,
 }
 
 /// How the runs of a case are made.

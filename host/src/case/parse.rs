@@ -25,6 +25,7 @@ pub(super) const CASE_FIELDS: &[&str] = &[
     "live",
     "tags",
     "agent",
+    "confine",
 ];
 pub(super) const WORKSPACE_FIELDS: &[&str] = &["files"];
 pub(super) const STEP_FIELDS: &[&str] = &["text", "call", "calls", "expect_input_contains"];
@@ -268,6 +269,17 @@ impl Doc<'_> {
                 Some(agent)
             })
             .map_or(Execution::Agent, Execution::External);
+        let confine = fields
+            .get("confine")
+            .and_then(|node| {
+                let value = self.clean(|| self.json(node, "confine"))?;
+                let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+                self.keep(
+                    super::confine::widening(value, home.as_deref())
+                        .map_err(|message| self.invalid(node, "confine", message)),
+                )
+            })
+            .unwrap_or_default();
 
         Some(Parsed {
             name_location: name_node.map(|node| self.loc(node)).unwrap_or_default(),
@@ -287,6 +299,7 @@ impl Doc<'_> {
                 live,
                 tags,
                 execution,
+                confine,
             },
         })
     }

@@ -120,6 +120,58 @@ struct CaseFile {
     tags: Option<Vec<Tag>>,
     /// Run this external agent program instead of evalhost's own agent.
     agent: Option<Agent>,
+    /// What this case's runs may do beyond the default confinement (write the workspace,
+    /// HOME and TMPDIR; read the system but not the user's home; connect to the model
+    /// endpoint only): docs/security.md.
+    confine: Option<Confine>,
+}
+
+/// Widening of a run's confinement.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Confine {
+    /// Paths the run's processes may also read and execute: absolute, or starting with `~/`.
+    read: Option<Vec<ConfinePath>>,
+    /// Paths the run's processes may also write: absolute, or starting with `~/`.
+    write: Option<Vec<ConfinePath>>,
+    /// TCP ports the run's processes may also connect to.
+    connect: Option<Vec<Port>>,
+    /// `any`: connect to every TCP port (default `endpoint`: the model endpoint's only).
+    network: Option<Network>,
+}
+
+/// An absolute path, or one starting with `~/` (the invoking user's home).
+struct ConfinePath;
+
+impl JsonSchema for ConfinePath {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        "ConfinePath".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "string", "pattern": "^(/|~/)" })
+    }
+}
+
+/// A TCP port.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct Port(#[schemars(range(min = 1, max = 65535))] u16);
+
+/// Which TCP ports a run may connect to.
+#[derive(JsonSchema)]
+#[schemars(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum Network {
+    /// The model endpoint's port, and `connect`'s.
+    Endpoint,
+    /// Every port.
+    Any,
 }
 
 /// The answer to every confirmation question.

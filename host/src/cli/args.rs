@@ -219,6 +219,44 @@ pub struct RunArgs {
     pub partition: Option<evalhost::runner::Partition>,
     #[command(flatten)]
     pub judge: crate::cli::judge::JudgeArgs,
+    /// Let every run's processes also read (and execute) this path (repeatable); by default
+    /// they read the system but not your home (docs/security.md).
+    #[arg(long, value_name = "PATH")]
+    pub confine_read: Vec<PathBuf>,
+    /// Let every run's processes also write this path (repeatable); by default they write
+    /// only the run's workspace, HOME and TMPDIR.
+    #[arg(long, value_name = "PATH")]
+    pub confine_write: Vec<PathBuf>,
+    /// Let every run's processes also connect to this TCP port (repeatable), or to every
+    /// port (`any`); by default only the model endpoint's.
+    #[arg(long, value_name = "PORT|any", value_parser = parse_connect)]
+    pub confine_connect: Vec<Connect>,
+    /// Run the agent's processes unconfined, with your full rights.
+    #[arg(long, conflicts_with_all = ["confine_read", "confine_write", "confine_connect", "require_confinement"])]
+    pub no_confine: bool,
+    /// Refuse to run (exit 2) when this kernel cannot give every protection of the
+    /// confinement, instead of running with what it has.
+    #[arg(long)]
+    pub require_confinement: bool,
+}
+
+/// A `--confine-connect` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connect {
+    Port(u16),
+    Any,
+}
+
+fn parse_connect(text: &str) -> Result<Connect, String> {
+    match text.trim() {
+        "any" => Ok(Connect::Any),
+        port => match port.parse::<u16>() {
+            Ok(port) if port > 0 => Ok(Connect::Port(port)),
+            _ => Err(format!(
+                "expected a TCP port (1 to 65535) or `any`, found `{text}`"
+            )),
+        },
+    }
 }
 
 /// `--timeout SECS`: as a case's `timeout_secs`.

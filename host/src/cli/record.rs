@@ -90,6 +90,7 @@ pub fn record(args: RecordArgs) -> Result<u8, Failure> {
         live: true,
         tags: Vec::new(),
         execution: Execution::Agent,
+        confine: Default::default(),
     };
     let (run, records) = super::record_live::run_live_once(case)?;
     if let Some(error) = &run.error {

@@ -20,6 +20,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         ("--junit", args.junit.as_deref()),
         ("--html", args.html.as_deref()),
     ])?;
+    let confine = confine_policy(&args)?;
     let pi_agent = super::pi_agent::find(args.agent, args.expect_agent_core_version.as_deref())?;
     let options = LoadOptions {
         fixtures: FixtureOptions {
@@ -147,6 +148,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         timeout_secs: args.timeout,
         k: args.k,
         agents: Arc::new(agents),
+        confine,
         ..RunOptions::default()
     };
     if let Some(provider) = &provider {
@@ -219,4 +221,46 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         );
         Ok(EVAL_FAILED)
     }
+}
+
+/// The confinement of every run: `--no-confine`, `--confine-*`; with
+/// `--require-confinement`, an error (exit 2) when the kernel lacks a protection.
+fn confine_policy(args: &RunArgs) -> Result<evalhost::confine::Policy, Failure> {
+    use evalhost::confine::{Policy, Support, Widening};
+    let absolute = |paths: &[std::path::PathBuf], flag: &str| {
+        paths
+            .iter()
+            .map(|p| {
+                std::path::absolute(p)
+                    .with_context(|| format!("{flag} `{}`", p.display()))
+                    .map_err(Failure::usage)
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let policy = Policy {
+        enabled: !args.no_confine,
+        widen: Widening {
+            read: absolute(&args.confine_read, "--confine-read")?,
+            write: absolute(&args.confine_write, "--confine-write")?,
+            connect: args
+                .confine_connect
+                .iter()
+                .filter_map(|c| match c {
+                    super::args::Connect::Port(port) => Some(*port),
+                    super::args::Connect::Any => None,
+                })
+                .collect(),
+            any_port: args.confine_connect.contains(&super::args::Connect::Any),
+        },
+    };
+    let support = Support::current();
+    let missing = support.missing();
+    if args.require_confinement && !missing.is_empty() {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "--require-confinement: this kernel cannot give {} (its Landlock ABI is {})",
+            missing.join(", "),
+            support.abi
+        )));
+    }
+    Ok(policy)
 }

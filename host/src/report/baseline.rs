@@ -367,6 +367,7 @@ mod tests {
         CaseReport {
             name: name.into(),
             path: format!("cases/{name}.yaml"),
+            confine: Default::default(),
             summary: CaseSummary::of(&runs),
             runs,
         }
@@ -383,6 +384,7 @@ mod tests {
             interrupted: false,
             cancelled: Vec::new(),
             agents: Vec::new(),
+            confinement: None,
             summary: SuiteSummary::of(&cases),
             cases,
         }

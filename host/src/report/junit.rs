@@ -258,6 +258,7 @@ mod tests {
             interrupted: !cancelled.is_empty(),
             cancelled,
             agents: Vec::new(),
+            confinement: None,
             summary: SuiteSummary::of(&cases),
             cases,
         }
@@ -268,6 +269,7 @@ mod tests {
         let case = CaseReport {
             name: "slow".into(),
             path: "suites/a/slow.yaml".into(),
+            confine: Default::default(),
             runs: Vec::new(),
             summary: CaseSummary::of(&[]),
         };

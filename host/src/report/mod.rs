@@ -1,6 +1,7 @@
 //! Verdicts → statistics → reports: Mino's text table and the JSON report.
 
 mod baseline;
+mod confinement;
 mod details;
 mod entry;
 mod escape;
@@ -56,6 +57,10 @@ pub struct SuiteReport {
     /// from the JSON) when no case ran one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<AgentVersion>,
+    /// What every run's processes were allowed (`crate::confine`), before a case's own
+    /// `confine:`; absent in reports of evalhost versions before confinement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confinement: Option<crate::confine::Allowed>,
     pub cases: Vec<CaseReport>,
     /// Over every run of every case.
     pub summary: SuiteSummary,
@@ -140,6 +145,9 @@ fn rate(runs: u32, passed: u32) -> f64 {
 pub struct CaseReport {
     pub name: String,
     pub path: String,
+    /// What the case's `confine:` added to the suite's confinement for its runs.
+    #[serde(default, skip_serializing_if = "crate::confine::Widening::is_empty")]
+    pub confine: crate::confine::Widening,
     pub runs: Vec<RunReport>,
     pub summary: CaseSummary,
 }
@@ -364,6 +372,7 @@ mod tests {
         CaseReport {
             name: name.into(),
             path: format!("cases/{name}.yaml"),
+            confine: Default::default(),
             summary: CaseSummary::of(&runs),
             runs,
         }
@@ -380,6 +389,7 @@ mod tests {
             interrupted: !cancelled.is_empty(),
             cancelled,
             agents: Vec::new(),
+            confinement: None,
             summary: SuiteSummary::of(&cases),
             cases,
         }

@@ -57,6 +57,10 @@ fn render(report: &SuiteReport, color: bool) -> String {
             .collect();
         out.push_str(&format!("Agents: {}.\n", agents.join(", ")));
     }
+    for line in super::confinement::lines(report) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     // With one run per case an interval says little; it appears once some case repeats.
     let repeated = report.cases.iter().any(|c| c.summary.runs > 1);
     let k = report.k.map_or_else(|| "k".to_owned(), |k| k.to_string());

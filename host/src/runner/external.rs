@@ -1,4 +1,5 @@
-//! External agents: a program started in the run's workspace, pointed at the run's loopback
+//! External agents: a program started in the run's workspace, confined like every process
+//! of the run (`crate::confine`), pointed at the run's loopback
 //! model endpoint through `OPENAI_BASE_URL` (and the Anthropic equivalents), given the prompt,
 //! bounded by the run timeout (`timeout.rs`), and killed at the end with its whole process
 //! group and every process that carries its marker (`process_group.rs`). Its session log is
@@ -81,6 +82,7 @@ fn launch(
     prompt: &str,
     approve: Approve,
     home: &Path,
+    confined: bool,
     endpoint: &EndpointEnv<'_>,
 ) -> Result<Launch, ExternalAgentError> {
     match agent {
@@ -115,6 +117,7 @@ fn launch(
                 home,
                 openai_base_url: endpoint.openai_base_url,
                 model: endpoint.model,
+                confined,
             };
             preset
                 .launch(&run)
@@ -133,6 +136,7 @@ pub(crate) async fn run_agent(
     timeout: RunTimeout,
     workspace: &Path,
     home: &Path,
+    confinement: &crate::confine::RunConfinement,
     endpoint: EndpointEnv<'_>,
 ) -> Result<AgentExit, ExternalAgentError> {
     let program = launch.program.display().to_string();
@@ -156,6 +160,8 @@ pub(crate) async fn run_agent(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    // `TMPDIR`, and the Landlock ruleset its child applies to itself before `exec`.
+    confinement.apply(&mut cmd);
     let mut child = cmd.spawn().map_err(|source| ExternalAgentError::Spawn {
         program: program.clone(),
         error: source,
@@ -309,6 +315,8 @@ pub(crate) struct ExternalRun<'a> {
     pub approve: Approve,
     pub workspace: &'a Path,
     pub home: &'a Path,
+    /// The run's temp dir and Landlock ruleset, applied before the agent's `exec`.
+    pub confinement: &'a crate::confine::RunConfinement,
 }
 
 /// One run of an external agent: start it against `endpoint`, then append the session-log
@@ -326,6 +334,7 @@ pub(crate) async fn external_turn(
         approve,
         workspace,
         home,
+        confinement,
     } = run;
     let session = endpoint.session();
     let env = EndpointEnv {
@@ -333,8 +342,9 @@ pub(crate) async fn external_turn(
         anthropic_base_url: session.anthropic_base_url(),
         model: endpoint.model(),
     };
-    let exit = match launch(agent, agents, prompt, approve, home, &env) {
-        Ok(launch) => run_agent(launch, timeout, workspace, home, env).await,
+    let confined = confinement.is_confined();
+    let exit = match launch(agent, agents, prompt, approve, home, confined, &env) {
+        Ok(launch) => run_agent(launch, timeout, workspace, home, confinement, env).await,
         Err(e) => Err(e),
     };
     let exchanges = session.take_unlogged();

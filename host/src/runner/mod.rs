@@ -25,6 +25,7 @@ pub use prepare::{
 pub use progress::Progress;
 pub use regrade::{RegradeError, Regraded, cases_of_report, recorded_case_paths, regrade};
 pub use snapshot::{MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_ENTRIES};
+pub(crate) use temp::temp_parent;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -70,6 +71,9 @@ pub struct RunOptions {
     /// The judge graders granted it may ask (`--judge`, `[judge]`); by default a replaying
     /// judge without a model, which answers every question with "no judge configured".
     pub judge: Arc<crate::judge::Judge>,
+    /// What every run's processes may do (`docs/security.md`): confined by default;
+    /// `--no-confine` and `--confine-*` change it, a case's `confine:` widens it further.
+    pub confine: crate::confine::Policy,
 }
 
 impl Default for RunOptions {
@@ -91,6 +95,7 @@ impl Default for RunOptions {
                 crate::judge::JudgeLimits::default(),
                 String::new(),
             )),
+            confine: crate::confine::Policy::default(),
         }
     }
 }
@@ -119,6 +124,11 @@ pub enum RunError {
     Seed { case: String, error: std::io::Error },
     #[error(transparent)]
     SessionLog(#[from] crate::session::SessionLogError),
+    #[error("case {case}: {error}")]
+    Confine {
+        case: String,
+        error: crate::confine::ConfineError,
+    },
     /// (The server's error, and its cause, are the source chain.)
     #[error("failed to start the scripted model server")]
     ModelServer {
@@ -195,6 +205,7 @@ pub async fn run_suite(
         .map(|(c, runs)| CaseReport {
             name: c.case.name.clone(),
             path: c.case.path.display().to_string(),
+            confine: c.case.confine.clone(),
             summary: CaseSummary::with_k(&runs, options.k),
             runs,
         })
@@ -220,6 +231,7 @@ pub async fn run_suite(
                 version: a.version.clone(),
             })
             .collect(),
+        confinement: Some(crate::confine::Allowed::of(&options.confine)),
         summary: SuiteSummary::of(&case_reports),
         cases: case_reports,
     };

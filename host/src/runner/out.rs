@@ -19,7 +19,9 @@ pub(crate) fn keep_run(dir: &Path, case: &str, artifacts: &RunArtifacts) -> Resu
     private_file::create_dir_all(&case_dir).map_err(|source| out_error(&case_dir, source))?;
     let run = artifacts.report.run;
     let log = case_dir.join(format!("run-{run}.jsonl"));
-    private_file::copy(&artifacts.session_log, &log).map_err(|source| out_error(&log, source))?;
+    crate::session::read_whole(&artifacts.session_log)
+        .and_then(|bytes| private_file::write(&log, &bytes))
+        .map_err(|source| out_error(&log, source))?;
     let evidence = evidence_path(dir, case, run);
     let json = serde_json::to_string_pretty(&artifacts.evidence).unwrap_or_default();
     private_file::write(&evidence, json.as_bytes())

@@ -1,5 +1,7 @@
-//! One run of one case: a fresh temp root (workspace/, home/, session/), the agent's turn
-//! against the model endpoint, evidence from the session log, and every grader's verdict.
+//! One run of one case: a fresh temp root (workspace/, home/, tmp/), the agent's turn
+//! against the model endpoint with every process confined (`crate::confine`), evidence from
+//! the session log, and every grader's verdict. The session log is a file with no name,
+//! held open by evalhost only: no process of the run can reach it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,7 +24,8 @@ use crate::session::{Event, SessionLog};
 /// Everything one run leaves behind, before the temp root is removed.
 pub(crate) struct RunArtifacts {
     pub report: RunReport,
-    pub session_log: PathBuf,
+    /// The session log's file (unnamed: read it with [`crate::session::read_whole`]).
+    pub session_log: std::fs::File,
     pub evidence: Evidence,
     /// Kept alive until the caller has copied what `--out` wants.
     pub _root: tempfile::TempDir,
@@ -90,8 +93,8 @@ pub(crate) async fn run_once(
         })?;
     let workspace = root.path().join("workspace");
     let home = root.path().join("home");
-    let session_dir = root.path().join("session");
-    for dir in [&workspace, &home, &session_dir] {
+    let tmp = root.path().join("tmp");
+    for dir in [&workspace, &home, &tmp] {
         std::fs::create_dir(dir).map_err(|source| RunError::TempRoot {
             path: dir.to_path_buf(),
             error: source,
@@ -102,8 +105,27 @@ pub(crate) async fn run_once(
         error: source,
     })?;
 
-    let session_path = session_dir.join("session.jsonl");
-    let mut log = SessionLog::create(&session_path)?;
+    let confinement = Arc::new(
+        crate::confine::RunConfinement::new(
+            &options.confine,
+            &case.confine,
+            &crate::confine::RunDirs {
+                workspace: &workspace,
+                home: &home,
+                tmp: &tmp,
+                workspace_read_only: case.approve == crate::case::Approve::None
+                    && matches!(&case.execution, Execution::External(agent)
+                        if agent.preset().is_some_and(|p| !p.sandbox_nests())),
+            },
+            server.addr().port(),
+        )
+        .map_err(|error| RunError::Confine {
+            case: case.name.clone(),
+            error,
+        })?,
+    );
+    let label = temp.join(format!("(session log of {} run {run})", case.name));
+    let mut log = SessionLog::unnamed(temp, label)?;
     let live = options.live.is_some();
     log.append(Event::SessionStart {
         case: case.name.clone(),
@@ -130,6 +152,7 @@ pub(crate) async fn run_once(
                 approve: case.approve,
                 workspace: &workspace,
                 home: &home,
+                confinement: &confinement,
             };
             let error = super::external::external_turn(agent, run, &endpoint, &mut log).await?;
             log.flush()?;
@@ -156,6 +179,7 @@ pub(crate) async fn run_once(
                 limits: options.agent_limits,
                 replay_tools: None,
                 record: Some(endpoint.session().endpoint_record()),
+                confinement: Some(Arc::clone(&confinement)),
             };
             let config = with_replay_tools(config, &case.execution, case.model.len());
             let timeout = RunTimeout::of(case, options.timeout_secs);
@@ -202,7 +226,7 @@ pub(crate) async fn run_once(
     Ok(UngradedRun {
         artifacts: RunArtifacts {
             report,
-            session_log: session_path,
+            session_log: log.into_file()?,
             evidence,
             _root: root,
         },

@@ -1,4 +1,4 @@
-//! Where a run's temp root (`workspace/`, `home/`, `session/`) is made.
+//! Where a run's temp root (`workspace/`, `home/`, `tmp/`) is made.
 //!
 //! `$TMPDIR` when it is set. Otherwise a RAM-backed `/dev/shm` when it is fit for a workspace
 //! (tmpfs, writable, not `noexec` — an agent runs the scripts it writes —, at least

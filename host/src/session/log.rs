@@ -51,6 +51,32 @@ impl SessionLog {
         })
     }
 
+    /// Create the log as a file with no name in `dir` (`O_TMPFILE`): only evalhost, which holds
+    /// it open, can reach it, never a process of the run (`docs/security.md`). `label` names
+    /// it in errors; [`SessionLog::contents`] reads it back.
+    pub fn unnamed(dir: &Path, label: PathBuf) -> Result<Self, SessionLogError> {
+        let file = tempfile::tempfile_in(dir).map_err(|source| SessionLogError::Write {
+            path: label.clone(),
+            source,
+        })?;
+        Ok(Self {
+            path: label,
+            file: BufWriter::new(file),
+            started: Instant::now(),
+            records: Vec::new(),
+        })
+    }
+
+    /// The log's file, every line flushed (how `--out` copies an unnamed log:
+    /// [`read_whole`]).
+    pub fn into_file(self) -> Result<File, SessionLogError> {
+        let path = self.path;
+        self.file.into_inner().map_err(|e| SessionLogError::Write {
+            path,
+            source: e.into_error(),
+        })
+    }
+
     /// Append one event, stamped with the time since the log was created.
     pub fn append(&mut self, event: Event) -> Result<(), SessionLogError> {
         let record = Record {
@@ -85,6 +111,21 @@ impl SessionLog {
         SessionLogError::Write {
             path: self.path.clone(),
             source,
+        }
+    }
+}
+
+/// Every byte of `file`, from its start (it may have no name to open it by again).
+pub fn read_whole(file: &File) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        match file.read_at(&mut chunk, bytes.len() as u64) {
+            Ok(0) => return Ok(bytes),
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
 }

@@ -5,7 +5,7 @@
 
 mod log;
 
-pub use log::{SessionLog, SessionLogError, read_session_log};
+pub use log::{SessionLog, SessionLogError, read_session_log, read_whole};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;

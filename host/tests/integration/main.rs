@@ -28,6 +28,7 @@ mod case_load;
 mod case_parse;
 mod case_schema;
 mod cli_check;
+
 mod cli_color;
 mod cli_help;
 mod cli_interrupt;
@@ -35,6 +36,7 @@ mod cli_list;
 mod cli_load;
 mod cli_reports;
 mod cli_run;
+mod confinement;
 mod determinism;
 mod external_agent;
 mod external_agent_live;

@@ -115,6 +115,7 @@ fn an_errored_run_and_an_erroring_grader_match_the_schema() {
 /// run error, a verdict with captured output and a bundle. Built from the Rust types, so a
 /// field added to them shows up here (and is refused unless the schema has it).
 fn everything_report() -> SuiteReport {
+    use evalhost::confine::{Allowed, Widening};
     let verdict = GraderVerdict {
         entry: Some(0),
         grader: "signed#word_count".into(),
@@ -177,6 +178,12 @@ fn everything_report() -> SuiteReport {
     let cases = vec![CaseReport {
         name: "count-words".into(),
         path: "cases/words/count-words.yaml".into(),
+        confine: Widening {
+            read: vec!["/opt/data".into()],
+            write: vec!["/var/cache/words".into()],
+            connect: vec![5432],
+            any_port: true,
+        },
         summary: CaseSummary::with_k(&runs, Some(1)),
         runs,
     }];
@@ -197,6 +204,24 @@ fn everything_report() -> SuiteReport {
             name: "codex".into(),
             version: "0.171.0".into(),
         }],
+        confinement: Some(Allowed {
+            enforced: true,
+            landlock_abi: 3,
+            write: vec![
+                "workspace".into(),
+                "home".into(),
+                "tmp".into(),
+                "/srv".into(),
+            ],
+            read: vec!["system".into(), "/home/ada/.pyenv".into()],
+            connect: vec!["endpoint".into(), "8080".into()],
+            widened: Widening {
+                write: vec!["/srv".into()],
+                connect: vec![8080],
+                ..Widening::default()
+            },
+            missing: vec!["TCP connect rules (Landlock ABI 4)".into()],
+        }),
         summary: SuiteSummary::of(&cases),
         cases,
     }

@@ -34,6 +34,7 @@ fn suite(cases: Vec<(&str, Vec<RunReport>)>, k: Option<u32>) -> SuiteReport {
         .map(|(name, runs)| CaseReport {
             name: name.to_owned(),
             path: format!("{name}.yaml"),
+            confine: Default::default(),
             summary: CaseSummary::with_k(&runs, k),
             runs,
         })
@@ -48,6 +49,7 @@ fn suite(cases: Vec<(&str, Vec<RunReport>)>, k: Option<u32>) -> SuiteReport {
         interrupted: false,
         cancelled: Vec::new(),
         agents: Vec::new(),
+        confinement: None,
         summary: SuiteSummary::of(&cases),
         cases,
     }

@@ -1,5 +1,6 @@
 //! The bash tool: `bash -c` in the workspace, in its own process group, with a cleared
-//! environment, a timeout and an output cap. On timeout, on the cap, and when bash exits,
+//! environment, confined by the run's Landlock ruleset from before `exec` (`crate::confine`),
+//! a timeout and an output cap. On timeout, on the cap, and when bash exits,
 //! the whole group gets SIGKILL, and so does every process still carrying the call's marker
 //! variable (one that left the group with `setsid`, double-forked), so no process started
 //! by the call outlives it.
@@ -89,6 +90,9 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
         .stderr(stderr_writer)
         .process_group(0)
         .kill_on_drop(true);
+    if let Some(confinement) = &ctx.confinement {
+        confinement.apply(&mut cmd);
+    }
     let spawned = cmd.spawn();
     // The command holds our copies of the pipe's write end; until they close, the reader
     // would never see end-of-file.

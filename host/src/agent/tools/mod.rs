@@ -323,6 +323,8 @@ pub(crate) struct ToolContext {
     pub workspace: PathBuf,
     /// `HOME` for bash.
     pub home: PathBuf,
+    /// bash's `TMPDIR` and Landlock ruleset (`crate::confine`); `None`: unconfined.
+    pub confinement: Option<Arc<crate::confine::RunConfinement>>,
     pub limits: Limits,
 }
 

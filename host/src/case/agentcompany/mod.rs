@@ -98,6 +98,7 @@ pub fn parse_fixture(path: &Path, text: &str, options: &FixtureOptions) -> Resul
         live: false,
         tags: vec!["agentcompany".to_owned()],
         execution: Execution::ReplayTools(replay.results),
+        confine: Default::default(),
     }))
 }
 

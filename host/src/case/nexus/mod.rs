@@ -104,6 +104,7 @@ pub fn load_nexus_case(dir: &Path) -> Result<Case, CaseError> {
         live: false,
         tags,
         execution: Execution::Recorded(Arc::new(evidence)),
+        confine: Default::default(),
     }))
 }
 

@@ -1,0 +1,294 @@
+//! Confining every process a run starts — the built-in agent's `bash`, an external agent or
+//! preset, and everything they spawn — with the kernel's Landlock LSM, from before `exec`.
+//!
+//! By default a run's processes may write only in the run's workspace, its HOME and its temp
+//! dir (`TMPDIR`), read the system but not the invoking user's home nor the directory holding
+//! every run's temp root, connect over TCP only to the model endpoint's port, gain no new
+//! privileges, and neither signal processes nor reach abstract UNIX sockets outside the run.
+//! A case (`confine:`) or the command line widens this explicitly ([`Widening`]); where the
+//! kernel lacks a feature, [`Support::missing`] names the protection (`docs/security.md`).
+//!
+//! The ruleset is built once per run in evalhost ([`RunConfinement::new`], with the `landlock`
+//! crate); the child only calls `prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self`
+//! between fork and exec ([`RunConfinement::apply`]), two system calls and no allocation.
+
+mod ruleset;
+mod system;
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+pub use system::invoking_user_homes;
+
+/// The Landlock ABI whose features evalhost uses: file system access rights with truncation
+/// and device ioctls (1–5), TCP connect rules (4), signal and abstract-socket scoping (6).
+pub const TARGET_ABI: u32 = 6;
+
+/// Caps the Landlock ABI evalhost uses (to see what an older kernel would give).
+pub const ABI_VAR: &str = "EVALHOST_CONFINE_ABI";
+
+/// What a case or the command line adds to what a run's processes may do.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Widening {
+    /// Paths readable (and executable) beyond the system.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read: Vec<PathBuf>,
+    /// Paths writable beyond the workspace, HOME and temp dir.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write: Vec<PathBuf>,
+    /// TCP ports connectable beyond the endpoint's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connect: Vec<u16>,
+    /// Every TCP port (`network: any`): no connect rules at all.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub any_port: bool,
+}
+
+impl Widening {
+    /// Nothing added.
+    pub fn is_empty(&self) -> bool {
+        self == &Widening::default()
+    }
+
+    /// Both widenings at once.
+    pub fn with(&self, other: &Widening) -> Widening {
+        let mut joined = self.clone();
+        joined.read.extend(other.read.iter().cloned());
+        joined.write.extend(other.write.iter().cloned());
+        joined.connect.extend(other.connect.iter().copied());
+        joined.any_port |= other.any_port;
+        joined
+    }
+}
+
+/// The suite's confinement policy (`RunOptions::confine`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    /// Off only with `--no-confine`: runs get the user's full rights.
+    pub enabled: bool,
+    /// The command line's widening, for every run (`--confine-read`, ...).
+    pub widen: Widening,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            widen: Widening::default(),
+        }
+    }
+}
+
+/// What the kernel offers, decided once per process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Support {
+    /// The Landlock ABI the kernel implements (0: none), capped by [`ABI_VAR`].
+    pub abi: u32,
+}
+
+impl Support {
+    /// This kernel's support (asked once; `EVALHOST_CONFINE_ABI` caps it).
+    pub fn current() -> Support {
+        static SUPPORT: OnceLock<Support> = OnceLock::new();
+        *SUPPORT.get_or_init(|| {
+            let cap = std::env::var(ABI_VAR)
+                .ok()
+                .and_then(|v| v.trim().parse::<u32>().ok());
+            let abi = ruleset::kernel_abi();
+            Support {
+                abi: cap.map_or(abi, |cap| abi.min(cap)),
+            }
+        })
+    }
+
+    /// The ABI evalhost builds rulesets for: the kernel's, at most [`TARGET_ABI`].
+    pub fn used_abi(self) -> u32 {
+        self.abi.min(TARGET_ABI)
+    }
+
+    /// The protections this kernel cannot give, each with the ABI that brings it.
+    pub fn missing(self) -> Vec<String> {
+        let needs: [(u32, &str); 4] = [
+            (1, "file system rules (Landlock ABI 1)"),
+            (3, "truncation rules (Landlock ABI 3)"),
+            (4, "TCP connect rules (Landlock ABI 4)"),
+            (6, "signal and abstract-socket scoping (Landlock ABI 6)"),
+        ];
+        needs
+            .iter()
+            .filter(|(abi, _)| self.abi < *abi)
+            .map(|(_, what)| (*what).to_owned())
+            .collect()
+    }
+}
+
+/// Why a run's confinement could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfineError {
+    #[error("failed to build the run's Landlock ruleset: {0}")]
+    Ruleset(#[from] landlock::RulesetError),
+}
+
+/// A run's directories: its processes may write in them.
+#[derive(Debug, Clone)]
+pub struct RunDirs<'a> {
+    pub workspace: &'a Path,
+    pub home: &'a Path,
+    /// The run's temp dir (`TMPDIR`).
+    pub tmp: &'a Path,
+    /// Only readable: for an agent whose own sandbox cannot run confined, under
+    /// `approve: none` (`Preset::sandbox_nests`).
+    pub workspace_read_only: bool,
+}
+
+/// How every process of one run is started: its temp dir, and the Landlock ruleset its
+/// child applies to itself before `exec` (none when confinement is off or the kernel has no
+/// Landlock; `no new privileges` is set whenever confinement is on).
+#[derive(Debug)]
+pub struct RunConfinement {
+    tmp: PathBuf,
+    ruleset: Option<OwnedFd>,
+    no_new_privs: bool,
+}
+
+impl RunConfinement {
+    /// No confinement at all (`--no-confine`, or a library caller that wants none): only the
+    /// temp dir.
+    pub fn off(tmp: PathBuf) -> Self {
+        Self {
+            tmp,
+            ruleset: None,
+            no_new_privs: false,
+        }
+    }
+
+    /// The confinement of a run in `dirs` whose endpoint listens on `endpoint_port`, widened
+    /// by the suite's policy and the case's `confine:`.
+    pub fn new(
+        policy: &Policy,
+        case: &Widening,
+        dirs: &RunDirs<'_>,
+        endpoint_port: u16,
+    ) -> Result<Self, ConfineError> {
+        if !policy.enabled {
+            return Ok(Self::off(dirs.tmp.to_owned()));
+        }
+        let widen = policy.widen.with(case);
+        let support = Support::current();
+        let ruleset = if support.used_abi() == 0 {
+            None
+        } else {
+            ruleset::build(
+                support.used_abi(),
+                system::readable(),
+                dirs,
+                &widen,
+                endpoint_port,
+            )?
+        };
+        Ok(Self {
+            tmp: dirs.tmp.to_owned(),
+            ruleset,
+            no_new_privs: true,
+        })
+    }
+
+    /// Whether a Landlock ruleset confines the run's processes.
+    pub fn is_confined(&self) -> bool {
+        self.ruleset.is_some()
+    }
+
+    /// The run's temp dir: `TMPDIR` of its processes.
+    pub fn tmp(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Make `cmd`'s child confine itself before `exec`. `self` must outlive the spawn.
+    #[allow(unsafe_code)]
+    pub fn apply(&self, cmd: &mut tokio::process::Command) {
+        cmd.env("TMPDIR", &self.tmp);
+        if !self.no_new_privs {
+            return;
+        }
+        let fd = self.ruleset.as_ref().map_or(-1, AsRawFd::as_raw_fd);
+        // SAFETY: the hook runs in the forked child before exec and makes only two system
+        // calls (async-signal-safe), reading an integer captured by value; the ruleset's file
+        // descriptor stays open in the parent until the spawn has returned (`&self`).
+        unsafe {
+            cmd.pre_exec(move || ruleset::restrict_self(fd));
+        }
+    }
+}
+
+/// What the report says each run may do (before its case's widening): paths and ports as
+/// people read them, the kernel's ABI and the protections it lacks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Allowed {
+    /// `false` with `--no-confine`.
+    pub enforced: bool,
+    /// The kernel's Landlock ABI (0: none), as capped by `EVALHOST_CONFINE_ABI`.
+    pub landlock_abi: u32,
+    /// Writable: `workspace`, `home`, `tmp`, then the widening's paths.
+    pub write: Vec<String>,
+    /// Readable: `system` (less the invoking user's home and the runs' temp roots), the
+    /// installations on `PATH` inside that home, then the widening's paths.
+    pub read: Vec<String>,
+    /// TCP connects: `endpoint`, then the widening's ports; `any` when not restricted.
+    pub connect: Vec<String>,
+    /// What the command line added (`--confine-read`, ...), included in the lists above.
+    #[serde(default, skip_serializing_if = "Widening::is_empty")]
+    pub widened: Widening,
+    /// Protections the kernel lacks (empty when confinement is complete).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+}
+
+impl Allowed {
+    /// What `policy` allows every run on this kernel.
+    pub fn of(policy: &Policy) -> Self {
+        let support = Support::current();
+        if !policy.enabled {
+            return Self {
+                enforced: false,
+                landlock_abi: support.abi,
+                write: vec!["any".into()],
+                read: vec!["any".into()],
+                connect: vec!["any".into()],
+                widened: Widening::default(),
+                missing: Vec::new(),
+            };
+        }
+        let widen = &policy.widen;
+        let mut write: Vec<String> = ["workspace", "home", "tmp"].map(String::from).into();
+        write.extend(widen.write.iter().map(|p| p.display().to_string()));
+        let mut read = vec!["system".to_owned()];
+        read.extend(
+            system::readable()
+                .installs
+                .iter()
+                .map(|p| p.display().to_string()),
+        );
+        read.extend(widen.read.iter().map(|p| p.display().to_string()));
+        Self {
+            enforced: true,
+            landlock_abi: support.abi,
+            write,
+            read,
+            connect: connect_list(widen),
+            widened: widen.clone(),
+            missing: support.missing(),
+        }
+    }
+}
+
+fn connect_list(widen: &Widening) -> Vec<String> {
+    if widen.any_port {
+        return vec!["any".into()];
+    }
+    let mut connect = vec!["endpoint".to_owned()];
+    connect.extend(widen.connect.iter().map(u16::to_string));
+    connect
+}
