@@ -20,7 +20,7 @@ fn required() -> bool {
     std::env::var_os("EVALHOST_REQUIRE_TOOLCHAINS").is_some_and(|v| v == "1")
 }
 
-fn missing(what: &str, install: &str) -> Option<()> {
+fn missing<T>(what: &str, install: &str) -> Option<T> {
     if required() {
         panic!("{what} is required (EVALHOST_REQUIRE_TOOLCHAINS=1): {install}");
     }

@@ -11,7 +11,6 @@ use futures_util::StreamExt;
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor};
 use oci_client::secrets::RegistryAuth;
-use sha2::{Digest as _, Sha256};
 
 use super::OciReference;
 use super::credentials::registry_auth;
@@ -73,13 +72,8 @@ impl Registry {
         options: &RegistryOptions,
     ) -> Result<Self, BundleError> {
         crate::provider::install_crypto_provider();
-        let protocol = if reference.is_loopback() || options.insecure {
-            ClientProtocol::HttpsExcept(vec![reference.registry.clone()])
-        } else {
-            ClientProtocol::Https
-        };
         let config = ClientConfig {
-            protocol,
+            protocol: protocol(reference, options.insecure),
             connect_timeout: Some(Duration::from_secs(30)),
             read_timeout: Some(Duration::from_secs(120)),
             ..ClientConfig::default()
@@ -256,23 +250,34 @@ impl Registry {
             .pull_blob_stream(&target, layer)
             .await
             .map_err(|e| self.failed("fetch a layer of", e))?;
-        let mut bytes = Vec::with_capacity(usize::try_from(layer.size).unwrap_or(0));
-        let mut hasher = Sha256::new();
+        let size = layer.size as u64;
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| BundleError::Registry {
-                reference: self.reference.to_string(),
-                action: "fetch a layer of",
-                message: e.to_string(),
-                unreachable: true,
-            })?;
-            if (bytes.len() + chunk.len()) as u64 > limit {
-                return Err(too_large());
+            match chunk {
+                Ok(chunk) => {
+                    if (bytes.len() + chunk.len()) as u64 > limit {
+                        return Err(too_large());
+                    }
+                    bytes.extend_from_slice(&chunk);
+                    if bytes.len() as u64 > size {
+                        break;
+                    }
+                }
+                // All bytes are in: this is the client's own digest check at the end of the
+                // stream; the check below names both digests.
+                Err(_) if bytes.len() as u64 >= size => break,
+                Err(e) => {
+                    return Err(BundleError::Registry {
+                        reference: self.reference.to_string(),
+                        action: "fetch a layer of",
+                        message: error_chain(&e),
+                        unreachable: true,
+                    });
+                }
             }
-            hasher.update(&chunk);
-            bytes.extend_from_slice(&chunk);
         }
-        let actual = hex::encode(hasher.finalize());
-        if actual != expected || bytes.len() as u64 != layer.size as u64 {
+        let actual = sha256_hex(&bytes);
+        if actual != expected || bytes.len() as u64 != size {
             return Err(BundleError::RegistryDigestMismatch {
                 reference: self.reference.to_string(),
                 what: format!("{what} ({} bytes)", bytes.len()),
@@ -281,6 +286,15 @@ impl Registry {
             });
         }
         Ok(bytes)
+    }
+}
+
+/// Plain HTTP for a registry on loopback, or with `--insecure`; HTTPS for every other.
+fn protocol(reference: &OciReference, insecure: bool) -> ClientProtocol {
+    if reference.is_loopback() || insecure {
+        ClientProtocol::HttpsExcept(vec![reference.registry.clone()])
+    } else {
+        ClientProtocol::Https
     }
 }
 
@@ -297,4 +311,29 @@ fn error_chain(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_http_only_for_loopback_or_when_asked() {
+        let parse = |text: &str| OciReference::parse(text).unwrap();
+        let local = parse("oci://127.0.0.1:5000/acme/checks:1");
+        assert_eq!(
+            protocol(&local, false),
+            ClientProtocol::HttpsExcept(vec!["127.0.0.1:5000".into()])
+        );
+        let remote = parse("oci://registry.example.com/acme/checks:1");
+        assert_eq!(protocol(&remote, false), ClientProtocol::Https);
+        assert_eq!(
+            protocol(&remote, true),
+            ClientProtocol::HttpsExcept(vec!["registry.example.com".into()])
+        );
+        assert_eq!(
+            protocol(&parse("oci://10.1.2.3:5000/acme/checks:1"), false),
+            ClientProtocol::Https
+        );
+    }
 }
