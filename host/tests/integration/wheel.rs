@@ -1,8 +1,8 @@
-//! evalhost from pip: the wheel built by the README's command (`maturin build`, with the dev
-//! profile here so that cargo reuses the binary this test build already made instead of a
-//! second, ~15-minute release build) installs into a fresh venv, and `evalhost run
-//! cases/mino` runs from it. Under `EVALHOST_REQUIRE_TOOLCHAINS=1` a missing maturin fails
-//! the test instead of skipping it.
+//! evalhost from pip: the wheel built by the README's command (`maturin build`, here with the
+//! dev profile in the test build's target directory, so that cargo reuses what `cargo test`
+//! already compiled instead of a second, ~15-minute release build) installs into a fresh
+//! venv, and `evalhost run cases/mino` runs from it. Under `EVALHOST_REQUIRE_TOOLCHAINS=1` a missing maturin fails the test instead of
+//! skipping it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -50,8 +50,9 @@ fn the_wheel_installs_into_a_fresh_venv_and_runs_the_shipped_cases() {
     let tmp = tempfile::tempdir().unwrap();
     let dist = tmp.path().join("dist");
 
-    // README: `maturin build --release --out dist`, here with the test build's profile and
-    // target directory.
+    // README: `maturin build --release --out dist`; here with the dev profile in the test
+    // build's target directory, so cargo reuses what `cargo test` compiled (it recompiles only
+    // the crates whose features the dev-dependencies widen, and evalhost).
     run(Command::new("maturin")
         .args(["build", "--profile", "dev", "--out"])
         .arg(&dist)
