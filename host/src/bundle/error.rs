@@ -314,6 +314,98 @@ pub enum BundleError {
         /// The evalhost.toml that set the policy.
         policy: PathBuf,
     },
+    /// A registry reference evalhost cannot use.
+    #[error(
+        "`{reference}` is not a bundle reference: {message} (expected oci://HOST[:PORT]/REPO:TAG or oci://HOST[:PORT]/REPO@sha256:DIGEST)"
+    )]
+    BadReference {
+        /// The reference as written.
+        reference: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The registry could not be reached, refused the request or answered an error.
+    #[error("failed to {action} `{reference}`: {message}")]
+    Registry {
+        /// The reference.
+        reference: String,
+        /// `push`, `resolve`, `fetch the bundle layer of`, ...
+        action: &'static str,
+        /// The client's or the registry's message.
+        message: String,
+        /// Whether the registry could not be reached at all (rather than refused).
+        unreachable: bool,
+    },
+    /// The registry credentials (Docker config or environment) could not be read.
+    #[error("registry credentials for `{registry}`: {message}")]
+    Credentials {
+        /// The registry (`HOST[:PORT]`).
+        registry: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The manifest at a reference is not an evalhost bundle in the documented layout.
+    #[error(
+        "`{reference}` is not an evalhost bundle: {message} (see docs/bundles.md, \"Registries\")"
+    )]
+    NotABundle {
+        /// The reference.
+        reference: String,
+        /// What is missing or unexpected.
+        message: String,
+    },
+    /// The registry served bytes whose digest differs from the one asked for.
+    #[error(
+        "`{reference}`: the registry served {what} with digest sha256:{actual}, but {expected} was asked for (modified in the registry?); refusing the bundle"
+    )]
+    RegistryDigestMismatch {
+        /// The reference.
+        reference: String,
+        /// `the bundle layer`, `the manifest`, ...
+        what: String,
+        /// The digest asked for (`sha256:...`).
+        expected: String,
+        /// The digest of what was served (hex).
+        actual: String,
+    },
+    /// A manifest or layer larger than a bundle may be.
+    #[error("`{reference}`: {what} is larger than the {limit}-byte cap; refusing it")]
+    BlobTooLarge {
+        /// The reference.
+        reference: String,
+        /// `the bundle layer`, `the signature layer`, `the manifest`.
+        what: String,
+        /// The cap in bytes.
+        limit: u64,
+    },
+    /// A tag that now names another manifest than the lock recorded for it.
+    #[error("`{reference}` now resolves to manifest {actual}, but `{}` pins {expected} for it (bundle `{name}` {version}): the tag moved; refusing it (run `evalhost bundle install {reference} --update-lock` to accept the new manifest on purpose)", lock.display())]
+    TagMoved {
+        /// The reference.
+        reference: String,
+        /// The bundle the lock pins from it.
+        name: String,
+        /// Its pinned version.
+        version: String,
+        /// The manifest digest the lock recorded.
+        expected: String,
+        /// The manifest digest the tag names now.
+        actual: String,
+        /// The lock file.
+        lock: PathBuf,
+    },
+    /// `bundle remove NAME VERSION` of a version that is not installed.
+    #[error("bundle `{name}` {version} is not installed in `{}` (installed: {installed})", store.display())]
+    VersionNotInstalled {
+        /// The bundle.
+        name: String,
+        /// The version asked for.
+        version: String,
+        /// The versions installed.
+        installed: String,
+        /// The store.
+        store: PathBuf,
+    },
 }
 
 impl BundleError {

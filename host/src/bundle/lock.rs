@@ -29,6 +29,12 @@ pub struct Pin {
     pub version: String,
     /// sha256 of the bundle's manifest, lowercase hex.
     pub manifest_sha256: String,
+    /// The registry reference it was installed from (`oci://HOST/REPO:TAG`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oci_reference: Option<String>,
+    /// The OCI manifest digest (`sha256:...`) that reference named at install.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oci_digest: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -80,6 +86,26 @@ impl Lock {
                     ),
                 });
             }
+            if pin.oci_reference.is_some() != pin.oci_digest.is_some() {
+                return Err(BundleError::Lock {
+                    path: path.to_owned(),
+                    message: format!(
+                        "bundles.{name}: oci_reference and oci_digest are written together"
+                    ),
+                });
+            }
+            if let Some(digest) = &pin.oci_digest
+                && !digest
+                    .strip_prefix("sha256:")
+                    .is_some_and(super::store::is_digest)
+            {
+                return Err(BundleError::Lock {
+                    path: path.to_owned(),
+                    message: format!(
+                        "bundles.{name}.oci_digest is not sha256: and 64 lowercase hex digits"
+                    ),
+                });
+            }
             if semver::Version::parse(&pin.version).is_err() {
                 return Err(BundleError::Lock {
                     path: path.to_owned(),
@@ -123,15 +149,57 @@ impl Lock {
         Ok(())
     }
 
-    /// Pin `name` to `version` and `digest` (after [`Lock::check`]).
+    /// Whether the registry reference `reference` naming OCI manifest `oci_digest` agrees
+    /// with the lock: a pin installed from the same reference with another manifest means the
+    /// tag moved since, which is refused.
+    pub fn check_source(&self, reference: &str, oci_digest: &str) -> Result<(), BundleError> {
+        for (name, pin) in &self.bundles {
+            if pin.oci_reference.as_deref() == Some(reference)
+                && let Some(expected) = &pin.oci_digest
+                && expected != oci_digest
+            {
+                return Err(BundleError::TagMoved {
+                    reference: reference.to_owned(),
+                    name: name.clone(),
+                    version: pin.version.clone(),
+                    expected: expected.clone(),
+                    actual: oci_digest.to_owned(),
+                    lock: self.path.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Pin `name` to `version` and `digest` (after [`Lock::check`]), installed from a file.
     pub fn pin(&mut self, name: &str, version: &str, digest: &str) {
+        self.pin_from(name, version, digest, None);
+    }
+
+    /// Pin `name` to `version` and `digest`, installed from `source`: the registry reference
+    /// and the OCI manifest digest it named (`None`: from a file).
+    pub fn pin_from(
+        &mut self,
+        name: &str,
+        version: &str,
+        digest: &str,
+        source: Option<(String, String)>,
+    ) {
+        let (oci_reference, oci_digest) = source.unzip();
         self.bundles.insert(
             name.to_owned(),
             Pin {
                 version: version.to_owned(),
                 manifest_sha256: digest.to_owned(),
+                oci_reference,
+                oci_digest,
             },
         );
+    }
+
+    /// Drop the pin of `name`; whether there was one.
+    pub fn unpin(&mut self, name: &str) -> bool {
+        self.bundles.remove(name).is_some()
     }
 
     /// Write the lock back to its path.
@@ -169,5 +237,40 @@ mod tests {
         );
         let changed = lock.check("acme", "1.2.0", "dd").unwrap_err().to_string();
         assert!(changed.contains("pins aa"), "{changed}");
+    }
+
+    #[test]
+    fn a_moved_tag_is_refused_and_the_source_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut lock = Lock::read(&dir.path().join("evalhost.lock")).unwrap();
+        let digest = "a".repeat(64);
+        let tag = "oci://127.0.0.1:5000/acme/checks:stable";
+        let (one, two) = (
+            format!("sha256:{}", "1".repeat(64)),
+            format!("sha256:{}", "2".repeat(64)),
+        );
+        lock.pin_from("acme", "1.0.0", &digest, Some((tag.into(), one.clone())));
+        lock.write().unwrap();
+        let lock = Lock::read(&lock.path).unwrap();
+        assert_eq!(
+            lock.bundles["acme"].oci_digest.as_deref(),
+            Some(one.as_str())
+        );
+        assert!(lock.check_source(tag, &one).is_ok());
+        assert!(
+            lock.check_source("oci://127.0.0.1:5000/other:1", &two)
+                .is_ok()
+        );
+        let moved = lock.check_source(tag, &two).unwrap_err().to_string();
+        assert!(
+            moved.starts_with(&format!("`{tag}` now resolves to manifest {two}, but `")),
+            "{moved}"
+        );
+        assert!(
+            moved.contains(&format!(
+                "pins {one} for it (bundle `acme` 1.0.0): the tag moved"
+            )),
+            "{moved}"
+        );
     }
 }

@@ -9,7 +9,8 @@
 //! - [`pack()`]: a source directory becomes an archive, components checked;
 //! - [`sshsig`]: signing, verifying, `allowed_signers`;
 //! - [`verify_bundle`]: signature, exact file set, digests — all before anything is written;
-//! - [`BundleStore`], [`Lock`], [`TrustPolicy`], [`BundleResolver`] (load time).
+//! - [`BundleStore`], [`Lock`], [`TrustPolicy`], [`BundleResolver`] (load time);
+//! - [`registry`]: push to and install from OCI registries (`oci://HOST/REPO:TAG`).
 //!
 //! ```no_run
 //! use std::path::Path;
@@ -31,6 +32,7 @@ mod error;
 mod lock;
 pub mod manifest;
 mod pack;
+pub mod registry;
 mod resolve;
 pub mod sshsig;
 mod store;
@@ -44,10 +46,11 @@ pub use manifest::{Manifest, READS_WORKSPACE};
 pub use pack::{PackedBundle, pack};
 pub use resolve::{BundleGrader, BundleResolver};
 pub use sshsig::{AllowedSigners, NAMESPACE, Signer};
-pub use store::{BundleStore, STORE_ENV, StoredBundle};
+pub use store::{BundleStore, Installed, STORE_ENV, StoredBundle};
 pub use trust::TrustPolicy;
 pub use verify::{
     Signature, VerifiedBundle, VerifyOptions, manifest_bytes, signature_path, verify_bundle,
+    verify_bundle_from,
 };
 
 use serde::{Deserialize, Serialize};

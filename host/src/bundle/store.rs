@@ -39,6 +39,19 @@ pub struct StoredBundle {
     pub digest: String,
 }
 
+/// One installed bundle version, as [`BundleStore::list`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Installed {
+    /// The bundle's name.
+    pub name: String,
+    /// The version.
+    pub version: semver::Version,
+    /// The manifest sha256.
+    pub digest: String,
+    /// Whether it was installed with a signature.
+    pub signed: bool,
+}
+
 impl BundleStore {
     /// The store at `root`.
     pub fn new(root: impl Into<PathBuf>) -> Self {
@@ -148,6 +161,99 @@ impl BundleStore {
         }
         versions.sort();
         Ok(versions)
+    }
+
+    /// Every installed bundle version, by name, oldest version first.
+    pub fn list(&self) -> Result<Vec<Installed>, BundleError> {
+        let refs = self.root.join("refs");
+        let entries = match std::fs::read_dir(&refs) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(BundleError::io("read", &refs)(source)),
+        };
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(BundleError::io("read", &refs))?;
+            if let Some(name) = entry.file_name().to_str()
+                && !name.starts_with('.')
+            {
+                names.push(name.to_owned());
+            }
+        }
+        names.sort();
+        let mut installed = Vec::new();
+        for name in names {
+            for (version, digest) in self.versions(&name)? {
+                installed.push(Installed {
+                    signed: self.object(&digest).with_extension("sig").is_file(),
+                    name: name.clone(),
+                    version,
+                    digest,
+                });
+            }
+        }
+        Ok(installed)
+    }
+
+    /// Remove `name` `version` (every version when `None`) from the store: its ref, and its
+    /// files once no other ref names the same digest. The removed versions.
+    pub fn remove(
+        &self,
+        name: &str,
+        version: Option<&str>,
+    ) -> Result<Vec<(semver::Version, String)>, BundleError> {
+        let versions = self.versions(name)?;
+        if versions.is_empty() {
+            return Err(BundleError::NotInstalled {
+                name: name.to_owned(),
+                store: self.root.clone(),
+            });
+        }
+        let removed: Vec<(semver::Version, String)> = match version {
+            None => versions,
+            Some(wanted) => {
+                let found: Vec<_> = versions
+                    .iter()
+                    .filter(|(v, _)| v.to_string() == wanted)
+                    .cloned()
+                    .collect();
+                if found.is_empty() {
+                    return Err(BundleError::VersionNotInstalled {
+                        name: name.to_owned(),
+                        version: wanted.to_owned(),
+                        installed: versions
+                            .iter()
+                            .map(|(v, _)| v.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        store: self.root.clone(),
+                    });
+                }
+                found
+            }
+        };
+        for (version, _) in &removed {
+            let reference = self.reference(name, &version.to_string());
+            std::fs::remove_file(&reference).map_err(BundleError::io("remove", &reference))?;
+        }
+        let dir = self.root.join("refs").join(name);
+        // Only when empty: another version may still be there.
+        let _ = std::fs::remove_dir(&dir);
+        let still_named: Vec<String> = self.list()?.into_iter().map(|i| i.digest).collect();
+        for (_, digest) in &removed {
+            if still_named.contains(digest) {
+                continue;
+            }
+            let object = self.object(digest);
+            if object.is_dir() {
+                std::fs::remove_dir_all(&object).map_err(BundleError::io("remove", &object))?;
+            }
+            let signature = object.with_extension("sig");
+            if signature.is_file() {
+                std::fs::remove_file(&signature).map_err(BundleError::io("remove", &signature))?;
+            }
+        }
+        Ok(removed)
     }
 
     /// Open an installed bundle, checking that its manifest still has `digest`.

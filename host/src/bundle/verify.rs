@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::BundleError;
-use super::archive::{UnpackLimits, read_archive};
+use super::archive::{UnpackLimits, read_archive, unpack};
 use super::manifest::{MANIFEST_FILE, Manifest, manifest_origin, sha256_hex};
 use super::sshsig::{AllowedSigners, Signer, read_signature};
 
@@ -115,22 +115,42 @@ pub(crate) fn judge_signature(
     }
 }
 
-/// Verify the bundle at `archive`.
+/// Verify the bundle at `archive` (its signature at `options.signature`, else `ARCHIVE.sig`).
 pub fn verify_bundle(
     archive: &Path,
     options: &VerifyOptions,
 ) -> Result<VerifiedBundle, BundleError> {
-    let mut files = read_archive(archive, &options.limits)?;
-    let manifest_bytes = take_manifest(archive, &mut files)?;
+    let file = std::fs::File::open(archive).map_err(BundleError::io("read", archive))?;
     let sig_path = options
         .signature
         .clone()
         .unwrap_or_else(|| signature_path(archive));
     let signature_text = read_signature(&sig_path)?;
+    verify_bundle_from(
+        archive,
+        std::io::BufReader::new(file),
+        signature_text,
+        &sig_path,
+        options,
+    )
+}
+
+/// Verify a bundle read from `gzip` (a file, or a blob fetched from a registry) with the
+/// signature text `signature_text`: the same checks in the same order as [`verify_bundle`].
+/// `archive` and `sig_path` name the two in messages.
+pub fn verify_bundle_from(
+    archive: &Path,
+    gzip: impl std::io::Read,
+    signature_text: Option<String>,
+    sig_path: &Path,
+    options: &VerifyOptions,
+) -> Result<VerifiedBundle, BundleError> {
+    let mut files = unpack(archive, gzip, &options.limits)?;
+    let manifest_bytes = take_manifest(archive, &mut files)?;
     let signature = judge_signature(
         &manifest_bytes,
         signature_text.as_deref(),
-        &sig_path,
+        sig_path,
         archive,
         options.allowed_signers.as_ref(),
         options.identity.as_deref(),

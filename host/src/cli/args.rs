@@ -88,11 +88,13 @@ Exit status: 0 promoted; 2 bad session or the case exists (use --force); 3 write
   evalhost grader check grader.wasm
   evalhost grader test grader.wasm --evidence out/greet/run-1.evidence.json")]
     Grader(crate::cli::grader::GraderArgs),
-    /// Vetted grader bundles: pack, sign, print the signed manifest, verify, install.
+    /// Vetted grader bundles: pack, sign, verify, install, push to and install from OCI registries.
     #[command(after_help = "Examples:
   evalhost bundle pack graders/bundles/acme-checks
   evalhost bundle sign acme-checks-1.0.0.tar.gz --key ~/.ssh/id_ed25519
-  evalhost bundle install acme-checks-1.0.0.tar.gz --allowed-signers allowed_signers")]
+  evalhost bundle install acme-checks-1.0.0.tar.gz --allowed-signers allowed_signers
+  evalhost bundle push acme-checks-1.0.0.tar.gz oci://ghcr.io/acme/checks:1.0.0
+  evalhost bundle install oci://ghcr.io/acme/checks:1.0.0")]
     Bundle(crate::cli::bundle::BundleArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(after_help = "Examples:

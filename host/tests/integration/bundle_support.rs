@@ -43,12 +43,22 @@ impl Project {
 
     /// Run `evalhost ARGS` in the project: `(exit code, stdout, stderr)`.
     pub fn evalhost(&self, args: &[&str]) -> (i32, String, String) {
+        self.evalhost_env(args, &[])
+    }
+
+    /// [`Project::evalhost`] with `env` added (the Docker config is `dir/docker` unless
+    /// `env` moves it; registry credentials come only from `env`).
+    pub fn evalhost_env(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
         let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
             .args(args)
             .current_dir(self.project())
             .env("EVALHOST_BUNDLE_STORE", self.store())
             .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
             .env("XDG_CONFIG_HOME", self.path("config"))
+            .env("DOCKER_CONFIG", self.path("docker"))
+            .env_remove("EVALHOST_REGISTRY_USERNAME")
+            .env_remove("EVALHOST_REGISTRY_PASSWORD")
+            .envs(env.iter().copied())
             .output()
             .expect("evalhost runs");
         (
