@@ -183,6 +183,34 @@ def bundle_seeds():
         add("bundle", b"\x02" + tar(entries))
 
 
+def judgment(model, messages, schema, max_tokens, text, tokens=(30, 12)):
+    """One judgments.jsonl line whose key matches, as evalhost computes it (sha256 of the
+    compact JSON of model and question, fields in order)."""
+    question = {"messages": [{"role": r, "content": c} for r, c in messages],
+                "schema": schema, "max_output_tokens": max_tokens}
+    keyed = json.dumps({"model": model, "question": question}, separators=(",", ":"),
+                       ensure_ascii=False)
+    key = hashlib.sha256(keyed.encode()).hexdigest()
+    return json.dumps({"key": key, "model": model, "question": question,
+                       "answer": {"text": text, "input_tokens": tokens[0],
+                                  "output_tokens": tokens[1]}},
+                      separators=(",", ":"), ensure_ascii=False)
+
+
+def judgments_seeds():
+    schema = json.dumps({"type": "object", "required": ["score", "reason"]})
+    rubric = judgment("judge-model", [("system", "Rubric:\nThe answer names three fruits."),
+                                      ("user", "## Final text\nApples, pears and plums.\n\n")],
+                      schema, 400, '{"score":0.9,"reason":"It names three fruits."}')
+    plain = judgment("m", [("user", "Say what you see. ✓")], None, 100, "A pear.", (5, 4))
+    add("judgments", rubric + "\n")
+    add("judgments", plain + "\n" + rubric + "\n\n")
+    add("judgments", plain.replace('"A pear."', '"Two pears."') + "\n")
+    add("judgments", plain.replace('"key":"', '"key":"0', 1) + "\n")  # a key that does not match
+    add("judgments", rubric + "\n{not json\n")
+    add("judgments", "")
+
+
 def main():
     case_seeds()
     agentcompany_seeds()
@@ -190,6 +218,7 @@ def main():
     stream_seeds()
     evidence_seeds(sys.argv[1:])
     bundle_seeds()
+    judgments_seeds()
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("provider_stream", provider_stream),
     ("evidence_json", evidence_json),
     ("bundle", bundle),
+    ("judgments", judgments),
 ];
 
 /// The file a fuzzed case document claims to be; its stem is the case name it must carry.
@@ -356,4 +357,36 @@ fn line_count(text: &str) -> usize {
         .filter(|(i, b)| **b == b'\r' && bytes.get(i + 1) != Some(&b'\n'))
         .count();
     bytes.iter().filter(|b| **b == b'\n').count() + lone_cr + 1
+}
+
+/// A `judgments.jsonl` file (the judge's recorded answers, kept with the cases): parses, or
+/// fails naming the file and a line of it; what parses is written back sorted and reads back
+/// the same.
+pub fn judgments(data: &[u8]) {
+    use crate::judge::judgments::{Judgments, JudgmentsError};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let path = Path::new("fuzz/judgments.jsonl");
+    match Judgments::parse(path, text) {
+        Ok(parsed) => {
+            let written = parsed.to_text();
+            let again = Judgments::parse(path, &written).expect("written judgments parse");
+            assert_eq!(
+                again.to_text(),
+                written,
+                "judgments changed in a round trip"
+            );
+        }
+        Err(JudgmentsError::Line {
+            path: named, line, ..
+        }) => {
+            assert_eq!(named, path, "the error names the file");
+            assert!(
+                line >= 1 && line <= text.lines().count(),
+                "line {line} is inside the file"
+            );
+        }
+        Err(other) => panic!("parsing text cannot fail with {other}"),
+    }
 }

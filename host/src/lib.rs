@@ -92,6 +92,7 @@ pub mod evidence;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod grader;
+pub mod judge;
 pub mod model;
 mod parallel;
 pub mod private_file;

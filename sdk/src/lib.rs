@@ -92,6 +92,7 @@
 // name, which the export macro also uses from the grader author's crate.
 extern crate self as evalhost_sdk;
 
+pub mod judge;
 pub mod message;
 mod types;
 mod workspace;
@@ -134,8 +135,16 @@ pub trait Grader {
         Ok(())
     }
 
-    /// Judges one run.
+    /// Judges one run. A grader may ask the judge model here ([`judge`]) when the host
+    /// grants it.
     fn grade(config: &Self::Config, evidence: &Evidence) -> Result<Verdict, GradeError>;
+
+    /// One line saying what the grader checks with `config`, in words a case author reads
+    /// (`evalhost grader test` shows it). The default is the grader's name and summary.
+    fn describe(config: &Self::Config) -> String {
+        let _ = config;
+        format!("{}: {}", Self::NAME, Self::SUMMARY)
+    }
 }
 
 /// Parses `config` (JSON text) as `G`'s config and checks it, exactly as the
@@ -152,6 +161,13 @@ pub fn check_config<G: Grader>(config: &str) -> Result<(), GradeError> {
 pub fn grade<G: Grader>(config: &str, evidence: &Evidence) -> Result<Verdict, GradeError> {
     let config = parse_config::<G>(config)?;
     G::grade(&config, evidence)
+}
+
+/// Parses and checks `config` as [`check_config`] does, then describes it with `G`,
+/// exactly as the component's `describe` export does.
+pub fn describe<G: Grader>(config: &str) -> Result<String, GradeError> {
+    let config = parse_config::<G>(config)?;
+    Ok(G::describe(&config))
 }
 
 /// What `list-graders` reports for `G`.
@@ -196,8 +212,8 @@ pub mod __private {
     #[allow(missing_docs, unsafe_code)]
     pub mod bindings {
         wit_bindgen::generate!({
-            path: "../wit/since_v0.1.0",
-            world: "evalhost:grader/grader@0.1.0",
+            path: "../wit/since_v0.3.0",
+            world: "evalhost:grader/grader@0.3.0",
             // `register_graders!` expands in the grader author's crate, which depends on
             // this SDK only: every path the generated export macro emits goes through it.
             pub_export_macro: true,
@@ -287,6 +303,21 @@ macro_rules! register_graders {
                 $(
                     if grader == <$grader as $crate::Grader>::NAME {
                         return $crate::grade::<$grader>(&config, &evidence);
+                    }
+                )+
+                ::core::result::Result::Err($crate::__private::unknown_grader(
+                    &grader,
+                    &[$(<$grader as $crate::Grader>::NAME),+],
+                ))
+            }
+
+            fn describe(
+                grader: ::std::string::String,
+                config: ::std::string::String,
+            ) -> ::core::result::Result<::std::string::String, $crate::GradeError> {
+                $(
+                    if grader == <$grader as $crate::Grader>::NAME {
+                        return $crate::describe::<$grader>(&config);
                     }
                 )+
                 ::core::result::Result::Err($crate::__private::unknown_grader(

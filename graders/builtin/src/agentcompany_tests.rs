@@ -222,3 +222,39 @@ fn semantic_rubric_dimension() {
         "an empty mustContain or mustNotContain item matches everything"
     );
 }
+
+#[test]
+fn a_judged_dimension_passes_only_when_both_checks_pass_and_carries_the_reason() {
+    use crate::rubric::combine;
+    let config: SemanticRubricConfig = serde_json::from_str(
+        r#"{"id":"ceo-team","question":"q","passRubric":"p","failRubric":"f","mustContain":["x"]}"#,
+    )
+    .unwrap();
+    let passed = combine(&config, Verdict::pass(), true, "Balanced team.");
+    assert!(passed.pass);
+    assert_eq!(
+        passed.message,
+        "semantic_rubric ceo-team: judge: pass: Balanced team."
+    );
+    let judged_fail = combine(&config, Verdict::pass(), false, "No research.");
+    assert!(!judged_fail.pass && judged_fail.score == 0.0);
+    let both = combine(
+        &config,
+        Verdict::fail(r#"semantic_rubric ceo-team: missing ["x"]"#),
+        true,
+        "Fine.",
+    );
+    assert!(!both.pass);
+    assert_eq!(
+        both.message,
+        r#"semantic_rubric ceo-team: missing ["x"]; judge: pass: Fine."#
+    );
+    // Natively there is no judge: the deterministic check decides alone.
+    let evidence = Evidence::default();
+    let verdict = evalhost_sdk::grade::<SemanticRubric>(
+        r#"{"id":"ceo-team","question":"q","passRubric":"p","failRubric":"f","mustNotContain":["x"]}"#,
+        &evidence,
+    )
+    .unwrap();
+    assert!(verdict.pass);
+}

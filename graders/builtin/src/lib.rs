@@ -28,6 +28,7 @@ mod calls;
 mod config;
 mod endpoint;
 mod files;
+mod judged;
 mod limits;
 mod nexus;
 mod rubric;
@@ -44,6 +45,7 @@ pub use calls::{ResultStatus, ResultStatusConfig, Status, ToolCalled, ToolNotCal
 pub use config::Text;
 pub use endpoint::{NoEndpointErrors, NoSettings};
 pub use files::{FileContains, FileContainsConfig, FileExists};
+pub use judged::{Rubric, RubricConfig, Sees};
 pub use limits::{MaxRequests, MaxToolCalls};
 pub use nexus::{
     EventCountBounds, EventEmitted, EventSequenceDistance, EventSequenceStrict, Latency, Semantic,
@@ -85,6 +87,7 @@ evalhost_sdk::register_graders!(
     NoSecretLeak,
     SkillViewed,
     NoEndpointErrors,
+    Rubric,
 );
 
 #[cfg(test)]

@@ -1,6 +1,9 @@
-//! AgentCompany's semantic rubric: one dimension, judged deterministically against the
-//! assistant transcript by its `mustContain` and `mustNotContain` evidence.
+//! AgentCompany's semantic rubric: one dimension, checked deterministically against the
+//! assistant transcript by its `mustContain` and `mustNotContain` evidence, and, when a judge
+//! is configured, judged from its `question`, `passRubric` and `failRubric` too (both must
+//! pass). Without a judge the deterministic check alone decides, as before.
 
+use evalhost_sdk::judge::{self, JudgeError};
 use evalhost_sdk::message::{name, quote};
 use evalhost_sdk::{Evidence, GradeError, Grader, Verdict};
 use serde::Deserialize;
@@ -32,8 +35,7 @@ impl Grader for SemanticRubric {
     type Config = SemanticRubricConfig;
     const NAME: &'static str = "semantic_rubric";
     const VERSION: &'static str = "1.0.0";
-    const SUMMARY: &'static str =
-        "The assistant transcript holds every mustContain item and no mustNotContain item";
+    const SUMMARY: &'static str = "The assistant transcript holds every mustContain item and no mustNotContain item, and the judge (when configured) finds the passRubric met";
 
     fn config_schema() -> serde_json::Value {
         let text = serde_json::json!({"type": "string", "minLength": 1});
@@ -74,7 +76,74 @@ impl Grader for SemanticRubric {
     }
 
     fn grade(config: &SemanticRubricConfig, evidence: &Evidence) -> Result<Verdict, GradeError> {
-        Ok(semantic_rubric(config, &assistant_transcript(evidence)))
+        let transcript = assistant_transcript(evidence);
+        let checked = semantic_rubric(config, &transcript);
+        match judge::ask(&judge_question(config, &transcript)) {
+            // No judge configured: the deterministic check decides alone.
+            Err(JudgeError::NotConfigured(_)) => Ok(checked),
+            Err(error) => Err(error.into()),
+            Ok(answer) => {
+                let (pass, reason) = judged(&answer.text).map_err(GradeError::Failed)?;
+                Ok(combine(config, checked, pass, &reason))
+            }
+        }
+    }
+}
+
+/// The judge's question for one dimension: its question and both rubrics as instructions,
+/// the assistant transcript as the input, a `{pass, reason}` answer.
+pub fn judge_question(config: &SemanticRubricConfig, transcript: &str) -> judge::Question {
+    let instructions = format!(
+        "You judge one quality dimension of an AI agent's work from its transcript.\n\n\
+         Question: {}\nA passing answer: {}\nA failing answer: {}\n\n\
+         Decide whether the work passes, with a one-sentence reason.",
+        config.question, config.pass_rubric, config.fail_rubric
+    );
+    let schema = serde_json::json!({
+        "type": "object",
+        "required": ["pass", "reason"],
+        "additionalProperties": false,
+        "properties": {"pass": {"type": "boolean"}, "reason": {"type": "string"}}
+    });
+    judge::question(&instructions, transcript, Some(schema.to_string()))
+}
+
+/// `(pass, reason)` from the judge's JSON answer.
+fn judged(text: &str) -> Result<(bool, String), String> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("the judge's answer is not JSON: {e}"))?;
+    let pass = value["pass"]
+        .as_bool()
+        .ok_or_else(|| format!("the judge's answer has no boolean pass: {text}"))?;
+    Ok((
+        pass,
+        value["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .trim()
+            .to_owned(),
+    ))
+}
+
+/// The deterministic verdict and the judge's, together: passes when both pass; the message
+/// carries the judge's reason either way.
+pub fn combine(
+    config: &SemanticRubricConfig,
+    checked: Verdict,
+    pass: bool,
+    reason: &str,
+) -> Verdict {
+    let judged = format!("judge: {}: {reason}", if pass { "pass" } else { "fail" });
+    let message = if checked.pass {
+        format!("{} {}: {judged}", SemanticRubric::NAME, name(&config.id))
+    } else {
+        format!("{}; {judged}", checked.message)
+    };
+    let pass = pass && checked.pass;
+    Verdict {
+        pass,
+        score: if pass { 1.0 } else { 0.0 },
+        message,
     }
 }
 

@@ -80,6 +80,7 @@ mod tests {
             tools: definitions(false),
             stream: true,
             store: Some(false),
+            max_output_tokens: None,
         };
         assert_eq!(read, expected);
         // Byte for byte what encoding the request itself gives: the same field order.

@@ -306,6 +306,14 @@ pub enum BundleError {
         /// The evalhost.toml that set the policy.
         policy: PathBuf,
     },
+    /// The trust policy refuses graders that ask the judge.
+    #[error("`{reference}` asks for the `judge` capability, but the trust policy refuses it ([trust] allow_judge = false in {}); remove the grader or allow the judge", policy.display())]
+    JudgeRefused {
+        /// The grader reference as written.
+        reference: String,
+        /// The evalhost.toml that set the policy.
+        policy: PathBuf,
+    },
 }
 
 impl BundleError {

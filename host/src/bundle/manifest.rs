@@ -18,8 +18,13 @@ pub const SOURCE_FILE: &str = "bundle.toml";
 pub const MANIFEST_FILE: &str = "MANIFEST.toml";
 /// The manifest format this host writes and reads.
 pub const MANIFEST_FORMAT: u32 = 1;
-/// The one capability the host grants a bundle grader: the run's workspace, read-only.
+/// The capability of reading the run's workspace, read-only.
 pub const READS_WORKSPACE: &str = "reads-workspace";
+/// The capability of asking the judge (`evalhost:grader/judge`, WIT 0.3.0); the project's
+/// `[trust] allow_judge = false` refuses it.
+pub const JUDGE: &str = "judge";
+/// Every capability a bundle grader may declare.
+pub const CAPABILITIES: &[&str] = &[READS_WORKSPACE, JUDGE];
 
 /// sha256 of `bytes`, lowercase hex.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
@@ -47,7 +52,7 @@ pub struct BundleSource {
 pub struct GraderSource {
     /// The component file providing the grader, relative to the bundle directory.
     pub component: String,
-    /// What the grader asks for; today only `reads-workspace` exists.
+    /// What the grader asks for: `reads-workspace`, `judge`.
     #[serde(default)]
     pub capabilities: Vec<String>,
 }
@@ -288,12 +293,13 @@ fn check_graders<'a>(
             ));
         }
         for capability in capabilities {
-            if capability != READS_WORKSPACE {
+            if !CAPABILITIES.contains(&capability.as_str()) {
                 return Err(invalid(
                     path,
                     &format!("graders.{name}.capabilities"),
                     format!(
-                        "unknown capability `{capability}`: the host grants only `{READS_WORKSPACE}`"
+                        "unknown capability `{capability}` (known: {})",
+                        CAPABILITIES.join(", ")
                     ),
                 ));
             }

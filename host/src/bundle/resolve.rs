@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use super::lock::Lock;
-use super::manifest::{MANIFEST_FILE, READS_WORKSPACE};
+use super::manifest::{JUDGE, MANIFEST_FILE, READS_WORKSPACE};
 use super::sshsig::{AllowedSigners, read_signature};
 use super::store::{BundleStore, StoredBundle};
 use super::trust::TrustPolicy;
@@ -24,6 +24,8 @@ pub struct BundleGrader {
     pub bundle: BundleRef,
     /// Whether it was granted the run's workspace (`reads-workspace`).
     pub reads_workspace: bool,
+    /// Whether it was granted the judge (`judge`, which the trust policy allowed).
+    pub judge: bool,
 }
 
 /// Resolves bundle graders for one suite, loading each bundle and component once.
@@ -115,10 +117,15 @@ impl BundleResolver {
                     .into(),
             });
         }
+        let judge = entry.capabilities.iter().any(|c| c == JUDGE);
+        if judge {
+            self.policy.check_judge(&format!("{name}/{grader}"))?;
+        }
         Ok(BundleGrader {
             component,
             bundle,
             reads_workspace: entry.capabilities.iter().any(|c| c == READS_WORKSPACE),
+            judge,
         })
     }
 

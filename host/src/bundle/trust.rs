@@ -18,6 +18,9 @@ pub struct TrustPolicy {
     pub allow_unsigned: bool,
     /// Accept `path/to/grader.wasm#NAME` references.
     pub allow_wasm_paths: bool,
+    /// Grant the judge to graders that ask for it (a bundle's `judge` capability, a case
+    /// entry's `judge: true`).
+    pub allow_judge: bool,
     /// The `evalhost.toml` the policy came from, for messages (`None`: defaults).
     pub origin: Option<PathBuf>,
 }
@@ -28,6 +31,7 @@ impl Default for TrustPolicy {
             allowed_signers: None,
             allow_unsigned: true,
             allow_wasm_paths: true,
+            allow_judge: true,
             origin: None,
         }
     }
@@ -41,6 +45,7 @@ impl TrustPolicy {
             allowed_signers: table.allowed_signers.as_ref().map(|p| base.join(p)),
             allow_unsigned: table.allow_unsigned.unwrap_or(true),
             allow_wasm_paths: table.allow_wasm_paths.unwrap_or(true),
+            allow_judge: table.allow_judge.unwrap_or(true),
             origin: Some(origin.to_owned()),
         }
     }
@@ -51,6 +56,20 @@ impl TrustPolicy {
             return Ok(());
         }
         Err(BundleError::WasmPathRefused {
+            reference: reference.to_owned(),
+            policy: self
+                .origin
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(crate::config::PROJECT_FILE)),
+        })
+    }
+
+    /// Whether the grader `reference` may be granted the judge it asks for.
+    pub fn check_judge(&self, reference: &str) -> Result<(), BundleError> {
+        if self.allow_judge {
+            return Ok(());
+        }
+        Err(BundleError::JudgeRefused {
             reference: reference.to_owned(),
             policy: self
                 .origin

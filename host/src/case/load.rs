@@ -209,7 +209,10 @@ fn walk(dir: &Path, ancestors: &mut Vec<PathBuf>, found: &mut Vec<Result<PathBuf
         let name = entry.file_name();
         let name = name.to_string_lossy();
         let path = entry.path();
+        // The judge's recorded answers (`judgments.jsonl`) live beside the cases; they are
+        // not a fixture.
         let is_case = !name.starts_with('.')
+            && name != crate::judge::judgments::FILE_NAME
             && (name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".jsonl"));
         if is_case {
             // Follow symlinks: a linked case file is a case file. One that cannot be followed

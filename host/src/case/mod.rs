@@ -210,7 +210,13 @@ pub struct GraderUse {
     pub config: serde_json::Value,
     /// Where the grader entry is in the case file.
     pub location: Location,
+    /// `judge: true` on the entry: a component named by path may ask the judge (bundle
+    /// graders are granted by their bundle's `judge` capability, built-ins always).
+    pub judge: bool,
 }
+
+/// The key of a grader entry that grants a component named by path the judge.
+pub const JUDGE_KEY: &str = "judge";
 
 impl Case {
     /// Whether every model step carries recorded usage, so a replay reports real token

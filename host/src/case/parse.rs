@@ -6,7 +6,7 @@ use std::path::Path;
 use super::error::Problems;
 use super::yaml::{self, Node, Value};
 use super::{
-    Approve, Case, CaseError, Execution, GraderUse, Location, MAX_GRADERS, MAX_RUNS,
+    Approve, Case, CaseError, Execution, GraderUse, JUDGE_KEY, Location, MAX_GRADERS, MAX_RUNS,
     MAX_SEED_FILES, ScriptReply, ScriptStep, SeedFile, workspace,
 };
 
@@ -622,9 +622,18 @@ impl Doc<'_> {
     }
 
     fn grader(&self, node: &Node, field: &str) -> Option<GraderUse> {
+        // A second key is allowed only as `judge: true` (docs/judge.md).
         const SHAPE: &str = "each grader is a one-key map from grader name to its config";
         let found = match &node.value {
             Value::Map(entries) if entries.len() == 1 => None,
+            Value::Map(entries)
+                if entries.len() == 2
+                    && entries
+                        .iter()
+                        .any(|(k, _)| k.scalar_text(self.source).as_deref() == Some(JUDGE_KEY)) =>
+            {
+                None
+            }
             Value::Map(entries) => Some(format!("a map with {} keys", entries.len())),
             other => Some(other.kind().to_owned()),
         };
@@ -636,7 +645,25 @@ impl Doc<'_> {
             ));
             return None;
         }
-        let (name, key, config) = self.map(node, field, "a one-key map")?.into_iter().next()?;
+        let entries = self.map(node, field, "a one-key map")?;
+        let with_flag = entries.len() == 2;
+        let mut judge = false;
+        let mut grader = None;
+        for (name, key, value) in entries {
+            if name == JUDGE_KEY && with_flag {
+                match value.value {
+                    Value::Bool(granted) => judge = granted,
+                    ref other => self.note(self.invalid(
+                        value,
+                        &child(field, JUDGE_KEY),
+                        format!("expected true or false, found {}", other.kind()),
+                    )),
+                }
+            } else {
+                grader = Some((name, key, value));
+            }
+        }
+        let (name, key, config) = grader?;
         if name.is_empty() {
             self.note(self.invalid(key, field, "the grader name must not be empty"));
             return None;
@@ -646,6 +673,7 @@ impl Doc<'_> {
             name,
             config,
             location: self.loc(node),
+            judge,
         })
     }
 

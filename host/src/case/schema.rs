@@ -51,10 +51,26 @@ pub fn case_schema<'a>(graders: impl IntoIterator<Item = &'a GraderInfo>) -> Val
         }
         known.insert(info.name.clone(), config);
     }
+    known.insert(
+        super::JUDGE_KEY.into(),
+        json!({
+            "type": "boolean",
+            "description": "Grant a component named by path the judge (docs/judge.md)"
+        }),
+    );
     if let Some(entry) = schema.pointer_mut("/$defs/GraderEntry")
         && let Value::Object(entry) = entry
     {
         entry.insert("properties".into(), Value::Object(known));
+        // One grader, plus `judge: true` beside it.
+        entry.remove("maxProperties");
+        entry.insert(
+            "anyOf".into(),
+            json!([
+                {"maxProperties": 1},
+                {"required": [super::JUDGE_KEY], "maxProperties": 2}
+            ]),
+        );
         entry.insert(
             "patternProperties".into(),
             json!({ PATH_REFERENCE: {}, BUNDLE_REFERENCE: {} }),
@@ -239,7 +255,8 @@ struct Call {
 }
 
 /// One grader: `grader_name: config`. A built-in grader by name, a component file as
-/// `path/to/grader.wasm#grader`, or a bundle's grader as `bundle/grader`.
+/// `path/to/grader.wasm#grader` (with `judge: true` beside it to grant it the judge), or a
+/// bundle's grader as `bundle/grader`.
 #[derive(JsonSchema)]
 #[schemars(extend("minProperties" = 1, "maxProperties" = 1))]
 #[allow(dead_code)]

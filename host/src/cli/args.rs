@@ -217,6 +217,8 @@ pub struct RunArgs {
     /// after --filter and --tags. Merge the shards' reports with `evalhost report merge`.
     #[arg(long, value_name = "hash:M/N")]
     pub partition: Option<evalhost::runner::Partition>,
+    #[command(flatten)]
+    pub judge: crate::cli::judge::JudgeArgs,
     /// Let every run's processes also read (and execute) this path (repeatable); by default
     /// they read the system but not your home (docs/security.md).
     #[arg(long, value_name = "PATH")]

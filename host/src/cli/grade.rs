@@ -28,6 +28,8 @@ pub struct GradeArgs {
     /// Runs graded concurrently (default: number of cores; at most 128).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=128))]
     pub jobs: Option<u32>,
+    #[command(flatten)]
+    pub judge: super::judge::JudgeArgs,
 }
 
 pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
@@ -71,8 +73,9 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
         .build()
         .context("failed to start the async runtime")
         .map_err(Failure::internal)?;
+    let judge = args.judge.judge(runtime.handle())?;
     let regraded = runtime
-        .block_on(regrade(&evidence_dir, &saved, prepared, jobs))
+        .block_on(regrade(&evidence_dir, &saved, prepared, jobs, judge))
         .map_err(Failure::usage)?;
     let report = regraded.report;
     let runs: usize = report.cases.iter().map(|c| c.runs.len()).sum();

@@ -55,9 +55,10 @@ Exit status: 0 pass; 1 fail or a grader error; 2 bad input (files, config).")]
     #[command(after_help = "Examples:
   evalhost grader new no-secrets --lang python
   evalhost grader new no-secrets --lang rust --sdk ~/src/evalhost/sdk
+  evalhost grader new tone --lang python --judge
   cd no-secrets && ./build.sh && evalhost grader check grader.wasm && evalhost run cases/example.yaml
 
-Exit status: 0 created; 2 bad name, the directory exists, or the files could not be written.")]
+Exit status: 0 created; 2 bad name, the directory exists, --judge with a language it does not scaffold, or the files could not be written.")]
     New(NewArgs),
 }
 
@@ -77,6 +78,10 @@ pub struct NewArgs {
     /// evalhost was built from, when it exists).
     #[arg(long, value_name = "PATH")]
     pub sdk: Option<PathBuf>,
+    /// Scaffold a grader that asks the judge model to score a rubric (WIT 0.3.0; rust,
+    /// python or js), with an example case that grants it (`judge: true`).
+    #[arg(long)]
+    pub judge: bool,
 }
 
 /// `evalhost grader check`.
@@ -331,6 +336,7 @@ fn new(args: NewArgs) -> Result<u8, Failure> {
         lang: args.lang,
         parent: args.dir,
         sdk,
+        judge: args.judge,
     };
     let (dir, files) = scaffold(&options).map_err(Failure::usage)?;
     outln!(
@@ -343,10 +349,18 @@ fn new(args: NewArgs) -> Result<u8, Failure> {
     for file in files {
         outln!(out, "  {file}");
     }
-    outln!(
-        out,
-        "next: cd {} && ./build.sh && evalhost grader check grader.wasm && evalhost run cases/example.yaml",
-        dir.display()
-    );
+    if options.judge {
+        outln!(
+            out,
+            "next: cd {} && ./build.sh && evalhost grader check grader.wasm; set [judge] in evalhost.toml, then evalhost run --judge record cases/example.yaml (once) and evalhost run cases/example.yaml (replays)",
+            dir.display()
+        );
+    } else {
+        outln!(
+            out,
+            "next: cd {} && ./build.sh && evalhost grader check grader.wasm && evalhost run cases/example.yaml",
+            dir.display()
+        );
+    }
     Ok(print(out, exit::OK))
 }

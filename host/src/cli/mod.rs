@@ -10,6 +10,7 @@ mod completions;
 mod grade;
 mod grader;
 mod graders;
+mod judge;
 mod list;
 mod live;
 mod pi_agent;

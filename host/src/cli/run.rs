@@ -171,6 +171,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         .build()
         .context("failed to start the async runtime")
         .map_err(Failure::internal)?;
+    options.judge = args.judge.judge(runtime.handle())?;
     let report = runtime.block_on(async {
         if let Some(provider) = provider {
             options.live = Some(Arc::new(LiveModel::new(provider)));

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::{ConfigError, ProviderConfig, ProviderKind, RetryPolicy};
 
-/// Environment variables that override file fields: `(variable, field)`.
+/// Environment variables that override `[provider]` fields: `(variable, field)`.
 pub(super) const ENV_OVERRIDES: &[(&str, &str)] = &[
     ("EVALHOST_PROVIDER", "kind"),
     ("EVALHOST_BASE_URL", "base_url"),
@@ -15,6 +15,56 @@ pub(super) const ENV_OVERRIDES: &[(&str, &str)] = &[
     ("EVALHOST_API_KEY_ENV", "api_key_env"),
     ("EVALHOST_REASONING_EFFORT", "reasoning_effort"),
 ];
+
+/// Environment variables that override `[judge]` fields: `(variable, field)`.
+pub(super) const JUDGE_ENV_OVERRIDES: &[(&str, &str)] = &[
+    ("EVALHOST_JUDGE_PROVIDER", "kind"),
+    ("EVALHOST_JUDGE_BASE_URL", "base_url"),
+    ("EVALHOST_JUDGE_MODEL", "model"),
+    ("EVALHOST_JUDGE_API_KEY_ENV", "api_key_env"),
+    ("EVALHOST_JUDGE_REASONING_EFFORT", "reasoning_effort"),
+];
+
+/// Which table a [`Layered`] merges: `[provider]` (live runs) or `[judge]` (the judge).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) enum Section {
+    #[default]
+    Provider,
+    Judge,
+}
+
+impl Section {
+    /// The table's name.
+    pub(super) fn table(self) -> &'static str {
+        match self {
+            Section::Provider => "provider",
+            Section::Judge => "judge",
+        }
+    }
+
+    /// Who needs the table, for messages.
+    fn needed_by(self) -> &'static str {
+        match self {
+            Section::Provider => "live mode",
+            Section::Judge => "the judge",
+        }
+    }
+
+    pub(super) fn env_overrides(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Section::Provider => ENV_OVERRIDES,
+            Section::Judge => JUDGE_ENV_OVERRIDES,
+        }
+    }
+
+    /// The variable overriding `field`.
+    fn env(self, field: &str) -> &'static str {
+        self.env_overrides()
+            .iter()
+            .find(|(_, f)| *f == field)
+            .map_or("", |(var, _)| var)
+    }
+}
 
 /// `reasoning_effort` values the OpenAI dialects accept.
 const OPENAI_EFFORTS: &[&str] = &["none", "minimal", "low", "medium", "high", "xhigh"];
@@ -26,6 +76,7 @@ const ANTHROPIC_EFFORTS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
 #[serde(deny_unknown_fields)]
 struct ConfigFile {
     provider: Option<ProviderTable>,
+    judge: Option<ProviderTable>,
     trust: Option<TrustTable>,
     agents: Option<std::collections::BTreeMap<String, std::path::PathBuf>>,
 }
@@ -41,6 +92,8 @@ pub struct TrustTable {
     pub allow_unsigned: Option<bool>,
     /// Accept `path/to/grader.wasm#NAME` references (default true).
     pub allow_wasm_paths: Option<bool>,
+    /// Grant the judge to graders that ask for it (default true).
+    pub allow_judge: Option<bool>,
 }
 
 /// `[provider]` as written in a file; every field optional, the merge checks completeness.
@@ -73,9 +126,12 @@ pub struct ProviderTable {
     pub thinking_budget_tokens: Option<u32>,
 }
 
-/// Read a file's `[provider]`; a file that does not exist is `None`.
-pub(super) fn read(path: &Path) -> Result<Option<ProviderTable>, ConfigError> {
-    Ok(read_file(path)?.and_then(|file| file.provider))
+/// Read a file's `[provider]` (or `[judge]`); a file that does not exist is `None`.
+pub(super) fn read(path: &Path, section: Section) -> Result<Option<ProviderTable>, ConfigError> {
+    Ok(read_file(path)?.and_then(|file| match section {
+        Section::Provider => file.provider,
+        Section::Judge => file.judge,
+    }))
 }
 
 /// Read a file's `[trust]`; a file that does not exist is `None`.
@@ -112,11 +168,25 @@ fn read_file(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {
 /// Fields merged so far, each with where it came from.
 #[derive(Debug, Default)]
 pub(super) struct Layered {
+    section: Section,
     table: ProviderTable,
     origins: std::collections::HashMap<&'static str, String>,
 }
 
 impl Layered {
+    /// An empty merge of `section`.
+    pub(super) fn new(section: Section) -> Self {
+        Self {
+            section,
+            ..Self::default()
+        }
+    }
+
+    /// Whether any source set any field.
+    pub(super) fn is_empty(&self) -> bool {
+        self.origins.is_empty()
+    }
+
     /// Overlay a file's fields.
     pub(super) fn apply(&mut self, table: ProviderTable, origin: &str) {
         macro_rules! take {
@@ -165,12 +235,16 @@ impl Layered {
 
     /// Check completeness and values.
     pub(super) fn finish(self, places: &str) -> Result<ProviderConfig, ConfigError> {
-        let missing = |field: &'static str, env: &'static str| ConfigError::Missing {
+        let section = self.section;
+        let missing = |field: &'static str, _: &'static str| ConfigError::Missing {
+            needed_by: section.needed_by(),
+            table: section.table(),
             field,
             places: places.to_owned(),
-            env,
+            env: section.env(field),
         };
         let invalid = |field: &'static str, message: String| ConfigError::Invalid {
+            table: section.table(),
             field,
             origin: self.origin(field),
             message,

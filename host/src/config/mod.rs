@@ -1,4 +1,6 @@
-//! evalhost's configuration: the `[provider]` a live run talks to.
+//! evalhost's configuration: the `[provider]` a live run talks to, and the `[judge]` graders
+//! may ask (the same fields, overridden by `EVALHOST_JUDGE_PROVIDER`, `EVALHOST_JUDGE_BASE_URL`,
+//! `EVALHOST_JUDGE_MODEL`, `EVALHOST_JUDGE_API_KEY_ENV`, `EVALHOST_JUDGE_REASONING_EFFORT`).
 //!
 //! Sources, later ones overriding earlier ones field by field:
 //! 1. the user's file, `$XDG_CONFIG_HOME/evalhost/config.toml` (default `~/.config/evalhost/config.toml`);
@@ -175,9 +177,13 @@ pub enum ConfigError {
     },
     /// A required field is set nowhere.
     #[error(
-        "live mode needs provider field `{field}`: set `{field}` under [provider] in {places}, or set {env}"
+        "{needed_by} needs {table} field `{field}`: set `{field}` under [{table}] in {places}, or set {env}"
     )]
     Missing {
+        /// Who needs it: `live mode`, `the judge`.
+        needed_by: &'static str,
+        /// The table: `provider` or `judge`.
+        table: &'static str,
         /// The field.
         field: &'static str,
         /// The files it may be set in.
@@ -186,8 +192,10 @@ pub enum ConfigError {
         env: &'static str,
     },
     /// A field has a value evalhost does not accept.
-    #[error("provider field `{field}` ({origin}): {message}")]
+    #[error("{table} field `{field}` ({origin}): {message}")]
     Invalid {
+        /// The table: `provider` or `judge`.
+        table: &'static str,
         /// The field.
         field: &'static str,
         /// Where the value came from.
@@ -234,18 +242,33 @@ impl ConfigSources {
 
     /// Assemble the provider configuration, checking every field.
     pub fn provider(&self) -> Result<ProviderConfig, ConfigError> {
-        let mut merged = file::Layered::default();
+        self.layered(file::Section::Provider)?
+            .finish(&self.places())
+    }
+
+    /// Assemble the judge's configuration (`[judge]`, `EVALHOST_JUDGE_*`: the fields of
+    /// `[provider]`), checking every field; `None` when no source sets any of it.
+    pub fn judge(&self) -> Result<Option<ProviderConfig>, ConfigError> {
+        let merged = self.layered(file::Section::Judge)?;
+        if merged.is_empty() {
+            return Ok(None);
+        }
+        merged.finish(&self.places()).map(Some)
+    }
+
+    fn layered(&self, section: file::Section) -> Result<file::Layered, ConfigError> {
+        let mut merged = file::Layered::new(section);
         for path in [&self.user_file, &self.project_file].into_iter().flatten() {
-            if let Some(table) = file::read(path)? {
+            if let Some(table) = file::read(path, section)? {
                 merged.apply(table, &path.display().to_string());
             }
         }
-        for (var, field) in file::ENV_OVERRIDES {
+        for (var, field) in section.env_overrides() {
             if let Some(value) = self.env.get(*var).filter(|v| !v.trim().is_empty()) {
                 merged.set_env(field, value.trim(), var);
             }
         }
-        merged.finish(&self.places())
+        Ok(merged)
     }
 
     /// The project's trust policy for grader bundles: `[trust]` of the project's

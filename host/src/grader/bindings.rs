@@ -31,23 +31,40 @@ pub(crate) mod v0_2_0 {
     });
 }
 
+/// `evalhost:grader@0.3.0`: 0.2.0 plus the `judge` import (answered by
+/// [`super::judge_call`]).
+pub(crate) mod v0_3_0 {
+    wasmtime::component::bindgen!({
+        path: "../wit/since_v0.3.0",
+        world: "grader",
+        with: {
+            "evalhost:grader/types@0.3.0": super::v0_1_0::evalhost::grader::types,
+        },
+    });
+}
+
+/// The judge interface's generated types and host trait.
+pub(crate) use v0_3_0::evalhost::grader::judge;
+
 /// The types every version shares.
 pub(crate) use v0_1_0::evalhost::grader::types;
 
 /// Every version of the grader world this host loads, oldest first.
-pub const WORLD_VERSIONS: &[&str] = &["0.1.0", "0.2.0"];
+pub const WORLD_VERSIONS: &[&str] = &["0.1.0", "0.2.0", "0.3.0"];
 
 /// A component's pre-instantiation, for the version of the world it targets.
 #[derive(Clone)]
 pub(crate) enum Pre {
     V0_1_0(v0_1_0::GraderPre<SandboxState>),
     V0_2_0(v0_2_0::GraderPre<SandboxState>),
+    V0_3_0(v0_3_0::GraderPre<SandboxState>),
 }
 
 /// One fresh instance of a grader component.
 pub(crate) enum Instance {
     V0_1_0(v0_1_0::Grader),
     V0_2_0(v0_2_0::Grader),
+    V0_3_0(v0_3_0::Grader),
 }
 
 type GradeResult<T> = wasmtime::Result<Result<T, types::GradeError>>;
@@ -55,10 +72,22 @@ type GradeResult<T> = wasmtime::Result<Result<T, types::GradeError>>;
 impl Pre {
     /// Type-check `pre` against each supported version, newest first.
     ///
+    /// 0.3.0 exports what 0.2.0 does and adds an import, so a component is 0.3.0 when it
+    /// imports any interface of `evalhost:grader@0.3.0`.
+    ///
     /// The error is the mismatch against the oldest version (what most components target).
     pub(crate) fn new(
         pre: wasmtime::component::InstancePre<SandboxState>,
     ) -> wasmtime::Result<Self> {
+        let engine = pre.engine().clone();
+        let imports_v0_3_0 = pre
+            .component()
+            .component_type()
+            .imports(&engine)
+            .any(|(name, _)| name.starts_with("evalhost:grader/") && name.ends_with("@0.3.0"));
+        if imports_v0_3_0 && let Ok(v3) = v0_3_0::GraderPre::new(pre.clone()) {
+            return Ok(Pre::V0_3_0(v3));
+        }
         if let Ok(v2) = v0_2_0::GraderPre::new(pre.clone()) {
             return Ok(Pre::V0_2_0(v2));
         }
@@ -70,6 +99,7 @@ impl Pre {
         match self {
             Pre::V0_1_0(_) => "0.1.0",
             Pre::V0_2_0(_) => "0.2.0",
+            Pre::V0_3_0(_) => "0.3.0",
         }
     }
 
@@ -81,6 +111,7 @@ impl Pre {
         Ok(match self {
             Pre::V0_1_0(pre) => Instance::V0_1_0(pre.instantiate(&mut *store)?),
             Pre::V0_2_0(pre) => Instance::V0_2_0(pre.instantiate(&mut *store)?),
+            Pre::V0_3_0(pre) => Instance::V0_3_0(pre.instantiate(&mut *store)?),
         })
     }
 }
@@ -93,6 +124,7 @@ impl Instance {
         match self {
             Instance::V0_1_0(g) => g.call_list_graders(store),
             Instance::V0_2_0(g) => g.call_list_graders(store),
+            Instance::V0_3_0(g) => g.call_list_graders(store),
         }
     }
 
@@ -105,6 +137,7 @@ impl Instance {
         match self {
             Instance::V0_1_0(g) => g.call_check_config(store, grader, config),
             Instance::V0_2_0(g) => g.call_check_config(store, grader, config),
+            Instance::V0_3_0(g) => g.call_check_config(store, grader, config),
         }
     }
 
@@ -118,6 +151,7 @@ impl Instance {
         match self {
             Instance::V0_1_0(g) => g.call_grade(store, grader, config, evidence),
             Instance::V0_2_0(g) => g.call_grade(store, grader, config, evidence),
+            Instance::V0_3_0(g) => g.call_grade(store, grader, config, evidence),
         }
     }
 
@@ -131,6 +165,7 @@ impl Instance {
         match self {
             Instance::V0_1_0(_) => None,
             Instance::V0_2_0(g) => Some(g.call_describe(store, grader, config)),
+            Instance::V0_3_0(g) => Some(g.call_describe(store, grader, config)),
         }
     }
 }

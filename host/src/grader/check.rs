@@ -59,6 +59,10 @@ pub const GRANTED_IMPORTS: &[(&str, &str)] = &[
     ("wasi:cli/terminal-stdout", "no terminal"),
     ("wasi:cli/terminal-stderr", "no terminal"),
     ("evalhost:grader/types", "the grader world's types"),
+    (
+        "evalhost:grader/judge",
+        "the judge, answered only for graders granted it (recorded judgments unless recording)",
+    ),
 ];
 
 /// What `evalhost grader check` found in a valid component.

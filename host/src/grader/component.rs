@@ -10,6 +10,7 @@ use wasmtime::{Store, Trap};
 
 use super::bindings::{Instance, Pre, types};
 use super::engine::Shared;
+use super::judge_call::JudgeGrant;
 use super::output::OutputLimitExceeded;
 use super::sandbox::{self, LimitHit, SandboxState};
 use super::{GraderError, GraderHostError, GraderInfo, Verdict};
@@ -39,6 +40,8 @@ impl std::fmt::Debug for GraderComponent {
 pub struct CallStats {
     /// Fuel (≈ instructions) the call consumed.
     pub fuel_used: u64,
+    /// Questions the grader asked the judge, and the tokens their answers took.
+    pub judge: crate::judge::JudgeUsage,
     /// Wall time including instantiation.
     pub duration: Duration,
     /// Captured guest stdout (capped).
@@ -72,7 +75,7 @@ impl GraderComponent {
             origin: origin.to_owned(),
             graders: Arc::from([]),
         };
-        let (listed, _) = loaded.call(None, |grader, store| grader.list_graders(store));
+        let (listed, _) = loaded.call(None, None, |grader, store| grader.list_graders(store));
         let listed = listed
             .and_then(|listed| within_schema_limit(listed, loaded.shared.limits.schema_bytes))
             .map_err(|error| GraderHostError::ListGraders {
@@ -113,14 +116,14 @@ impl GraderComponent {
 
     /// Ask the component whether `config` is valid for `grader`.
     pub fn check_config(&self, grader: &str, config: &str) -> Result<(), GraderError> {
-        let (result, _) = self.call(None, |g, store| g.check_config(store, grader, config));
+        let (result, _) = self.call(None, None, |g, store| g.check_config(store, grader, config));
         result?.map_err(GraderError::from)
     }
 
     /// What `grader` checks with `config`, in one line (`None`: the component targets a
     /// world version without `describe`, i.e. 0.1.0).
     pub fn describe(&self, grader: &str, config: &str) -> Option<Result<String, GraderError>> {
-        let (result, _) = self.call(None, |g, store| {
+        let (result, _) = self.call(None, None, |g, store| {
             g.describe(store, grader, config).transpose()
         });
         match result {
@@ -133,7 +136,8 @@ impl GraderComponent {
         }
     }
 
-    /// Grade one run in a fresh instance, with `workspace` preopened read-only.
+    /// Grade one run in a fresh instance, with `workspace` preopened read-only. The grader
+    /// may not ask the judge (see [`GraderComponent::grade_with_judge`]).
     pub fn grade(
         &self,
         grader: &str,
@@ -141,7 +145,21 @@ impl GraderComponent {
         evidence: &PreparedEvidence,
         workspace: Option<&Path>,
     ) -> (Result<Verdict, GraderError>, CallStats) {
-        let (result, stats) = self.call(workspace, |g, store| {
+        self.grade_with_judge(grader, config, evidence, workspace, None)
+    }
+
+    /// [`GraderComponent::grade`], the grader granted the judge when `judge` is given. A
+    /// judge error during the call (not granted, not recorded, a cap, a provider failure)
+    /// is the call's result, whatever the grader returned: never a pass.
+    pub fn grade_with_judge(
+        &self,
+        grader: &str,
+        config: &str,
+        evidence: &PreparedEvidence,
+        workspace: Option<&Path>,
+        judge: Option<JudgeGrant>,
+    ) -> (Result<Verdict, GraderError>, CallStats) {
+        let (result, stats) = self.call(workspace, judge, |g, store| {
             g.grade(store, grader, config, &evidence.0)
         });
         let result =
@@ -163,12 +181,13 @@ impl GraderComponent {
     fn call<R>(
         &self,
         workspace: Option<&Path>,
+        judge: Option<JudgeGrant>,
         f: impl FnOnce(&Instance, &mut Store<SandboxState>) -> wasmtime::Result<R>,
     ) -> (Result<R, GraderError>, CallStats) {
         let started = Instant::now();
         let limits = self.shared.limits;
         let (mut store, captured) =
-            match sandbox::new_store(&self.shared.engine, &limits, workspace, 0) {
+            match sandbox::new_store(&self.shared.engine, &limits, workspace, judge, 0) {
                 Ok(pair) => pair,
                 Err(e) => {
                     let stats = CallStats {
@@ -185,7 +204,14 @@ impl GraderComponent {
         let fuel_left = store.get_fuel().unwrap_or(0);
         let stderr = captured.stderr.text();
         let result = result.map_err(|e| classify(e, &store, &limits, &stderr));
+        let judged = sandbox::judge_call(&store);
+        // The judge's refusal is why the call ended, whatever the grader made of it.
+        let result = match &judged.refusal {
+            Some(refusal) => Err(GraderError::from(refusal.clone())),
+            None => result,
+        };
         let stats = CallStats {
+            judge: judged.usage,
             fuel_used: limits.fuel.saturating_sub(fuel_left),
             duration: started.elapsed(),
             stdout: captured.stdout.text(),
@@ -376,6 +402,19 @@ impl PreparedEvidence {
                 })
                 .collect(),
         })
+    }
+}
+
+impl From<crate::judge::JudgeError> for GraderError {
+    fn from(e: crate::judge::JudgeError) -> Self {
+        match e {
+            // Replay lacks the answer: the evidence cannot be judged yet, which is neither a
+            // pass nor a fail.
+            crate::judge::JudgeError::NotRecorded { .. } => {
+                GraderError::NotEvaluable(e.to_string())
+            }
+            other => GraderError::Judge(other),
+        }
     }
 }
 

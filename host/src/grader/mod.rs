@@ -8,6 +8,7 @@ mod bindings;
 mod check;
 mod component;
 mod engine;
+mod judge_call;
 mod limits;
 mod output;
 mod sandbox;
@@ -16,6 +17,7 @@ pub use bindings::WORLD_VERSIONS;
 pub use check::{CheckError, ComponentReport, GRANTED_IMPORTS, refusal};
 pub use component::{CallStats, GraderComponent, PreparedEvidence};
 pub use engine::default_cache_dir;
+pub use judge_call::JudgeGrant;
 pub use limits::Limits;
 pub use output::OutputLimitExceeded;
 
@@ -89,6 +91,9 @@ pub enum GraderError {
     },
     #[error(transparent)]
     OutputLimit(OutputLimitExceeded),
+    /// A judge error ended the call (not granted, not configured, a cap, a failed provider).
+    #[error(transparent)]
+    Judge(crate::judge::JudgeError),
     #[error("trapped: {0}")]
     Trap(String),
     #[error("sandbox setup failed: {0}")]

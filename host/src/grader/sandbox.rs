@@ -3,15 +3,16 @@
 //! clock and seeded randomness so a grade is a pure function of its inputs.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use wasmtime::component::ResourceTable;
-use wasmtime::{ResourceLimiter, Store};
+use wasmtime::{ResourceLimiter, Store, UpdateDeadline};
 use wasmtime_wasi::{
     FsPerms, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView,
 };
 
-use super::limits::Limits;
+use super::judge_call::{JudgeCall, JudgeGrant};
+use super::limits::{EPOCH_TICK, Limits};
 use super::output::CapturedOutput;
 use crate::evidence::WORKSPACE_GUEST_PATH;
 
@@ -23,6 +24,10 @@ pub(crate) struct SandboxState {
     wasi: WasiCtx,
     table: ResourceTable,
     limiter: Limiter,
+    /// When the call started (its store was made): the deadline counts from here.
+    started: Instant,
+    /// The judge import's state: grant, questions asked, time waited, first refusal.
+    pub judge: JudgeCall,
 }
 
 /// Which memory or table limit a grader hit, recorded before the trap unwinds.
@@ -81,11 +86,13 @@ pub(crate) struct Captured {
     pub stderr: CapturedOutput,
 }
 
-/// Build a fresh store for one call, with the workspace (if any) preopened read-only.
+/// Build a fresh store for one call, with the workspace (if any) preopened read-only and
+/// the judge granted when `judge` is given.
 pub(crate) fn new_store(
     engine: &wasmtime::Engine,
     limits: &Limits,
     workspace: Option<&Path>,
+    judge: Option<JudgeGrant>,
     seed: u64,
 ) -> std::io::Result<(Store<SandboxState>, Captured)> {
     let stdout = CapturedOutput::new("stdout", limits.output_bytes);
@@ -120,6 +127,8 @@ pub(crate) fn new_store(
             table_elements: limits.table_elements,
             hit: None,
         },
+        started: Instant::now(),
+        judge: JudgeCall::new(judge),
     };
     let mut store = Store::new(engine, state);
     store.limiter(|s| &mut s.limiter);
@@ -127,8 +136,28 @@ pub(crate) fn new_store(
         .set_fuel(limits.fuel)
         .map_err(|e| std::io::Error::other(format!("{e:#}")))?;
     store.set_epoch_deadline(limits.deadline_ticks());
-    store.epoch_deadline_trap();
+    // At the deadline, the time the grader waited for the judge is given back: only the
+    // grader's own time counts. Without judge calls this interrupts at the first deadline.
+    let deadline = limits.deadline;
+    store.epoch_deadline_callback(move |context| {
+        let state = context.data();
+        let spent = state.started.elapsed().saturating_sub(state.judge.waited);
+        match deadline.checked_sub(spent) {
+            Some(left) if !left.is_zero() => Ok(UpdateDeadline::Continue(ticks(left))),
+            _ => Ok(UpdateDeadline::Interrupt),
+        }
+    });
     Ok((store, Captured { stdout, stderr }))
+}
+
+/// `time` in epoch ticks, rounded up (at least one).
+fn ticks(time: Duration) -> u64 {
+    (time.as_micros().div_ceil(EPOCH_TICK.as_micros()) as u64).max(1)
+}
+
+/// What the call spent on the judge, and its first refusal.
+pub(crate) fn judge_call(store: &Store<SandboxState>) -> &JudgeCall {
+    &store.data().judge
 }
 
 /// The memory or table limit the call hit, if any.

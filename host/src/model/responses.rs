@@ -42,6 +42,10 @@ pub struct ResponsesRequest {
     /// Whether the provider may keep the response; the agent always says no.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store: Option<bool>,
+    /// Most tokens the answer may take (the judge sets it; the agent leaves the provider's
+    /// configuration to decide).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
 }
 
 /// One item of a request's `input`.

@@ -35,16 +35,18 @@ impl SseEvent {
     pub fn encode(&self) -> String {
         let mut out = String::with_capacity(self.data.len() + 32);
         if let Some(event) = &self.event {
-            let _ = writeln!(out, "event: {}", single_line(event));
+            field(&mut out, "event", event);
         }
         if let Some(id) = &self.id {
-            let _ = writeln!(out, "id: {}", single_line(id));
+            field(&mut out, "id", id);
         }
         if let Some(retry) = self.retry {
             let _ = writeln!(out, "retry: {retry}");
         }
         for line in split_lines(&self.data) {
-            let _ = writeln!(out, "data: {line}");
+            out.push_str("data: ");
+            out.push_str(line);
+            out.push('\n');
         }
         out.push('\n');
         out
@@ -56,15 +58,32 @@ pub fn encode_comment(text: &str) -> String {
     format!(": {}\n\n", single_line(text))
 }
 
+/// `NAME: VALUE` and its line end, line breaks in the value dropped.
+fn field(out: &mut String, name: &str, value: &str) {
+    out.push_str(name);
+    out.push_str(": ");
+    match line_break(value) {
+        None => out.push_str(value),
+        Some(_) => out.push_str(&single_line(value)),
+    }
+    out.push('\n');
+}
+
 fn single_line(text: &str) -> String {
     text.chars().filter(|c| *c != '\n' && *c != '\r').collect()
+}
+
+/// Where the first `\r` or `\n` of `text` is (a vectorised search: event data is most of
+/// a stream's bytes, and JSON data has no line break at all).
+pub(crate) fn line_break(text: &str) -> Option<usize> {
+    memchr::memchr2(b'\r', b'\n', text.as_bytes())
 }
 
 /// Split on `\r\n`, `\n` or `\r`, the three line ends SSE recognises; always at least one line.
 fn split_lines(text: &str) -> Vec<&str> {
     let mut lines = Vec::new();
     let mut rest = text;
-    while let Some(i) = rest.find(['\r', '\n']) {
+    while let Some(i) = line_break(rest) {
         lines.push(&rest[..i]);
         let skip = if rest[i..].starts_with("\r\n") { 2 } else { 1 };
         rest = &rest[i + skip..];

@@ -95,7 +95,7 @@ pub(crate) fn body(
     let tools = tools(request);
     let mut body = json!({
         "model": config.model,
-        "max_tokens": config.max_tokens,
+        "max_tokens": max_tokens(request, config),
         "messages": messages,
         "stream": true,
     });
@@ -119,6 +119,18 @@ pub(crate) fn body(
         (None, None) => {}
     }
     body
+}
+
+/// `max_tokens`: the request's own cap (the judge's) within the configured one, but never at
+/// or below a configured thinking budget, which Anthropic refuses.
+fn max_tokens(request: &ResponsesRequest, config: &ProviderConfig) -> u32 {
+    match request.max_output_tokens {
+        None => config.max_tokens,
+        Some(max) => {
+            let floor = config.thinking_budget_tokens.map_or(1, |b| b + 1);
+            max.min(config.max_tokens).max(floor)
+        }
+    }
 }
 
 /// Start an assistant message with the thinking blocks of the reply whose first call it

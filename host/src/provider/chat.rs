@@ -87,6 +87,9 @@ pub(crate) fn body(request: &ResponsesRequest, config: &ProviderConfig) -> Value
     if let Some(effort) = &config.reasoning_effort {
         body["reasoning_effort"] = json!(effort);
     }
+    if let Some(max) = request.max_output_tokens {
+        body["max_tokens"] = json!(max.min(config.max_tokens));
+    }
     body
 }
 

@@ -31,7 +31,7 @@ use crate::config::{ApiKey, ProviderConfig, ProviderKind};
 use crate::model::SseEvent;
 use crate::model::responses::ResponsesRequest;
 use crate::session::OutputItem;
-use error::excerpt;
+pub(crate) use error::excerpt;
 
 /// Most bytes of an HTTP error body quoted in an error.
 const ERROR_BODY_EXCERPT: usize = 1024;

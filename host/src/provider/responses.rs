@@ -30,6 +30,7 @@ pub(crate) fn body(
     let mut request = request.clone();
     request.model = config.model.clone();
     request.stream = true;
+    request.max_output_tokens = request.max_output_tokens.map(|m| m.min(config.max_tokens));
     let stored = request.store == Some(true);
     let mut body = serde_json::to_value(&request).unwrap_or(Value::Null);
     if let Some(effort) = &config.reasoning_effort {

@@ -91,6 +91,7 @@ mod tests {
             duration_us: 0,
             stdout: String::new(),
             stderr: String::new(),
+            judge: Default::default(),
         }
     }
 

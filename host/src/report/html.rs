@@ -248,9 +248,20 @@ fn verdict_row(html: &mut String, v: &GraderVerdict) {
         Some(index) => format!("graders[{index}] {}", v.grader),
         None => v.grader.clone(),
     };
+    let judge = if v.judge.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " · judge {} question{}, {} + {} tokens",
+            v.judge.calls,
+            if v.judge.calls == 1 { "" } else { "s" },
+            v.judge.input_tokens,
+            v.judge.output_tokens
+        )
+    };
     let _ = write!(
         html,
-        r#"<tr><td><code>{}</code> <span class="note">{}</span><div class="note" title="{}">component {digest}{bundle} · {} fuel · {} µs</div>"#,
+        r#"<tr><td><code>{}</code> <span class="note">{}</span><div class="note" title="{}">component {digest}{bundle} · {} fuel · {} µs{judge}</div>"#,
         text(&entry),
         transcript::shown(&config),
         attribute(&v.component_digest),

@@ -30,6 +30,7 @@ pub use verdict_diff::{RunFlip, VerdictChange, VerdictDelta, diff_verdicts, rend
 use serde::{Deserialize, Serialize};
 
 use crate::evidence::Usage;
+use crate::judge::JudgeUsage;
 
 /// Version of the JSON report's schema; bumped on any incompatible change.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
@@ -178,6 +179,10 @@ pub struct CaseSummary {
     pub output_tokens: u64,
     /// pass^k is 1: every run passed.
     pub pass: bool,
+    /// Questions graders asked the judge over every run, and the tokens the answers took
+    /// (recorded answers count as recorded); absent when no grader asked.
+    #[serde(default, skip_serializing_if = "JudgeUsage::is_empty")]
+    pub judge: JudgeUsage,
 }
 
 /// One run of one case.
@@ -216,7 +221,8 @@ pub struct GraderVerdict {
     /// `pass`, `fail` or `error`.
     pub outcome: Outcome,
     pub score: f64,
-    /// The failure message or the error; empty on pass.
+    /// The failure message or the error; empty on pass, except for a grader that asked the
+    /// judge, whose message (the judge's reason) is kept either way.
     pub message: String,
     pub fuel_used: u64,
     pub duration_us: u64,
@@ -224,6 +230,10 @@ pub struct GraderVerdict {
     pub stdout: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub stderr: String,
+    /// Questions the grader asked the judge and the tokens their answers took; absent
+    /// when it asked none.
+    #[serde(default, skip_serializing_if = "JudgeUsage::is_empty")]
+    pub judge: JudgeUsage,
 }
 
 /// A grader's outcome.
@@ -300,6 +310,13 @@ impl CaseSummary {
             output_tokens: runs.iter().map(|r| r.usage.output_tokens).sum(),
             // pass^k is 1 exactly when every run passed (for any 1 <= k <= n).
             pass: n > 0 && c == n,
+            judge: runs.iter().flat_map(|r| &r.verdicts).fold(
+                JudgeUsage::default(),
+                |mut sum, v| {
+                    sum.add(&v.judge);
+                    sum
+                },
+            ),
         }
     }
 }

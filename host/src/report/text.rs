@@ -113,6 +113,17 @@ fn render(report: &SuiteReport, color: bool) -> String {
             s.pass_rate_ci95.compact()
         ));
     }
+    for case in report.cases.iter().filter(|c| !c.summary.judge.is_empty()) {
+        let j = &case.summary.judge;
+        out.push_str(&format!(
+            "Judge: {}: {} question{}, {} input + {} output tokens.\n",
+            case.name,
+            j.calls,
+            if j.calls == 1 { "" } else { "s" },
+            j.input_tokens,
+            j.output_tokens
+        ));
+    }
     for case in &report.cases {
         for run in case.runs.iter().filter(|r| !r.pass) {
             for line in run.failure_lines() {

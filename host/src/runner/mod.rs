@@ -68,6 +68,9 @@ pub struct RunOptions {
     /// The agents of the suite's presets, located (and asked their versions) before the
     /// suite: `agent_preset::locate_all`. A run of a preset missing here errors.
     pub agents: Arc<crate::agent_preset::InstalledAgents>,
+    /// The judge graders granted it may ask (`--judge`, `[judge]`); by default a replaying
+    /// judge without a model, which answers every question with "no judge configured".
+    pub judge: Arc<crate::judge::Judge>,
     /// What every run's processes may do (`docs/security.md`): confined by default;
     /// `--no-confine` and `--confine-*` change it, a case's `confine:` widens it further.
     pub confine: crate::confine::Policy,
@@ -87,6 +90,11 @@ impl Default for RunOptions {
             progress: None,
             details: None,
             agents: Arc::default(),
+            judge: Arc::new(crate::judge::Judge::unconfigured(
+                crate::judge::JudgeMode::Replay,
+                crate::judge::JudgeLimits::default(),
+                String::new(),
+            )),
             confine: crate::confine::Policy::default(),
         }
     }
@@ -260,8 +268,9 @@ async fn make_run(
             // serve the model endpoint.
             let (details, out_dir) = (options.details.clone(), options.out.clone());
             let prepared = prepared.clone();
+            let judge = options.judge.clone();
             let finished = tokio::task::spawn_blocking(move || {
-                let artifacts = ungraded.grade(&prepared);
+                let artifacts = ungraded.grade(&prepared, &judge);
                 if let Some(details) = &details {
                     details.record(&prepared.case, &artifacts);
                 }

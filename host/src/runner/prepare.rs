@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::reference::{GraderRef, PathComponents, pick_grader};
 use crate::bundle::{BundleRef, BundleResolver};
-use crate::case::{Case, CaseError, GraderUse};
+use crate::case::{Case, CaseError, GraderUse, JUDGE_KEY};
 use crate::grader::{GraderComponent, GraderHost};
 
 /// A case whose graders are all resolved and validated.
@@ -28,6 +28,10 @@ pub struct BoundGrader {
     /// Whether the grader sees the run's workspace: always, except a bundle grader that did
     /// not ask for `reads-workspace`.
     pub reads_workspace: bool,
+    /// Whether the grader may ask the judge: a built-in grader always, a component named by
+    /// path when its entry says `judge: true`, a bundle grader that declares the `judge`
+    /// capability; the trust policy may refuse the last two.
+    pub judge: bool,
 }
 
 /// Resolve and validate the graders of every case; every problem (in case and grader order)
@@ -210,12 +214,31 @@ fn bind_grader(
     };
     let mut bundle_ref = None;
     let mut reads_workspace = true;
-    let (component, grader) = match GraderRef::parse(&spec.name) {
+    let mut judge = true;
+    let reference = GraderRef::parse(&spec.name);
+    if spec.judge && !matches!(reference, GraderRef::Path { .. }) {
+        return Err(invalid(format!(
+            "`{JUDGE_KEY}: true` grants the judge to a component named by path; {}",
+            if matches!(reference, GraderRef::Bundle { .. }) {
+                "a bundle grader asks for it with the `judge` capability in its bundle.toml"
+            } else {
+                "built-in graders may always ask it"
+            }
+        )));
+    }
+    let (component, grader) = match reference {
         GraderRef::Path { path, grader } => {
             bundles
                 .policy()
                 .check_wasm_path(&spec.name)
                 .map_err(|e| invalid(e.to_string()))?;
+            judge = spec.judge;
+            if judge {
+                bundles
+                    .policy()
+                    .check_judge(&spec.name)
+                    .map_err(|e| invalid(e.to_string()))?;
+            }
             let component = by_path.get(host, &case.path, path).map_err(&invalid)?;
             let grader = pick_grader(&component, path, grader).map_err(&invalid)?;
             (component, grader)
@@ -226,6 +249,7 @@ fn bind_grader(
                 .map_err(|e| invalid(e.to_string()))?;
             bundle_ref = Some(found.bundle);
             reads_workspace = found.reads_workspace;
+            judge = found.judge;
             (found.component, grader.to_owned())
         }
         GraderRef::Named(name) => (find(host, name).map_err(&invalid)?, name.to_owned()),
@@ -237,6 +261,7 @@ fn bind_grader(
         grader,
         bundle: bundle_ref,
         reads_workspace,
+        judge,
     })
 }
 

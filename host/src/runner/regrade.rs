@@ -104,6 +104,7 @@ pub async fn regrade(
     saved: &SuiteReport,
     cases: Vec<PreparedCase>,
     jobs: usize,
+    judge: Arc<crate::judge::Judge>,
 ) -> Result<Regraded, RegradeError> {
     let cases: HashMap<String, Arc<PreparedCase>> = cases
         .into_iter()
@@ -127,7 +128,7 @@ pub async fn regrade(
         }
     }
     let graded: Vec<Result<(RunReport, bool), RegradeError>> = futures_util::stream::iter(plan)
-        .map(|(prepared, run)| regrade_run(dir, prepared, run, empty.path()))
+        .map(|(prepared, run)| regrade_run(dir, prepared, run, empty.path(), judge.clone()))
         .buffered(jobs.max(1))
         .collect()
         .await;
@@ -160,6 +161,7 @@ async fn regrade_run(
     prepared: Arc<PreparedCase>,
     saved: RunReport,
     empty: &Path,
+    judge: Arc<crate::judge::Judge>,
 ) -> Result<(RunReport, bool), RegradeError> {
     if saved.error.is_some() {
         return Ok((saved, true));
@@ -170,7 +172,7 @@ async fn regrade_run(
     let snapshot = out::workspace_path(dir, &case, saved.run);
     let had_workspace = snapshot.is_dir();
     let workspace = if had_workspace { &snapshot } else { empty };
-    let verdicts = grade_run(prepared, &evidence, workspace).await;
+    let verdicts = grade_run(prepared, &evidence, workspace, judge).await;
     let pass = run_passes(&verdicts);
     Ok((
         RunReport {

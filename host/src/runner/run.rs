@@ -15,7 +15,8 @@ use super::{RunError, RunOptions};
 use crate::agent::{self, AgentConfig};
 use crate::case::Execution;
 use crate::evidence::{Evidence, RunFacts, SeededFile};
-use crate::grader::{GraderError, PreparedEvidence};
+use crate::grader::{GraderError, JudgeGrant, PreparedEvidence};
+use crate::judge::{Judge, JudgeUsage, JudgmentsFile};
 use crate::model::ModelServer;
 use crate::report::{GraderVerdict, Outcome, RunReport};
 use crate::session::{Event, SessionLog};
@@ -243,11 +244,11 @@ impl UngradedRun {
     /// Grade the run with every bound grader (unless it ended with an error) and decide
     /// whether it passed. Blocking: wasmtime calls are synchronous, so the runner calls this
     /// on the blocking pool, together with the file work that follows.
-    pub(crate) fn grade(self, prepared: &PreparedCase) -> RunArtifacts {
+    pub(crate) fn grade(self, prepared: &PreparedCase, judge: &Arc<Judge>) -> RunArtifacts {
         let mut artifacts = self.artifacts;
         if artifacts.report.error.is_none() {
             let evidence = PreparedEvidence::new(&artifacts.evidence);
-            let verdicts = grade_all(prepared, &evidence, &artifacts.workspace());
+            let verdicts = grade_all(prepared, &evidence, &artifacts.workspace(), judge);
             artifacts.report.pass = run_passes(&verdicts);
             artifacts.report.verdicts = verdicts;
         }
@@ -311,10 +312,12 @@ pub(crate) async fn grade_run(
     prepared: Arc<PreparedCase>,
     evidence: &Evidence,
     workspace: &Path,
+    judge: Arc<Judge>,
 ) -> Vec<GraderVerdict> {
     let evidence = PreparedEvidence::new(evidence);
     let workspace = workspace.to_owned();
-    let task = tokio::task::spawn_blocking(move || grade_all(&prepared, &evidence, &workspace));
+    let task =
+        tokio::task::spawn_blocking(move || grade_all(&prepared, &evidence, &workspace, &judge));
     match task.await {
         Ok(verdicts) => verdicts,
         Err(join) => vec![GraderVerdict {
@@ -330,6 +333,7 @@ pub(crate) async fn grade_run(
             duration_us: 0,
             stdout: String::new(),
             stderr: String::new(),
+            judge: JudgeUsage::default(),
         }],
     }
 }
@@ -339,12 +343,20 @@ fn grade_all(
     prepared: &PreparedCase,
     evidence: &PreparedEvidence,
     workspace: &Path,
+    judge: &Arc<Judge>,
 ) -> Vec<GraderVerdict> {
+    let file = JudgmentsFile::of_case(&prepared.case.path);
     prepared
         .graders
         .iter()
         .enumerate()
-        .map(|(index, bound)| grade_one(index, bound, evidence, workspace))
+        .map(|(index, bound)| {
+            let grant = bound.judge.then(|| JudgeGrant {
+                judge: judge.clone(),
+                file: file.clone(),
+            });
+            grade_one(index, bound, evidence, workspace, grant)
+        })
         .collect()
 }
 
@@ -354,15 +366,20 @@ fn grade_one(
     bound: &BoundGrader,
     evidence: &PreparedEvidence,
     workspace: &Path,
+    judge: Option<JudgeGrant>,
 ) -> GraderVerdict {
     let name = &bound.spec.name;
-    let (result, stats) = bound.component.grade(
+    let (result, stats) = bound.component.grade_with_judge(
         &bound.grader,
         &bound.config_json,
         evidence,
         bound.reads_workspace.then_some(workspace),
+        judge,
     );
+    let judged = stats.judge.calls > 0;
     let (outcome, score, message) = match result {
+        // A judged pass keeps its message: the judge's reason is worth reading either way.
+        Ok(v) if v.pass && judged => (Outcome::Pass, v.score, v.message),
         Ok(v) if v.pass => (Outcome::Pass, v.score, String::new()),
         Ok(v) => (Outcome::Fail, v.score, v.message),
         Err(GraderError::NotEvaluable(reason)) => (Outcome::NotEvaluable, 0.0, reason),
@@ -381,5 +398,6 @@ fn grade_one(
         duration_us: stats.duration.as_micros() as u64,
         stdout: stats.stdout,
         stderr: stats.stderr,
+        judge: stats.judge,
     }
 }

@@ -11,8 +11,11 @@ use std::path::{Path, PathBuf};
 
 pub use templates::Lang;
 
-/// The grader WIT new projects target: the newest released version.
+/// The grader WIT new projects target: the first released version, which every host loads.
 pub const WIT: &str = include_str!("../../../wit/since_v0.1.0/grader.wit");
+
+/// The grader WIT of projects that ask the judge (`--judge`): 0.3.0, which adds the import.
+pub const JUDGE_WIT: &str = include_str!("../../../wit/since_v0.3.0/grader.wit");
 
 /// Longest project name.
 const MAX_NAME: usize = 64;
@@ -29,6 +32,8 @@ pub struct ScaffoldOptions {
     pub parent: PathBuf,
     /// Path of the `evalhost-sdk` crate (Rust only), as the project's Cargo.toml names it.
     pub sdk: Option<PathBuf>,
+    /// Scaffold a grader that asks the judge (a rubric scored by the judge model; WIT 0.3.0).
+    pub judge: bool,
 }
 
 /// Why a project could not be scaffolded.
@@ -47,6 +52,11 @@ pub enum ScaffoldError {
         "a Rust grader depends on the evalhost-sdk crate: pass its path with --sdk (the `sdk/` directory of the evalhost repository)"
     )]
     NoSdk,
+    /// The language has no judge scaffold.
+    #[error(
+        "--judge scaffolds a grader in rust, python or js; a C grader can ask the judge through wit/since_v0.3.0 by hand"
+    )]
+    NoJudge,
     /// Writing a file failed.
     #[error("failed to write `{}`: {error}", path.display())]
     Write {
@@ -79,6 +89,9 @@ pub fn scaffold(options: &ScaffoldOptions) -> Result<(PathBuf, Vec<String>), Sca
     if dir.exists() {
         return Err(ScaffoldError::Exists(dir));
     }
+    if options.judge && options.lang == Lang::C {
+        return Err(ScaffoldError::NoJudge);
+    }
     let sdk = match (options.lang, &options.sdk) {
         (Lang::Rust, Some(sdk)) => sdk_path(sdk),
         (Lang::Rust, None) => return Err(ScaffoldError::NoSdk),
@@ -92,12 +105,16 @@ pub fn scaffold(options: &ScaffoldOptions) -> Result<(PathBuf, Vec<String>), Sca
             .replace("{{sdk}}", &sdk)
     };
     let mut written = Vec::new();
-    for (path, text) in templates::files(options.lang) {
-        write(&dir, path, &fill(text))?;
+    for (path, text) in templates::files(options.lang, options.judge) {
+        write(&dir, path, &fill(&text))?;
         written.push(path.to_owned());
     }
     if options.lang != Lang::Rust {
-        write(&dir, "wit/grader.wit", WIT)?;
+        write(
+            &dir,
+            "wit/grader.wit",
+            if options.judge { JUDGE_WIT } else { WIT },
+        )?;
         written.push("wit/grader.wit".to_owned());
     }
     Ok((dir, written))
@@ -148,6 +165,7 @@ mod tests {
             name: name.into(),
             lang,
             parent: parent.into(),
+            judge: false,
             sdk: Some(parent.join("sdk")),
         }
     }

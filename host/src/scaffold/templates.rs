@@ -31,8 +31,34 @@ impl Lang {
 /// The example case every project gets.
 const CASE: &str = include_str!("../../templates/example.yaml");
 
-/// `(path in the project, template text)` for `lang`.
-pub(crate) fn files(lang: Lang) -> Vec<(&'static str, &'static str)> {
+/// The judge variants (`--judge`): a grader asking the judge to score a rubric.
+const JUDGE_CASE: &str = include_str!("../../templates/judge/example.yaml");
+const JUDGE_README: &str = include_str!("../../templates/judge/README.md");
+
+/// `(path in the project, template text)` for `lang`; with `judge`, the grader that asks
+/// the judge, its example case, and a README section on recording judgments.
+pub(crate) fn files(lang: Lang, judge: bool) -> Vec<(&'static str, String)> {
+    let files = plain_files(lang);
+    if !judge {
+        return files.into_iter().map(|(p, t)| (p, t.to_owned())).collect();
+    }
+    files
+        .into_iter()
+        .map(|(path, text)| {
+            let text = match path {
+                "src/lib.rs" => include_str!("../../templates/judge/lib.rs").to_owned(),
+                "app.py" => include_str!("../../templates/judge/app.py").to_owned(),
+                "grader.js" => include_str!("../../templates/judge/grader.js").to_owned(),
+                "cases/example.yaml" => JUDGE_CASE.to_owned(),
+                "README.md" => format!("{text}{JUDGE_README}"),
+                _ => text.to_owned(),
+            };
+            (path, text)
+        })
+        .collect()
+}
+
+fn plain_files(lang: Lang) -> Vec<(&'static str, &'static str)> {
     let mut files = match lang {
         Lang::Rust => vec![
             (

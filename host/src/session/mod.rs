@@ -95,7 +95,7 @@ impl RequestBody {
     /// is one line); `null` when it is not JSON.
     pub fn from_received(bytes: &[u8]) -> Self {
         match serde_json::from_slice::<Box<RawValue>>(bytes) {
-            Ok(raw) if !raw.get().contains(['\n', '\r']) => Self(raw),
+            Ok(raw) if memchr::memchr2(b'\n', b'\r', raw.get().as_bytes()).is_none() => Self(raw),
             Ok(raw) => {
                 Self::from(serde_json::from_str::<serde_json::Value>(raw.get()).unwrap_or_default())
             }

@@ -28,7 +28,7 @@ fn an_external_agent_runs_live_through_the_recording_endpoint() {
         "external",
         &format!(
             "prompt: What does in.txt say? Write it to answer.txt.\nruns: 1\n\
-             agent: {{command: [python3, \"{}\"], prompt: stdin, timeout_secs: 20}}\n\
+             agent: {{command: [python3, \"{}\"], prompt: stdin, timeout_secs: 300}}\n\
              workspace:\n  files:\n    in.txt: forty-two\n\
              graders:\n  - tool_called: read_file\n  - final_text_contains: forty-two\n\
              \x20 - file_contains: {{path: answer.txt, text: forty-two}}\n",
@@ -82,7 +82,7 @@ fn every_tool_kind_a_responses_client_declares_reaches_the_provider_as_sent() {
         "tools",
         &format!(
             "prompt: Anything to do?\nruns: 1\n\
-             agent: {{command: [python3, \"{}\"], timeout_secs: 20}}\n\
+             agent: {{command: [python3, \"{}\"], timeout_secs: 300}}\n\
              graders:\n  - final_text_contains: No tools needed.\n",
             agent.display()
         ),
@@ -131,7 +131,7 @@ fn chat_and_anthropic_clients_pass_through_live() {
             name,
             &format!(
                 "prompt: What does in.txt say?\nruns: 1\n\
-                 agent: {{command: [python3, \"{}\", {mode}], prompt: arg, timeout_secs: 60}}\n\
+                 agent: {{command: [python3, \"{}\", {mode}], prompt: arg, timeout_secs: 300}}\n\
                  workspace:\n  files:\n    in.txt: forty-two\n\
                  graders:\n  - tool_called: read_file\n  - final_text_contains: forty-two\n\
                  \x20 - result_status: {{call: 1, status: completed}}\n",

@@ -266,3 +266,112 @@ fn example_wit_copies_are_the_released_wit() {
         );
     }
 }
+
+/// `grader new --judge` in `lang`: the grader builds for WIT 0.3.0, its example case records
+/// a judgment from a fake judge on loopback and replays it with the judge gone, and a
+/// replay without the judgment is not evaluable.
+fn judge_scaffold(lang: &str) {
+    use crate::live_support::{FakeProvider, Step, chat_call};
+    if toolchain(lang).is_none() {
+        return;
+    }
+    let parent = tempfile::tempdir().unwrap();
+    let name = format!("tone-{lang}");
+    let (code, stdout, stderr) = evalhost(
+        parent.path(),
+        &["grader", "new", &name, "--lang", lang, "--judge"],
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let dir = parent.path().join(&name);
+    build(&dir);
+    let (code, stdout, stderr) = evalhost(&dir, &["grader", "check", "grader.wasm"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("world:   evalhost:grader@0.3.0"),
+        "{stdout}"
+    );
+
+    let reason = "It greets and thanks the user.";
+    let fake = FakeProvider::start(
+        vec![],
+        Step::Sse(chat_call(
+            "call_1",
+            "answer",
+            &serde_json::json!({"score": 0.9, "reason": reason}),
+            40,
+            10,
+        )),
+    );
+    let toml = |base: &str| {
+        format!(
+            "[judge]\nkind = \"openai-chat\"\nbase_url = \"{base}\"\nmodel = \"judge-model\"\nretry_base_ms = 10\n"
+        )
+    };
+    std::fs::write(dir.join("evalhost.toml"), toml(&fake.base_url)).unwrap();
+    let grader = format!("tone_{lang}");
+    let expected = format!("{grader}: score 0.90: {reason}");
+    let (code, stdout, stderr) = evalhost(&dir, &["run", "cases/example.yaml"]);
+    assert_eq!(code, 0, "{lang}: {stdout}{stderr}");
+    assert!(
+        stdout.contains("not evaluable")
+            && stdout.contains("evalhost run --judge record cases/example.yaml"),
+        "{lang}: {stdout}"
+    );
+    let (code, stdout, stderr) = evalhost(
+        &dir,
+        &[
+            "run",
+            "--judge",
+            "record",
+            "--html",
+            "report.html",
+            "cases/example.yaml",
+        ],
+    );
+    assert_eq!(code, 0, "{lang}: {stdout}{stderr}");
+    assert!(
+        stdout.contains("Judge: example: 1 question, 40 input + 10 output tokens."),
+        "{lang}: {stdout}"
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        html.contains(reason),
+        "{lang}: the HTML report shows the judge's reason"
+    );
+    assert_eq!(fake.received().len(), 1);
+    std::fs::write(dir.join("evalhost.toml"), toml("http://127.0.0.1:9/v1")).unwrap();
+    let (code, stdout, stderr) = evalhost(&dir, &["run", "--out", "out", "cases/example.yaml"]);
+    assert_eq!(code, 0, "{lang}: {stdout}{stderr}");
+    let report = std::fs::read_to_string(dir.join("out/report.json")).unwrap();
+    assert!(report.contains(&expected), "{lang}: {report}");
+    assert_eq!(fake.received().len(), 1, "replay asked the judge");
+}
+
+#[test]
+fn rust_judge_scaffold_records_and_replays() {
+    judge_scaffold("rust");
+}
+
+#[test]
+fn python_judge_scaffold_records_and_replays() {
+    judge_scaffold("python");
+}
+
+#[test]
+fn js_judge_scaffold_records_and_replays() {
+    judge_scaffold("js");
+}
+
+#[test]
+fn c_has_no_judge_scaffold() {
+    let parent = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = evalhost(
+        parent.path(),
+        &["grader", "new", "tone", "--lang", "c", "--judge"],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("--judge scaffolds a grader in rust, python or js"),
+        "{stderr}"
+    );
+}

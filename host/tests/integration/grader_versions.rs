@@ -1,6 +1,6 @@
-//! The WIT version story: components built against the first released WIT (0.1.0: the
-//! built-ins, the hostile probes) keep loading and grading now that the WIT has 0.2.0, and
-//! a 0.2.0 component (which adds `describe`) loads beside them.
+//! The WIT version story: a component built against the first released WIT (0.1.0) keeps
+//! loading and grading, a 0.2.0 component (which adds `describe`) loads beside it, and the
+//! built-ins and the hostile probes (the SDK) target 0.3.0 (which adds the `judge` import).
 
 use std::path::Path;
 
@@ -8,6 +8,7 @@ use evalhost::evidence::{Evidence, RunFacts};
 use evalhost::grader::{GraderHost, Limits, PreparedEvidence, WORLD_VERSIONS};
 
 const BUILTIN: &str = env!("EVALHOST_BUILTIN_GRADERS_WASM");
+const V0_1_0: &str = env!("EVALHOST_TEST_V0_1_0_WASM");
 const V0_2_0: &str = env!("EVALHOST_TEST_V0_2_0_WASM");
 
 fn host() -> GraderHost {
@@ -37,7 +38,7 @@ fn every_released_wit_version_has_a_frozen_copy() {
 #[test]
 fn a_0_1_0_component_still_loads_and_grades() {
     let host = host();
-    let (component, report) = host.check_component_file(Path::new(BUILTIN)).unwrap();
+    let (component, report) = host.check_component_file(Path::new(V0_1_0)).unwrap();
     assert_eq!(report.world_version, "0.1.0");
     assert!(
         report
@@ -47,19 +48,10 @@ fn a_0_1_0_component_still_loads_and_grades() {
         "{:?}",
         report.imports
     );
-    let (verdict, _) = component.grade(
-        "final_text_contains",
-        r#""done""#,
-        &evidence("all done"),
-        None,
-    );
+    let (verdict, _) = component.grade("final_text_is", r#""done""#, &evidence("done"), None);
     assert!(verdict.unwrap().pass);
     // 0.1.0 has no `describe`: the host asks nothing of it.
-    assert!(
-        component
-            .describe("final_text_contains", r#""done""#)
-            .is_none()
-    );
+    assert!(component.describe("final_text_is", r#""done""#).is_none());
 }
 
 #[test]
@@ -74,7 +66,7 @@ fn a_0_2_0_component_loads_beside_0_1_0_and_describes() {
     );
     assert_eq!(
         host.find("final_text_contains").map(|c| c.world_version()),
-        Some("0.1.0")
+        Some("0.3.0")
     );
     assert_eq!(
         component.describe("final_text_is", r#""done""#),
@@ -91,6 +83,48 @@ fn a_0_2_0_component_loads_beside_0_1_0_and_describes() {
         fail.unwrap().message,
         r#"final_text_is "done": final text "nope""#
     );
+}
+
+#[test]
+fn the_sdk_targets_0_3_0_which_imports_the_judge_and_describes() {
+    let host = host();
+    let (component, report) = host.check_component_file(Path::new(BUILTIN)).unwrap();
+    assert_eq!(report.world_version, "0.3.0");
+    assert!(
+        report
+            .imports
+            .iter()
+            .any(|i| i == "evalhost:grader/judge@0.3.0"),
+        "{:?}",
+        report.imports
+    );
+    // Every SDK grader describes itself; the default is its name and summary.
+    assert_eq!(
+        component.describe("max_requests", "2"),
+        Some(Ok(
+            "max_requests: The turn used at most this many model requests".to_owned()
+        ))
+    );
+    assert_eq!(
+        component.describe("rubric", r#"{"rubric": "names fruits"}"#),
+        Some(Ok(
+            r#"the judge scores the final text against "names fruits" at 0.50 or more"#.to_owned()
+        ))
+    );
+    let (verdict, _) = component.grade(
+        "final_text_contains",
+        r#""done""#,
+        &evidence("all done"),
+        None,
+    );
+    assert!(verdict.unwrap().pass);
+    // Graded without a judge grant, a rubric's question is refused and errors the call.
+    let (verdict, stats) = component.grade("rubric", r#"{"rubric": "x"}"#, &evidence("a"), None);
+    assert_eq!(
+        verdict.unwrap_err().to_string(),
+        "judge not granted: this grader may not ask the judge: give its case entry `judge: true` (a component named by path), declare the `judge` capability in its bundle, or use a built-in grader"
+    );
+    assert_eq!(stats.judge.calls, 0);
 }
 
 #[test]

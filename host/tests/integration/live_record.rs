@@ -258,7 +258,7 @@ fn an_external_agent_with_parallel_calls_is_recorded_and_replays_offline() {
     project.case(
         "two",
         &format!(
-            "prompt: What do a.txt and b.txt say?\ntimeout_secs: 60\n\
+            "prompt: What do a.txt and b.txt say?\ntimeout_secs: 300\n\
              agent: {{command: [python3, \"{}\", responses-stream], prompt: arg}}\n\
              workspace:\n  files:\n    a.txt: alpha\n    b.txt: beta\n\
              graders:\n  - tool_called: read_file\n  - final_text_contains: alpha and beta\n",
@@ -276,7 +276,7 @@ fn an_external_agent_with_parallel_calls_is_recorded_and_replays_offline() {
     let recorded = std::fs::read_to_string(project.path().join("cases/two-replay.yaml")).unwrap();
     assert!(
         recorded.contains(&format!(
-            "agent: {{command: [\"python3\", \"{}\", \"responses-stream\"], prompt: arg}}\ntimeout_secs: 60\n",
+            "agent: {{command: [\"python3\", \"{}\", \"responses-stream\"], prompt: arg}}\ntimeout_secs: 300\n",
             agent.display()
         )),
         "{recorded}"

@@ -312,6 +312,11 @@ impl Project {
             .env_remove("EVALHOST_MODEL")
             .env_remove("EVALHOST_API_KEY_ENV")
             .env_remove("EVALHOST_REASONING_EFFORT")
+            .env_remove("EVALHOST_JUDGE_PROVIDER")
+            .env_remove("EVALHOST_JUDGE_BASE_URL")
+            .env_remove("EVALHOST_JUDGE_MODEL")
+            .env_remove("EVALHOST_JUDGE_API_KEY_ENV")
+            .env_remove("EVALHOST_JUDGE_REASONING_EFFORT")
             .env_remove("EVALHOST_TEST_KEY");
         for (k, v) in env {
             command.env(k, v);

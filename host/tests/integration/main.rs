@@ -50,6 +50,7 @@ mod hardening_agent;
 mod hardening_bad_input;
 mod hardening_out;
 mod hardening_probes;
+mod judge;
 mod live_cli;
 mod live_provider;
 mod live_record;

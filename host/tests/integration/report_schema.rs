@@ -6,6 +6,7 @@
 use crate::common::{evalhost, repo};
 use evalhost::bundle::BundleRef;
 use evalhost::evidence::Usage;
+use evalhost::judge::JudgeUsage;
 use evalhost::report::{
     CancelledRun, CaseReport, CaseSummary, GraderVerdict, Outcome, REPORT_SCHEMA_VERSION,
     RunReport, SuiteReport, SuiteSummary,
@@ -131,6 +132,11 @@ fn everything_report() -> SuiteReport {
         duration_us: 42,
         stdout: "debug: counting\n".into(),
         stderr: "warning: short\n".into(),
+        judge: JudgeUsage {
+            calls: 1,
+            input_tokens: 812,
+            output_tokens: 64,
+        },
     };
     let runs = vec![
         RunReport {

@@ -30,7 +30,7 @@ fn suite(script: &str, modes: &[&str], body: &str) -> tempfile::TempDir {
     for mode in modes {
         let case = format!(
             "name: {mode}\nprompt: What does in.txt say?\n\
-             agent: {{command: [python3, \"{}\", {mode}], prompt: arg, timeout_secs: 60}}\n\
+             agent: {{command: [python3, \"{}\", {mode}], prompt: arg, timeout_secs: 300}}\n\
              workspace:\n  files:\n    in.txt: forty-two\n{body}",
             agent(script).display()
         );

@@ -27,20 +27,69 @@ use evalhost_sdk::{Evidence, GradeError, Grader, Verdict};
 /// evaluated, always reported as not evaluable.
 pub struct Semantic;
 
+/// The keys of a `semantic:` entry evalhost judges besides the `rubric` grader's config:
+/// Nexus's own labels, kept in the report but not sent to the judge.
+const SEMANTIC_LABELS: [&str; 2] = ["id", "description"];
+
+/// The `rubric` config of a `semantic:` entry in evalhost's judged shape (a map with a
+/// `rubric`), or `None` for any other entry (reported not evaluated, as before).
+fn judged_entry(config: &serde_json::Value) -> Option<Result<crate::RubricConfig, String>> {
+    let entry = config.as_object()?;
+    if !entry.contains_key("rubric") {
+        return None;
+    }
+    let rest: serde_json::Map<String, serde_json::Value> = entry
+        .iter()
+        .filter(|(key, _)| !SEMANTIC_LABELS.contains(&key.as_str()))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    Some(
+        evalhost_sdk::check_config::<crate::Rubric>(
+            &serde_json::Value::Object(rest.clone()).to_string(),
+        )
+        .map_err(|e| e.message().to_owned())
+        .and_then(|()| {
+            serde_json::from_value(serde_json::Value::Object(rest)).map_err(|e| e.to_string())
+        }),
+    )
+}
+
 impl Grader for Semantic {
     type Config = serde_json::Value;
     const NAME: &'static str = "semantic";
     const VERSION: &'static str = "1.0.0";
-    const SUMMARY: &'static str = "A Nexus semantic assertion: accepted, reported as not evaluated";
+    const SUMMARY: &'static str = "A Nexus semantic assertion: judged when it has a `rubric` and a judge is configured, otherwise reported as not evaluated";
 
     fn config_schema() -> serde_json::Value {
-        serde_json::json!({"description": "Any Nexus semantic assertion entry"})
+        serde_json::json!({"description": "Any Nexus semantic assertion entry; one with `rubric` (and optionally threshold, sees, files, max_output_tokens, id, description) is judged"})
     }
 
-    fn grade(_: &serde_json::Value, _: &Evidence) -> Result<Verdict, GradeError> {
-        Err(GradeError::NotEvaluable(
-            "semantic: semantic assertions are not evaluated by evalhost".to_owned(),
-        ))
+    fn check(config: &serde_json::Value) -> Result<(), String> {
+        match judged_entry(config) {
+            Some(Err(problem)) => Err(format!(
+                "a semantic entry with `rubric` is judged: {problem}"
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn grade(config: &serde_json::Value, evidence: &Evidence) -> Result<Verdict, GradeError> {
+        let Some(Ok(rubric)) = judged_entry(config) else {
+            return Err(GradeError::NotEvaluable(
+                "semantic: semantic assertions are not evaluated by evalhost unless they have a `rubric` for the judge (docs/nexus.md)".to_owned(),
+            ));
+        };
+        match crate::judged::score(&rubric, evidence, Self::NAME) {
+            Ok(verdict) => Ok(verdict),
+            Err(crate::judged::Unjudged::Judge(
+                evalhost_sdk::judge::JudgeError::NotConfigured(_),
+            )) => Err(GradeError::NotEvaluable(
+                "semantic: no judge configured to judge this rubric (set [judge]; docs/judge.md)"
+                    .to_owned(),
+            )),
+            Err(crate::judged::Unjudged::Judge(error)) => Err(error.into()),
+            Err(crate::judged::Unjudged::Answer(message)) => Err(GradeError::Failed(message)),
+        }
     }
 }
 
@@ -70,6 +119,29 @@ mod tests {
                 names.iter().any(|n| n == kind),
                 "{kind} missing from {names:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_semantic_entry_with_a_rubric_is_checked_as_the_rubric_grader_checks_it() {
+        use crate::tests::invalid_config;
+        assert!(evalhost_sdk::check_config::<super::Semantic>(r#"{"judge_prompt": "x"}"#).is_ok());
+        assert!(
+            evalhost_sdk::check_config::<super::Semantic>(
+                r#"{"id": "a", "description": "d", "rubric": "x", "threshold": 0.7}"#
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            invalid_config::<super::Semantic>(r#"{"id": "a", "rubric": "x", "threshold": 3}"#),
+            "a semantic entry with `rubric` is judged: threshold must be from 0 to 1, found 3"
+        );
+        // Natively there is no judge: a judged entry is not evaluable, never an error.
+        match evalhost_sdk::grade::<super::Semantic>(r#"{"rubric": "x"}"#, &Default::default()) {
+            Err(evalhost_sdk::GradeError::NotEvaluable(m)) => {
+                assert!(m.contains("no judge configured"), "{m}")
+            }
+            other => panic!("{other:?}"),
         }
     }
 }

@@ -77,6 +77,7 @@ pub(super) fn graders(
             name: (*grader).to_owned(),
             config: Value::Object(config),
             location: location.clone(),
+            judge: false,
         });
     }
     let mut ids: Vec<&str> = Vec::new();
@@ -96,6 +97,7 @@ pub(super) fn graders(
             name: RUBRIC_GRADER.to_owned(),
             config: Value::Object(dimension.clone()),
             location: location.clone(),
+            judge: false,
         });
     }
     problems.finish(Some(graders))

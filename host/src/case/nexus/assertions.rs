@@ -59,6 +59,7 @@ pub fn read_assertions(path: &Path, journal: &Journal) -> Result<Vec<GraderUse>,
                     name: "semantic".into(),
                     config: to_json(path, item, &field)?,
                     location: loc(path, item),
+                    judge: false,
                 }
             } else {
                 deterministic(path, item, &field, &golden)?
@@ -148,5 +149,6 @@ fn deterministic(
         name: kind.clone(),
         config: Value::Object(config),
         location: loc(path, item),
+        judge: false,
     })
 }

@@ -23,6 +23,7 @@ pub(crate) fn to_responses_request(
         tools: Vec::new(),
         stream: true,
         store: Some(false),
+        max_output_tokens: None,
     };
     match dialect {
         Dialect::Responses => responses(request, &mut converted),

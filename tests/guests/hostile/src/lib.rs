@@ -500,6 +500,40 @@ probe!(Panic, "panic", "Panics", |_evidence| {
     panic!("the panic probe panicked")
 });
 
+probe!(
+    JudgeOnce,
+    "judge-once",
+    "Asks the judge one question about the final text and passes with its answer",
+    |evidence| {
+        let answer = evalhost_sdk::judge::ask_text("Say what you see.", &evidence.final_text)?;
+        Ok(Verdict::pass_with(format!(
+            "judge said {}",
+            quote_excerpt(&answer)
+        )))
+    }
+);
+
+probe!(
+    JudgeLoop,
+    "judge-loop",
+    "Asks the judge again and again, ignoring every error, and would pass if it ever stopped",
+    |evidence| {
+        let mut asked: u64 = 0;
+        loop {
+            let question = evalhost_sdk::judge::question(
+                "Say what you see.",
+                &format!("{} #{asked}", evidence.final_text),
+                None,
+            );
+            let _ = black_box(evalhost_sdk::judge::ask(&question));
+            asked += 1;
+            if asked == u64::MAX {
+                return Ok(Verdict::pass_with("the judge loop ended"));
+            }
+        }
+    }
+);
+
 evalhost_sdk::register_graders!(
     ReadEtcPasswd,
     ReadParent,
@@ -527,4 +561,6 @@ evalhost_sdk::register_graders!(
     MemoryCopyLoop,
     OpenFiles,
     Unreachable,
+    JudgeOnce,
+    JudgeLoop,
 );

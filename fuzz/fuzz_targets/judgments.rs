@@ -1,0 +1,4 @@
+//! `cargo +nightly fuzz run judgments`: see `evalhost::fuzzing::judgments` and docs/fuzzing.md.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| evalhost::fuzzing::judgments(data));
