@@ -76,6 +76,9 @@ pub fn replay_case_yaml(
     if let Some(secs) = case.timeout_secs {
         out.push_str(&format!("timeout_secs: {secs}\n"));
     }
+    if !case.confine.is_empty() {
+        out.push_str(&confine_line(&case.confine));
+    }
     if !case.tags.is_empty() {
         out.push_str(&format!(
             "tags: {}\n",
@@ -118,6 +121,31 @@ pub fn replay_case_yaml(
         out.push_str(&format!("  - {}: {}\n", grader.name, grader.config));
     }
     Ok(out)
+}
+
+/// The case's `confine:` as it is written (the paths as expanded when the case was loaded).
+fn confine_line(widen: &crate::confine::Widening) -> String {
+    let paths = |paths: &[std::path::PathBuf]| -> String {
+        let paths: Vec<String> = paths
+            .iter()
+            .map(|p| json(&p.display().to_string()))
+            .collect();
+        format!("[{}]", paths.join(", "))
+    };
+    let mut parts = Vec::new();
+    if !widen.read.is_empty() {
+        parts.push(format!("read: {}", paths(&widen.read)));
+    }
+    if !widen.write.is_empty() {
+        parts.push(format!("write: {}", paths(&widen.write)));
+    }
+    if !widen.connect.is_empty() {
+        parts.push(format!("connect: {:?}", widen.connect));
+    }
+    if widen.any_port {
+        parts.push("network: any".to_owned());
+    }
+    format!("confine: {{{}}}\n", parts.join(", "))
 }
 
 enum Reply {
@@ -184,4 +212,31 @@ fn expectation(output: &str, preset: Option<Preset>) -> Option<String> {
 /// A YAML double-quoted scalar (JSON string syntax is valid YAML).
 fn json(text: &str) -> String {
     serde_json::Value::from(text).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use crate::confine::Widening;
+
+    #[test]
+    fn a_recorded_confine_line_parses_back_to_the_same_widening() {
+        let widen = Widening {
+            read: vec![PathBuf::from("/opt/da ta")],
+            write: vec![PathBuf::from("/var/x")],
+            connect: vec![5432, 8080],
+            any_port: true,
+        };
+        let line = super::confine_line(&widen);
+        assert_eq!(
+            line,
+            "confine: {read: [\"/opt/da ta\"], write: [\"/var/x\"], connect: [5432, 8080], network: any}\n"
+        );
+        let yaml = format!(
+            "name: c\nprompt: Go.\nmodel:\n  - text: ok\ngraders:\n  - final_text_contains: ok\n{line}"
+        );
+        let case = crate::case::parse_case(Path::new("c.yaml"), &yaml).unwrap();
+        assert_eq!(case.confine, widen);
+    }
 }

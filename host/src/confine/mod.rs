@@ -234,7 +234,8 @@ pub struct Allowed {
     /// Writable: `workspace`, `home`, `tmp`, then the widening's paths.
     pub write: Vec<String>,
     /// Readable: `system` (less the invoking user's home and the runs' temp roots), the
-    /// installations on `PATH` inside that home, then the widening's paths.
+    /// installations on `PATH` and the current directory inside that home, then the widening's
+    /// paths.
     pub read: Vec<String>,
     /// TCP connects: `endpoint`, then the widening's ports; `any` when not restricted.
     pub connect: Vec<String>,

@@ -6,7 +6,8 @@
 //!
 //! Tools on `PATH` inside the refused home stay usable: each such `PATH` directory is
 //! readable, and for a `shims` directory (pyenv, rbenv) the installation above it, which the
-//! shims run from. The report lists these ([`Readable::installs`]).
+//! shims run from; so does the current directory when it is inside the home (a project in
+//! `~/project`) but not the home itself. The report lists these ([`Readable::installs`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,7 +18,8 @@ use std::sync::OnceLock;
 pub(crate) struct Readable {
     /// Paths under which everything may be read and executed.
     pub roots: Vec<PathBuf>,
-    /// The `PATH` installations inside a refused home that were made readable.
+    /// The `PATH` installations and the current directory inside a refused home that were
+    /// made readable.
     pub installs: Vec<PathBuf>,
 }
 
@@ -47,7 +49,15 @@ pub(crate) fn readable() -> &'static Readable {
         let env: HashMap<String, String> = std::env::vars().collect();
         refused.extend(crate::config::own_dirs(&env).into_iter().map(|d| d.path));
         let refused = canonical_all(refused);
-        let installs = installs_in(&homes, std::env::var_os("PATH").unwrap_or_default());
+        let mut installs = installs_in(&homes, std::env::var_os("PATH").unwrap_or_default());
+        // A project under the home (`~/project`, evalhost run from there) keeps its cases'
+        // files and agents readable; the home itself does not.
+        if let Ok(cwd) = std::env::current_dir().and_then(std::fs::canonicalize)
+            && homes.iter().any(|h| cwd.starts_with(h) && &cwd != h)
+            && !installs.iter().any(|i| cwd.starts_with(i))
+        {
+            installs.push(cwd);
+        }
         let mut roots = Vec::new();
         allow_except(Path::new("/"), &refused, &mut roots);
         roots.extend(installs.iter().cloned());
