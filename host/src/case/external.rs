@@ -105,6 +105,25 @@ impl ExternalAgent {
         }
     }
 
+    /// The directories of the files a command agent names by absolute path (its program,
+    /// its script, an adapter): a confined run may read them, wherever they are, so an agent
+    /// kept in a project under the user's home still starts. Nothing for a preset.
+    pub fn program_dirs(&self) -> Vec<std::path::PathBuf> {
+        let Self::Command { command, .. } = self else {
+            return Vec::new();
+        };
+        command
+            .iter()
+            .map(std::path::Path::new)
+            .filter(|path| path.is_absolute())
+            .filter_map(|path| match std::fs::metadata(path) {
+                Ok(meta) if meta.is_dir() => Some(path.to_owned()),
+                Ok(_) => path.parent().map(std::path::Path::to_owned),
+                Err(_) => None,
+            })
+            .collect()
+    }
+
     /// The preset this agent runs, if it is one.
     pub fn preset(&self) -> Option<Preset> {
         match self {

@@ -108,7 +108,7 @@ pub(crate) async fn run_once(
     let confinement = Arc::new(
         crate::confine::RunConfinement::new(
             &options.confine,
-            &case.confine,
+            &agent_widening(case),
             &crate::confine::RunDirs {
                 workspace: &workspace,
                 home: &home,
@@ -400,4 +400,14 @@ fn grade_one(
         stderr: stats.stderr,
         judge: stats.judge,
     }
+}
+
+/// The case's `confine:` widening, plus reads of the directories its command agent names by
+/// absolute path (`ExternalAgent::program_dirs`).
+fn agent_widening(case: &crate::case::Case) -> crate::confine::Widening {
+    let mut widening = case.confine.clone();
+    if let Execution::External(agent) = &case.execution {
+        widening.read.extend(agent.program_dirs());
+    }
+    widening
 }
