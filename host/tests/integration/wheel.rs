@@ -36,6 +36,12 @@ fn run(command: &mut Command) -> String {
 
 #[test]
 fn the_wheel_installs_into_a_fresh_venv_and_runs_the_shipped_cases() {
+    // maturin re-links target/debug/evalhost, which the other tests run concurrently: only
+    // on request until the wheel is built in a target directory of its own.
+    if std::env::var_os("EVALHOST_WHEEL_TEST").is_none_or(|v| v != "1") {
+        eprintln!("skipped: set EVALHOST_WHEEL_TEST=1 to build and test the wheel");
+        return;
+    }
     let have_maturin = Command::new("maturin")
         .arg("--version")
         .output()
