@@ -379,14 +379,12 @@ pub enum BundleError {
         limit: u64,
     },
     /// A tag that now names another manifest than the lock recorded for it.
-    #[error("`{reference}` now resolves to manifest {actual}, but `{}` pins {expected} for it (bundle `{name}` {version}): the tag moved; refusing it (run `evalhost bundle install {reference} --update-lock` to accept the new manifest on purpose)", lock.display())]
+    #[error("`{reference}` now resolves to manifest {actual}, but `{}` pins {expected} for it (bundle {bundle}): the tag moved; refusing it (run `evalhost bundle install {reference} --update-lock` to accept the new manifest on purpose)", lock.display())]
     TagMoved {
         /// The reference.
         reference: String,
-        /// The bundle the lock pins from it.
-        name: String,
-        /// Its pinned version.
-        version: String,
+        /// The bundle the lock pins from it and its version: `` `name` 1.2.0 ``.
+        bundle: String,
         /// The manifest digest the lock recorded.
         expected: String,
         /// The manifest digest the tag names now.

@@ -160,8 +160,7 @@ impl Lock {
             {
                 return Err(BundleError::TagMoved {
                     reference: reference.to_owned(),
-                    name: name.clone(),
-                    version: pin.version.clone(),
+                    bundle: format!("`{name}` {}", pin.version),
                     expected: expected.clone(),
                     actual: oci_digest.to_owned(),
                     lock: self.path.clone(),
