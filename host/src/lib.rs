@@ -88,6 +88,7 @@ pub mod bundle;
 pub mod case;
 pub mod config;
 pub mod confine;
+mod error_chain;
 pub mod evidence;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -102,3 +103,5 @@ pub mod report;
 pub mod runner;
 pub mod scaffold;
 pub mod session;
+pub mod tls;
+pub mod wire;

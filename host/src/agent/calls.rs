@@ -4,10 +4,11 @@
 
 use std::time::Instant;
 
+use super::AgentError;
 use super::policy::{DECLINED, approves, protected_path};
 use super::tools::{Tool, ToolCall, ToolContext, ToolOutput};
-use super::{AgentError, CallStatus};
-use crate::case::Approve;
+use crate::session::Approve;
+use crate::session::CallStatus;
 use crate::session::{Event, SessionLog, SessionLogError};
 
 /// What every call of a turn runs with.

@@ -99,19 +99,3 @@ pub enum AgentError {
     #[error(transparent)]
     Log(#[from] SessionLogError),
 }
-
-/// An error and its causes on one line, for messages that must stand alone (log records,
-/// provider errors).
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !message.contains(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
-        }
-        source = cause.source();
-    }
-    message
-}

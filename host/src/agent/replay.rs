@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::AgentError;
 use super::calls::cancel_call;
 use super::tools::ToolOutput;
-use crate::case::RecordedToolResult;
+use crate::session::RecordedToolResult;
 use crate::session::{Event, SessionLog};
 
 /// The recording and how many of its results the turn has used.

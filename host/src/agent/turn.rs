@@ -11,8 +11,8 @@ use super::client::ModelClient;
 use super::replay::ReplayTools;
 use super::tools::{ToolContext, skills};
 use super::{AgentConfig, AgentError, wire};
-use crate::model::responses::InputItem;
 use crate::session::{Event, RequestBody, SessionLog};
+use crate::wire::responses::InputItem;
 
 /// What a finished turn produced.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

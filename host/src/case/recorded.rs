@@ -5,7 +5,8 @@
 use crate::agent_preset::Preset;
 use crate::session::{Event, OutputItem, Record};
 
-use super::{Approve, Case, Execution, ExternalAgent, PromptVia};
+use super::{Case, Execution, ExternalAgent, PromptVia};
+use crate::session::Approve;
 
 /// Longest `expect_input_contains` taken from a tool result.
 const EXPECT_MAX_CHARS: usize = 60;

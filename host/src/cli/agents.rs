@@ -2,7 +2,7 @@
 //! missing one is a usage error that says how to install it.
 
 use anyhow::anyhow;
-use evalhost::agent_preset::{InstalledAgents, locate_all};
+use evalhost::agent_preset::{AgentPaths, InstalledAgents, locate_all};
 use evalhost::case::{Case, Execution};
 use evalhost::config::ConfigSources;
 
@@ -21,9 +21,8 @@ pub fn locate(cases: &[Case]) -> Result<InstalledAgents, Failure> {
     if presets.is_empty() {
         return Ok(InstalledAgents::default());
     }
-    let paths = ConfigSources::from_environment()
-        .agent_paths()
-        .map_err(Failure::usage)?;
+    let paths =
+        AgentPaths::from_config(&ConfigSources::from_environment()).map_err(Failure::usage)?;
     let path = std::env::var_os("PATH");
     locate_all(presets, &paths, path.as_deref()).map_err(|mut problems| {
         if problems.len() == 1 {

@@ -69,7 +69,7 @@ impl Failure {
 }
 
 pub fn main() -> ExitCode {
-    evalhost::provider::install_crypto_provider();
+    evalhost::tls::install_crypto_provider();
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => {

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, anyhow};
 use evalhost::case::agentcompany::{FixtureHeader, fixture_text, turns_from_session};
-use evalhost::case::{Approve, Case, Execution};
+use evalhost::case::{Case, Execution};
+use evalhost::session::Approve;
 
 use super::Failure;
 

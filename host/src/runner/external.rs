@@ -14,11 +14,12 @@ use std::process::Stdio;
 use tokio::io::AsyncWriteExt;
 
 use super::timeout::RunTimeout;
-use crate::agent::CallStatus;
 use crate::agent_preset::{Launch, Preset, RunContext};
-use crate::case::{Approve, ExternalAgent, PromptVia};
+use crate::case::{ExternalAgent, PromptVia};
 use crate::model::{Exchange, Outcome, tool_results};
 use crate::process_group::ProcessGroup;
+use crate::session::Approve;
+use crate::session::CallStatus;
 use crate::session::{Event, OutputItem};
 
 /// The placeholder key external agents get; the loopback endpoint ignores it.

@@ -13,7 +13,6 @@ pub mod reference;
 mod regrade;
 mod run;
 mod snapshot;
-mod temp;
 mod timeout;
 
 pub use cancel::CancelToken;
@@ -25,7 +24,6 @@ pub use prepare::{
 pub use progress::Progress;
 pub use regrade::{RegradeError, Regraded, cases_of_report, recorded_case_paths, regrade};
 pub use snapshot::{MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_ENTRIES};
-pub(crate) use temp::temp_parent;
 
 use std::path::PathBuf;
 use std::sync::Arc;

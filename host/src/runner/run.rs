@@ -83,7 +83,7 @@ pub(crate) async fn run_once(
 ) -> Result<UngradedRun, RunError> {
     let case = &prepared.case;
     let started = Instant::now();
-    let temp = super::temp::temp_parent();
+    let temp = crate::config::temp_parent();
     let root = tempfile::Builder::new()
         .prefix("evalhost-run-")
         .tempdir_in(temp)
@@ -113,7 +113,7 @@ pub(crate) async fn run_once(
                 workspace: &workspace,
                 home: &home,
                 tmp: &tmp,
-                workspace_read_only: case.approve == crate::case::Approve::None
+                workspace_read_only: case.approve == crate::session::Approve::None
                     && matches!(&case.execution, Execution::External(agent)
                         if agent.preset().is_some_and(|p| !p.sandbox_nests())),
             },

@@ -4,8 +4,10 @@
 //! graders receive from these records alone.
 
 mod log;
+mod vocabulary;
 
 pub use log::{SessionLog, SessionLogError, read_session_log, read_whole};
+pub use vocabulary::{Approve, CallStatus, RecordedToolResult};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -60,7 +62,7 @@ pub enum Event {
     ToolResult {
         call_id: String,
         name: String,
-        status: crate::agent::CallStatus,
+        status: CallStatus,
         output: String,
         duration_ms: u64,
     },

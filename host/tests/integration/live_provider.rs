@@ -736,7 +736,7 @@ fn provider(
 fn complete(
     provider: &evalhost::provider::Provider,
 ) -> Result<evalhost::provider::ProviderReply, evalhost::provider::ProviderError> {
-    let request: evalhost::model::responses::ResponsesRequest = serde_json::from_value(json!({
+    let request: evalhost::wire::responses::ResponsesRequest = serde_json::from_value(json!({
         "model": "agent", "input": [{"role": "user", "content": "Say hello."}], "stream": true, "store": false,
     }))
     .expect("request");

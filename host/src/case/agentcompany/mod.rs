@@ -23,7 +23,8 @@ use std::io::Read;
 use std::path::Path;
 
 use super::error::Problems;
-use super::{Approve, Case, CaseError, Execution, Location, MAX_CASE_FILE_BYTES};
+use super::{Case, CaseError, Execution, Location, MAX_CASE_FILE_BYTES};
+use crate::session::Approve;
 
 /// Checks that depend on the environment the fixtures run in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

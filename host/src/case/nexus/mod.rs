@@ -26,7 +26,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::error::Problems;
-use super::{Approve, Case, CaseError, Execution, Location};
+use super::{Case, CaseError, Execution, Location};
+use crate::session::Approve;
 use yaml::{entries, invalid, read_map, string, strings};
 
 /// The fields of `case.yaml`.

@@ -21,9 +21,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::Answering;
-use crate::model::SseEvent;
 use crate::model::record::Reply;
 use crate::session::OutputItem;
+use crate::wire::SseEvent;
 
 /// How many deltas a text or an argument string is split into, at most.
 pub(crate) const DELTAS: usize = 3;

@@ -7,7 +7,7 @@
 //! replaced, never an error. The only error is an event larger than the configured limit,
 //! which stops a hostile or broken stream from growing memory without bound.
 
-use super::sse::SseEvent;
+use super::SseEvent;
 
 /// Default cap on one event (its pending line plus accumulated data): 16 MiB.
 pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
