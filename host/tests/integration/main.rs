@@ -54,6 +54,7 @@ mod hardening_out;
 mod hardening_probes;
 mod judge;
 mod layers;
+mod library_api;
 mod live_cli;
 mod live_provider;
 mod live_record;
