@@ -88,12 +88,12 @@ pub mod bundle;
 pub mod case;
 pub mod config;
 pub mod confine;
-mod error_chain;
 pub mod evidence;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod grader;
 pub mod judge;
+mod message;
 pub mod model;
 mod parallel;
 pub mod private_file;

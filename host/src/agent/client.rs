@@ -7,7 +7,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 
 use super::reply::{ModelReply, ReplyCollector};
 use super::{AgentConfig, AgentError};
-use crate::error_chain::error_chain;
+use crate::message::{error_chain, excerpt};
 use crate::wire::SseParser;
 
 /// Most bytes of an HTTP error body quoted in the error message.
@@ -121,17 +121,4 @@ impl ModelClient {
         }
         Err(collector.end())
     }
-}
-
-/// At most `max` bytes of `text`, cut on a character boundary, marked when cut.
-fn excerpt(text: &str, max: usize) -> String {
-    let text = text.trim();
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut cut = max;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}…", &text[..cut])
 }

@@ -61,7 +61,7 @@ impl Asker {
             if serde_json::from_str::<Value>(&text).is_err() {
                 return Err(JudgeError::Failed(format!(
                     "the judge's answer is not JSON of the requested schema: {}",
-                    crate::provider::excerpt(&text, 200)
+                    crate::message::excerpt(&text, 200)
                 )));
             }
             text

@@ -27,11 +27,10 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 
 use crate::config::{ApiKey, ProviderConfig, ProviderKind};
-use crate::error_chain::error_chain;
+use crate::message::{error_chain, excerpt};
 use crate::session::OutputItem;
 use crate::wire::SseEvent;
 use crate::wire::responses::ResponsesRequest;
-pub(crate) use error::excerpt;
 
 /// Most bytes of an HTTP error body quoted in an error.
 const ERROR_BODY_EXCERPT: usize = 1024;

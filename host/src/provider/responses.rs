@@ -123,7 +123,7 @@ impl Decoder {
             return Err(ProviderError::Malformed {
                 message: format!(
                     "Responses event is not a JSON object: {}",
-                    super::error::excerpt(data, 200)
+                    crate::message::excerpt(data, 200)
                 ),
             });
         }

@@ -19,7 +19,7 @@ use super::layout::{
 };
 use crate::bundle::BundleError;
 use crate::bundle::manifest::sha256_hex;
-use crate::error_chain::error_chain;
+use crate::message::error_chain;
 
 /// How to reach a registry.
 #[derive(Debug, Clone, Default)]

@@ -552,10 +552,7 @@ pub(crate) fn split_deltas(text: &str) -> Vec<&str> {
     let mut pieces = Vec::with_capacity(DELTAS);
     let mut start = 0;
     for k in 1..DELTAS {
-        let mut cut = text.len() * k / DELTAS;
-        while !text.is_char_boundary(cut) {
-            cut += 1;
-        }
+        let cut = text.ceil_char_boundary(text.len() * k / DELTAS);
         if cut > start {
             pieces.push(&text[start..cut]);
             start = cut;
