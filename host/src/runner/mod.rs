@@ -211,11 +211,8 @@ pub async fn run_suite(
     let report = SuiteReport {
         schema_version: REPORT_SCHEMA_VERSION,
         evalhost_version: env!("CARGO_PKG_VERSION").to_owned(),
-        mode: live::mode(options).into(),
-        model: options
-            .live
-            .as_ref()
-            .map_or_else(|| "scripted".to_owned(), |l| l.model().to_owned()),
+        mode: options.mode().into(),
+        model: options.model().to_owned(),
         runs_per_case: options.runs,
         k: options.k,
         interrupted: options.cancel.is_cancelled(),
