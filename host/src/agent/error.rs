@@ -7,6 +7,7 @@ use crate::session::SessionLogError;
 /// Why a turn failed. Except for [`AgentError::Log`], the turn also wrote a `run_error`
 /// record whose message is exactly this error's `Display`.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AgentError {
     /// The model answered `response.failed` (or a stream `error` event); the message is the
     /// model's, e.g. `Model script exhausted: request 3 has no scripted response`.

@@ -67,6 +67,7 @@ impl InstalledAgents {
 
 /// Why an agent cannot be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PresetError {
     #[error(
         "agent `{preset}`: `{program}` is not on PATH; install it with `{install}`, or set its path with `[agents] {preset} = \"/path/to/{program}\"` in evalhost.toml or {env}",

@@ -13,6 +13,7 @@ const EXPECT_MAX_CHARS: usize = 60;
 
 /// Why a run cannot become a replay case.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RecordError {
     /// The run made no model request with a completed response.
     #[error("the live run recorded no model response")]

@@ -74,13 +74,11 @@ pub fn run_live_once(case: Case) -> Result<(RunReport, Vec<Record>), Failure> {
     let out_dir = tempfile::tempdir()
         .context("failed to create a temp directory for the recording")
         .map_err(Failure::internal)?;
-    let mut options = RunOptions {
-        runs: 1,
-        jobs: 1,
-        out: Some(out_dir.path().to_owned()),
-        agents: Arc::new(agents),
-        ..RunOptions::default()
-    };
+    let mut options = RunOptions::default();
+    options.runs = 1;
+    options.jobs = 1;
+    options.out = Some(out_dir.path().to_owned());
+    options.agents = Arc::new(agents);
     options.agent_limits = live_agent_limits(provider.config());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

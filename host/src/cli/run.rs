@@ -31,7 +31,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         suite = suite.tags(args.tags.iter().cloned());
     }
     if let Some(partition) = &args.partition {
-        suite = suite.partition(partition.clone());
+        suite = suite.partition(*partition);
     }
     if let Some(version) = &args.expect_agent_core_version {
         suite = suite.expect_agent_core_version(version);

@@ -160,6 +160,7 @@ impl fmt::Debug for ApiKey {
 
 /// Why no usable provider configuration could be assembled.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// A configuration file could not be read.
     #[error("failed to read {path}: {error}")]

@@ -6,6 +6,7 @@ use crate::message::excerpt;
 
 /// Why one provider request failed (after retries, see [`ProviderError::GaveUp`]).
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProviderError {
     /// The provider answered with an HTTP error status.
     #[error("HTTP {status}: {body}")]

@@ -36,8 +36,10 @@ use crate::report::{
     SuiteSummary,
 };
 
-/// How a suite is run.
+/// How a suite is run ([`crate::Suite`] sets it as `evalhost run` does; change a field of
+/// `RunOptions::default()` for anything else).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RunOptions {
     /// Runs per case unless the case sets `runs`.
     pub runs: u32,
@@ -107,6 +109,7 @@ pub fn default_jobs() -> usize {
 
 /// Why the runner could not make a run at all (as opposed to a run that failed).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RunError {
     #[error("failed to create the run's temp directory in `{path}`: {error}")]
     TempRoot {

@@ -143,7 +143,7 @@ impl Suite {
     /// request timeout covers the provider's retries, and runs default to
     /// [`DEFAULT_LIVE_RUNS`].
     pub fn live(mut self, provider: Provider) -> Self {
-        self.live = Some(LiveProvider::Given(provider));
+        self.live = Some(LiveProvider::Given(Box::new(provider)));
         self
     }
 
@@ -324,7 +324,7 @@ impl Suite {
         let config = config.unwrap_or_else(ConfigSources::from_environment);
         options.agents = Arc::new(locate_agents(&cases, &config)?);
         let provider = match live_provider {
-            Some(LiveProvider::Given(provider)) => Some(provider),
+            Some(LiveProvider::Given(provider)) => Some(*provider),
             Some(LiveProvider::FromConfig) => Some(provider_from_config(&config)?),
             None => None,
         };
@@ -352,7 +352,7 @@ impl Plan {
 /// Where a live suite's provider comes from.
 #[derive(Debug)]
 enum LiveProvider {
-    Given(Provider),
+    Given(Box<Provider>),
     FromConfig,
 }
 

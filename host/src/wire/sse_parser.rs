@@ -14,6 +14,7 @@ pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
 /// Why an event stream could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SseError {
     /// One event grew past the limit before a blank line ended it.
     #[error("server-sent event exceeds {limit} bytes")]
