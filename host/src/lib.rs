@@ -79,30 +79,42 @@ pub use case::{Case, CaseError, parse_case};
 pub use evidence::Evidence;
 pub use grader::{GraderComponent, GraderHost, PreparedEvidence, Verdict};
 pub use report::{SuiteReport, render_text};
+#[cfg(feature = "run")]
 pub use runner::RunOptions;
+#[cfg(feature = "run")]
 pub use suite::{AgentOverride, Plan, Suite, SuiteError};
 
+#[cfg(feature = "run")]
 pub mod agent;
 pub mod agent_preset;
+#[cfg(feature = "bundles")]
 pub mod bundle;
 pub mod case;
 pub mod config;
 pub mod confine;
 pub mod evidence;
+#[cfg(feature = "run")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod grader;
 pub mod judge;
+#[cfg(any(feature = "run", feature = "bundles"))]
 mod message;
+#[cfg(feature = "run")]
 pub mod model;
 mod parallel;
 pub mod private_file;
+#[cfg(feature = "run")]
 mod process_group;
+#[cfg(feature = "run")]
 pub mod provider;
 pub mod report;
+#[cfg(feature = "run")]
 pub mod runner;
 pub mod scaffold;
 pub mod session;
+#[cfg(feature = "run")]
 pub mod suite;
+#[cfg(any(feature = "run", feature = "bundles"))]
 pub mod tls;
 pub mod wire;

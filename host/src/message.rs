@@ -18,6 +18,7 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
 }
 
 /// At most `max` bytes of `text` (trimmed), cut on a character boundary, marked `…` when cut.
+#[cfg_attr(not(feature = "run"), allow(dead_code))]
 pub(crate) fn excerpt(text: &str, max: usize) -> String {
     let text = text.trim();
     if text.len() <= max {

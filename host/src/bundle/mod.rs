@@ -52,14 +52,3 @@ pub use verify::{
     Signature, VerifiedBundle, VerifyOptions, manifest_bytes, signature_path, verify_bundle,
     verify_bundle_from,
 };
-
-use serde::{Deserialize, Serialize};
-
-/// The bundle a grader came from, as the JSON report names it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BundleRef {
-    /// The bundle's name.
-    pub name: String,
-    /// Its version.
-    pub version: String,
-}

@@ -6,13 +6,14 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use super::BundleError;
 use super::lock::Lock;
 use super::manifest::{JUDGE, MANIFEST_FILE, READS_WORKSPACE};
 use super::sshsig::{AllowedSigners, read_signature};
 use super::store::{BundleStore, StoredBundle};
 use super::trust::TrustPolicy;
 use super::verify::judge_signature;
-use super::{BundleError, BundleRef};
+use crate::grader::BundleRef;
 use crate::grader::{GraderComponent, GraderHost};
 
 /// A bundle grader ready to bind.

@@ -35,6 +35,7 @@ pub use external::{ExternalAgent, PromptVia};
 pub use load::{
     LoadOptions, MAX_CASES_PER_DIR, case_sources, load_case, load_cases, load_cases_with, load_each,
 };
+#[cfg(feature = "run")]
 pub(crate) use parse::child as child_field;
 pub use parse::parse_case;
 pub use recorded::{RecordError, replay_case_yaml};

@@ -232,3 +232,12 @@ impl GraderHost {
             .flat_map(|c| c.graders().iter().map(move |g| (g, c)))
     }
 }
+
+/// The bundle a grader came from, as the JSON report names it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BundleRef {
+    /// The bundle's name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}

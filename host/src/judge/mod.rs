@@ -19,7 +19,20 @@
 //! - **Secrets**: the grader sends messages and gets text back; it never sees the endpoint
 //!   or the key, and provider errors are redacted before they reach a report.
 
+#[cfg(feature = "run")]
 mod ask;
+/// Built without the `run` feature there is no provider to ask: a judge only replays recorded
+/// judgments, and an asker cannot exist.
+#[cfg(not(feature = "run"))]
+mod ask {
+    pub(super) enum Asker {}
+
+    impl Asker {
+        pub(super) fn ask(&self, _: &super::Question) -> Result<super::Answer, super::JudgeError> {
+            match *self {}
+        }
+    }
+}
 pub mod judgments;
 
 use std::collections::HashMap;
@@ -28,6 +41,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::config::ProviderConfig;
+#[cfg(feature = "run")]
 use crate::provider::Provider;
 use judgments::{Judgment, Judgments};
 
@@ -256,6 +270,7 @@ impl Judge {
 
     /// A judge asking the model of `provider` (whose configuration names it). Questions are
     /// sent on `runtime` (the provider is async; grading calls block on the answer).
+    #[cfg(feature = "run")]
     pub fn new(
         mode: JudgeMode,
         limits: JudgeLimits,

@@ -217,7 +217,7 @@ pub struct GraderVerdict {
     pub component_digest: String,
     /// The grader bundle (`name`, `version`) the component came from; `null` for built-in
     /// graders and components named by path.
-    pub bundle: Option<crate::bundle::BundleRef>,
+    pub bundle: Option<crate::grader::BundleRef>,
     /// `pass`, `fail` or `error`.
     pub outcome: Outcome,
     pub score: f64,

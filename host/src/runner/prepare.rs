@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 
 use super::reference::{GraderRef, PathComponents, pick_grader};
-use crate::bundle::{BundleRef, BundleResolver};
+use crate::bundle::BundleResolver;
 use crate::case::{Case, CaseError, GraderUse, JUDGE_KEY};
+use crate::grader::BundleRef;
 use crate::grader::{GraderComponent, GraderHost};
 
 /// A case whose graders are all resolved and validated.

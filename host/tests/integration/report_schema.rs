@@ -4,8 +4,8 @@
 //! refused at every level, so a field added to the Rust types but not to the schema fails here.
 
 use crate::common::{evalhost, repo};
-use evalhost::bundle::BundleRef;
 use evalhost::evidence::Usage;
+use evalhost::grader::BundleRef;
 use evalhost::judge::JudgeUsage;
 use evalhost::report::{
     CancelledRun, CaseReport, CaseSummary, GraderVerdict, Outcome, REPORT_SCHEMA_VERSION,
