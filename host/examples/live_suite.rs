@@ -4,7 +4,7 @@
 //! unless told otherwise, pass@k and pass^k per case.
 //!
 //! ```sh
-//! EVALHOST_PROVIDER=openai-responses EVALHOST_MODEL=gpt-5-mini \
+//! EVALHOST_PROVIDER=openai-responses EVALHOST_MODEL=gpt-5-mini EVALHOST_API_KEY_ENV=OPENAI_API_KEY \
 //!   cargo run -p evalhost --example live_suite -- cases/mino
 //! ```
 
