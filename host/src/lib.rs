@@ -75,6 +75,10 @@
 //! # }
 //! ```
 
+// Built without `run` (an embedder that only grades), the parts of lower layers that only
+// running agents uses are unused: that is expected, not dead code.
+#![cfg_attr(not(feature = "run"), allow(dead_code, unused_imports))]
+
 pub use case::{Case, CaseError, parse_case};
 pub use evidence::Evidence;
 pub use grader::{GraderComponent, GraderHost, PreparedEvidence, Verdict};

@@ -14,11 +14,11 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 /// Mode of every file written here.
-pub const FILE_MODE: u32 = 0o600;
+pub(crate) const FILE_MODE: u32 = 0o600;
 /// Mode of a workspace snapshot's file that its owner could execute.
-pub const EXECUTABLE_MODE: u32 = 0o700;
+pub(crate) const EXECUTABLE_MODE: u32 = 0o700;
 /// Mode of every directory created here.
-pub const DIR_MODE: u32 = 0o700;
+pub(crate) const DIR_MODE: u32 = 0o700;
 
 /// Write `path` so that it is either absent, its old content, or all of `bytes`, never half
 /// written: the bytes go to a temp file in the same directory, renamed over `path` once
@@ -41,7 +41,7 @@ pub fn copy(from: &Path, to: &Path) -> std::io::Result<()> {
 /// Copy `from` to the new file `to` (not atomically: for files inside a directory that is
 /// itself renamed into place once complete), mode 0600, or 0700 when `from` is executable by
 /// its owner (a script the agent wrote stays runnable).
-pub fn copy_new(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_new(from: &Path, to: &Path) -> std::io::Result<()> {
     let mut source = std::fs::File::open(from)?;
     let executable = source.metadata()?.permissions().mode() & 0o100 != 0;
     let mut dest = std::fs::OpenOptions::new()

@@ -12,7 +12,7 @@ use crate::session::{Approve, RecordedToolResult};
 pub const DEFAULT_INSTRUCTIONS: &str = include_str!("instructions.md");
 
 /// Model name sent in replay mode.
-pub const SCRIPTED_MODEL: &str = "scripted";
+pub(crate) const SCRIPTED_MODEL: &str = "scripted";
 
 /// Everything one turn needs besides the prompt and the session log.
 #[derive(Debug, Clone)]

@@ -33,7 +33,9 @@ mod tools;
 mod turn;
 mod wire;
 
-pub use config::{AgentConfig, DEFAULT_INSTRUCTIONS, EndpointRecord, Limits, SCRIPTED_MODEL};
+pub use config::EndpointRecord;
+pub(crate) use config::SCRIPTED_MODEL;
+pub use config::{AgentConfig, DEFAULT_INSTRUCTIONS, Limits};
 pub use error::AgentError;
-pub use policy::DECLINED;
-pub use turn::{Conversation, TurnOutcome, run_turn, run_turn_in};
+pub(crate) use turn::{Conversation, run_turn_in};
+pub use turn::{TurnOutcome, run_turn};

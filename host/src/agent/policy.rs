@@ -9,7 +9,7 @@ use super::paths::ToolPath;
 use crate::session::Approve;
 
 /// The result text of a call the user declined.
-pub const DECLINED: &str = "The user did not approve this call.";
+pub(crate) const DECLINED: &str = "The user did not approve this call.";
 
 /// Most symlink hops followed when checking where a dangling link would write.
 const MAX_LINK_HOPS: usize = 8;

@@ -33,7 +33,7 @@ pub struct TurnOutcome {
 /// messages, the model's text and calls, tool results), how many requests were made, and the
 /// replay tools' position. Turns run with [`run_turn_in`] continue it.
 #[derive(Default)]
-pub struct Conversation {
+pub(crate) struct Conversation {
     input: Vec<InputItem>,
     requests: u32,
     replay: Option<Arc<ReplayTools>>,
@@ -45,11 +45,6 @@ impl Conversation {
     /// A conversation with no turns yet.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// Model requests sent so far, over all turns.
-    pub fn requests(&self) -> u32 {
-        self.requests
     }
 }
 
@@ -88,7 +83,7 @@ pub async fn run_turn(
 /// log continue the conversation's. Events and limits are as for [`run_turn`], per turn; the
 /// [`TurnOutcome`] counts this turn only. With replay tools, calls are answered from where
 /// the previous turn stopped (the conversation keeps the first turn's recording).
-pub async fn run_turn_in(
+pub(crate) async fn run_turn_in(
     config: &AgentConfig,
     conversation: &mut Conversation,
     prompt: &str,

@@ -16,7 +16,7 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Configured agent programs, each with where it was configured (a file or a variable).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AgentPaths(pub BTreeMap<Preset, (PathBuf, String)>);
+pub(crate) struct AgentPaths(pub BTreeMap<Preset, (PathBuf, String)>);
 
 impl AgentPaths {
     /// The configured agent programs of the presets (`docs/agents.md`): `[agents]` in the
@@ -100,7 +100,7 @@ pub enum PresetError {
 
 /// Find every preset in `presets` and ask its version, concurrently; every problem is
 /// reported, in preset order.
-pub fn locate_all(
+pub(crate) fn locate_all(
     presets: impl IntoIterator<Item = Preset>,
     paths: &AgentPaths,
     path_var: Option<&OsStr>,

@@ -18,7 +18,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-pub use locate::{AgentPaths, InstalledAgent, InstalledAgents, PresetError, locate_all};
+pub use locate::InstalledAgent;
+#[cfg(feature = "run")]
+pub(crate) use locate::{AgentPaths, locate_all};
+pub use locate::{InstalledAgents, PresetError};
 
 use crate::session::Approve;
 
@@ -65,7 +68,7 @@ impl Preset {
     }
 
     /// The command that installs the pinned version evalhost is tested with.
-    pub fn install_command(self) -> &'static str {
+    pub(crate) fn install_command(self) -> &'static str {
         match self {
             Preset::Codex => codex::INSTALL,
             Preset::ClaudeCode => claude_code::INSTALL,
@@ -75,7 +78,7 @@ impl Preset {
     }
 
     /// The environment variable that names the agent's program (`EVALHOST_AGENT_CODEX`, ...).
-    pub fn env_var(self) -> String {
+    pub(crate) fn env_var(self) -> String {
         format!(
             "EVALHOST_AGENT_{}",
             self.as_str().to_ascii_uppercase().replace('-', "_")
@@ -94,7 +97,7 @@ impl Preset {
     /// How to start the agent for one run: the program, its arguments and environment, and
     /// the standard input it reads. Writes the config files the agent reads into the run's
     /// HOME.
-    pub fn launch(self, run: &RunContext<'_>) -> std::io::Result<Launch> {
+    pub(crate) fn launch(self, run: &RunContext<'_>) -> std::io::Result<Launch> {
         match self {
             Preset::Codex => codex::launch(run),
             Preset::ClaudeCode => claude_code::launch(run),
@@ -107,13 +110,13 @@ impl Preset {
     /// it runs commands under bubblewrap, which needs mounts that Landlock forbids; a
     /// confined Codex runs without it, and evalhost makes the workspace read-only for
     /// `approve: none` instead.
-    pub fn sandbox_nests(self) -> bool {
+    pub(crate) fn sandbox_nests(self) -> bool {
         !matches!(self, Preset::Codex)
     }
 
     /// Whether a tool result the agent sent back says the call failed, beyond what its
     /// dialect marks (Anthropic's `is_error`): a non-zero exit code in the result's text.
-    pub fn result_failed(self, output: &str) -> bool {
+    pub(crate) fn result_failed(self, output: &str) -> bool {
         match self {
             Preset::Codex => codex::result_failed(output),
             Preset::ClaudeCode => false,
@@ -124,7 +127,7 @@ impl Preset {
 
     /// Whether a line of the agent's tool results differs from run to run (Codex's
     /// `Chunk ID: ...`, `Wall time: ...`): a recording never expects it again.
-    pub fn volatile_result_line(self, line: &str) -> bool {
+    pub(crate) fn volatile_result_line(self, line: &str) -> bool {
         match self {
             Preset::Codex => codex::volatile_result_line(line),
             Preset::ClaudeCode | Preset::Pi | Preset::MiniSweAgent => false,
@@ -159,7 +162,7 @@ impl FromStr for Preset {
 }
 
 /// What a preset needs to know about the run it starts the agent for.
-pub struct RunContext<'a> {
+pub(crate) struct RunContext<'a> {
     /// The agent's program, as located before the suite started.
     pub program: &'a Path,
     /// The case's `args`, appended to the preset's own.
@@ -180,7 +183,7 @@ pub struct RunContext<'a> {
 
 /// How to start an agent: evalhost adds `PATH`, `HOME` and the endpoint variables.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Launch {
+pub(crate) struct Launch {
     pub program: PathBuf,
     pub args: Vec<String>,
     /// Variables set on top of evalhost's own.

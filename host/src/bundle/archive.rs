@@ -114,7 +114,7 @@ impl<R: Read> Read for Capped<R> {
 }
 
 /// Read a bundle archive into memory (path → bytes), refusing anything unsafe.
-pub fn read_archive(
+pub(crate) fn read_archive(
     archive: &Path,
     limits: &UnpackLimits,
 ) -> Result<BTreeMap<String, Vec<u8>>, BundleError> {
@@ -124,7 +124,7 @@ pub fn read_archive(
 
 /// Unpack a bundle archive's gzip stream into memory (path → bytes), refusing anything
 /// unsafe; `archive` names it in errors.
-pub fn unpack(
+pub(crate) fn unpack(
     archive: &Path,
     gzip: impl Read,
     limits: &UnpackLimits,

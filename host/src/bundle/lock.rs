@@ -152,7 +152,11 @@ impl Lock {
     /// Whether the registry reference `reference` naming OCI manifest `oci_digest` agrees
     /// with the lock: a pin installed from the same reference with another manifest means the
     /// tag moved since, which is refused.
-    pub fn check_source(&self, reference: &str, oci_digest: &str) -> Result<(), BundleError> {
+    pub(crate) fn check_source(
+        &self,
+        reference: &str,
+        oci_digest: &str,
+    ) -> Result<(), BundleError> {
         for (name, pin) in &self.bundles {
             if pin.oci_reference.as_deref() == Some(reference)
                 && let Some(expected) = &pin.oci_digest

@@ -13,18 +13,18 @@ use sha2::{Digest, Sha256};
 use super::BundleError;
 
 /// The author's description of a bundle, at the root of the bundle's source directory.
-pub const SOURCE_FILE: &str = "bundle.toml";
+pub(crate) const SOURCE_FILE: &str = "bundle.toml";
 /// The signed manifest, at the root of every bundle archive.
-pub const MANIFEST_FILE: &str = "MANIFEST.toml";
+pub(crate) const MANIFEST_FILE: &str = "MANIFEST.toml";
 /// The manifest format this host writes and reads.
-pub const MANIFEST_FORMAT: u32 = 1;
+pub(crate) const MANIFEST_FORMAT: u32 = 1;
 /// The capability of reading the run's workspace, read-only.
-pub const READS_WORKSPACE: &str = "reads-workspace";
+pub(crate) const READS_WORKSPACE: &str = "reads-workspace";
 /// The capability of asking the judge (`evalhost:grader/judge`, WIT 0.3.0); the project's
 /// `[trust] allow_judge = false` refuses it.
-pub const JUDGE: &str = "judge";
+pub(crate) const JUDGE: &str = "judge";
 /// Every capability a bundle grader may declare.
-pub const CAPABILITIES: &[&str] = &[READS_WORKSPACE, JUDGE];
+pub(crate) const CAPABILITIES: &[&str] = &[READS_WORKSPACE, JUDGE];
 
 /// sha256 of `bytes`, lowercase hex.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
@@ -157,7 +157,7 @@ impl Manifest {
     }
 
     /// The bytes to store and sign.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let body = toml::to_string(self).expect("a manifest always serializes");
         format!(
             "# evalhost bundle manifest: these exact bytes are what a bundle signature covers.\n{body}"

@@ -41,14 +41,18 @@ mod verify;
 
 pub use archive::UnpackLimits;
 pub use error::BundleError;
-pub use lock::{LOCK_FILE, Lock, Pin};
-pub use manifest::{Manifest, READS_WORKSPACE};
-pub use pack::{PackedBundle, pack};
-pub use resolve::{BundleGrader, BundleResolver};
-pub use sshsig::{AllowedSigners, NAMESPACE, Signer};
-pub use store::{BundleStore, Installed, StoredBundle};
+pub use lock::Pin;
+pub use lock::{LOCK_FILE, Lock};
+pub use manifest::Manifest;
+pub use pack::PackedBundle;
+pub use pack::pack;
+pub use resolve::BundleGrader;
+pub use resolve::BundleResolver;
+pub use sshsig::NAMESPACE;
+pub use sshsig::{AllowedSigners, Signer};
+pub use store::BundleStore;
+pub use store::{Installed, StoredBundle};
 pub use trust::TrustPolicy;
 pub use verify::{
     Signature, VerifiedBundle, VerifyOptions, manifest_bytes, signature_path, verify_bundle,
-    verify_bundle_from,
 };

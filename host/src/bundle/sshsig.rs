@@ -40,7 +40,7 @@ pub fn sign(manifest: &[u8], key: &Path) -> Result<String, BundleError> {
 }
 
 /// The detached signature at `path`, or `None` when there is no such file.
-pub fn read_signature(path: &Path) -> Result<Option<String>, BundleError> {
+pub(crate) fn read_signature(path: &Path) -> Result<Option<String>, BundleError> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),

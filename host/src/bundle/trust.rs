@@ -49,7 +49,7 @@ impl TrustPolicy {
     }
 
     /// The policy a `[trust]` table of the file `origin` sets.
-    pub fn from_table(table: &TrustTable, origin: &Path) -> Self {
+    pub(crate) fn from_table(table: &TrustTable, origin: &Path) -> Self {
         let base = origin.parent().unwrap_or(Path::new("."));
         Self {
             allowed_signers: table.allowed_signers.as_ref().map(|p| base.join(p)),
@@ -61,7 +61,7 @@ impl TrustPolicy {
     }
 
     /// Whether a `path/to/grader.wasm#NAME` reference may be loaded.
-    pub fn check_wasm_path(&self, reference: &str) -> Result<(), BundleError> {
+    pub(crate) fn check_wasm_path(&self, reference: &str) -> Result<(), BundleError> {
         if self.allow_wasm_paths {
             return Ok(());
         }
@@ -75,7 +75,7 @@ impl TrustPolicy {
     }
 
     /// Whether the grader `reference` may be granted the judge it asks for.
-    pub fn check_judge(&self, reference: &str) -> Result<(), BundleError> {
+    pub(crate) fn check_judge(&self, reference: &str) -> Result<(), BundleError> {
         if self.allow_judge {
             return Ok(());
         }

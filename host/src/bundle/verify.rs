@@ -138,7 +138,7 @@ pub fn verify_bundle(
 /// Verify a bundle read from `gzip` (a file, or a blob fetched from a registry) with the
 /// signature text `signature_text`: the same checks in the same order as [`verify_bundle`].
 /// `archive` and `sig_path` name the two in messages.
-pub fn verify_bundle_from(
+pub(crate) fn verify_bundle_from(
     archive: &Path,
     gzip: impl std::io::Read,
     signature_text: Option<String>,

@@ -80,7 +80,7 @@ pub enum CaseError {
 }
 
 /// Most problems one case source reports; later ones are counted, not shown.
-pub const MAX_PROBLEMS_PER_FILE: usize = 20;
+pub(crate) const MAX_PROBLEMS_PER_FILE: usize = 20;
 
 impl CaseError {
     /// `problems` as one error: the problem itself when there is one, else

@@ -53,7 +53,7 @@ const SHAPES: &str = "{command: [PROGRAM, ARGS...], prompt: stdin|arg} or {prese
 impl ExternalAgent {
     /// Validate the `agent:` value (as JSON): the agent, and the run timeout it gives
     /// (`timeout_secs`), if any. The error is the message for the field.
-    pub fn from_json(value: serde_json::Value) -> Result<(Self, Option<f64>), String> {
+    pub(crate) fn from_json(value: serde_json::Value) -> Result<(Self, Option<f64>), String> {
         let field: AgentField =
             serde_json::from_value(value).map_err(|e| format!("{e} (expected {SHAPES})"))?;
         let agent = match (field.command, field.preset) {
@@ -108,7 +108,7 @@ impl ExternalAgent {
     /// The directories of the files a command agent names by absolute path (its program,
     /// its script, an adapter): a confined run may read them, wherever they are, so an agent
     /// kept in a project under the user's home still starts. Nothing for a preset.
-    pub fn program_dirs(&self) -> Vec<std::path::PathBuf> {
+    pub(crate) fn program_dirs(&self) -> Vec<std::path::PathBuf> {
         let Self::Command { command, .. } = self else {
             return Vec::new();
         };

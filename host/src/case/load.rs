@@ -141,7 +141,7 @@ fn load_source(file: &Path, options: &LoadOptions) -> Result<Parsed, CaseError> 
 /// holding more than [`MAX_CASES_PER_DIR`] cases, a symlink loop, no case at all).
 ///
 /// Each source holds exactly one case.
-pub fn case_sources(path: &Path) -> Vec<Result<PathBuf, CaseError>> {
+pub(crate) fn case_sources(path: &Path) -> Vec<Result<PathBuf, CaseError>> {
     let metadata = match std::fs::metadata(path) {
         Ok(metadata) => metadata,
         Err(error) => {

@@ -30,15 +30,15 @@ mod schema;
 mod workspace;
 pub(crate) mod yaml;
 
-pub use error::{CaseError, Location, MAX_PROBLEMS_PER_FILE};
-pub use external::{ExternalAgent, PromptVia};
-pub use load::{
-    LoadOptions, MAX_CASES_PER_DIR, case_sources, load_case, load_cases, load_cases_with, load_each,
-};
+pub use error::{CaseError, Location};
+pub use external::ExternalAgent;
+pub use external::PromptVia;
+pub use load::{LoadOptions, MAX_CASES_PER_DIR, load_case, load_cases, load_cases_with, load_each};
 #[cfg(feature = "run")]
 pub(crate) use parse::child as child_field;
 pub use parse::parse_case;
-pub use recorded::{RecordError, replay_case_yaml};
+pub use recorded::RecordError;
+pub use recorded::replay_case_yaml;
 pub use schema::case_schema;
 
 use std::path::PathBuf;
@@ -52,15 +52,13 @@ pub const MAX_SEED_FILES: usize = 64;
 /// Largest seeded file, in bytes.
 pub const MAX_SEED_FILE_BYTES: usize = 64 * 1024;
 /// Most runs a case may ask for.
-pub const MAX_RUNS: u32 = 32;
-/// Longest `final_text_matches` pattern, in bytes.
-pub const MAX_PATTERN_BYTES: usize = 1024;
+pub(crate) const MAX_RUNS: u32 = 32;
 /// How long a run's agent may take, in seconds, unless the case (`timeout_secs`) or
 /// `evalhost run --timeout` says otherwise: long enough for a live turn of several requests
 /// or a real agent's task, short enough that a hung run does not hold CI for an hour.
-pub const DEFAULT_TIMEOUT_SECS: f64 = 600.0;
+pub(crate) const DEFAULT_TIMEOUT_SECS: f64 = 600.0;
 /// Longest `timeout_secs` (and `--timeout`) accepted, in seconds.
-pub const MAX_TIMEOUT_SECS: f64 = 3600.0;
+pub(crate) const MAX_TIMEOUT_SECS: f64 = 3600.0;
 
 /// Check a run timeout in seconds (`timeout_secs`, `--timeout`): more than 0, at most
 /// [`MAX_TIMEOUT_SECS`]; fractions allowed (`0.3`). The error is the message for the field.
@@ -197,7 +195,7 @@ pub struct GraderUse {
 }
 
 /// The key of a grader entry that grants a component named by path the judge.
-pub const JUDGE_KEY: &str = "judge";
+pub(crate) const JUDGE_KEY: &str = "judge";
 
 impl Case {
     /// Whether every model step carries recorded usage, so a replay reports real token

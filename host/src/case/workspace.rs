@@ -41,7 +41,7 @@ impl SeedSet {
     }
 
     /// The files, in the order they were added.
-    pub fn into_files(self) -> Vec<SeedFile> {
+    pub(crate) fn into_files(self) -> Vec<SeedFile> {
         self.files
     }
 }

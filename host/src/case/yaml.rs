@@ -67,7 +67,7 @@ impl Value {
 impl Node {
     /// The node as text if it is a scalar other than null: strings as they are, and numbers
     /// and booleans as written in the file, as YAML loaders do for string-typed fields.
-    pub fn scalar_text(&self, source: &str) -> Option<String> {
+    pub(crate) fn scalar_text(&self, source: &str) -> Option<String> {
         // A quoted scalar is a string unless tagged (`!!int "42"`); its span holds the quotes.
         let written = || {
             self.raw

@@ -24,7 +24,7 @@ use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
 /// The environment variable that moves the bundle store (tests point it at a temp dir).
-pub const STORE_ENV: &str = "EVALHOST_BUNDLE_STORE";
+pub(crate) const STORE_ENV: &str = "EVALHOST_BUNDLE_STORE";
 
 /// What one of evalhost's directories holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,17 +61,17 @@ impl fmt::Display for OwnDir {
 }
 
 /// `$XDG_CONFIG_HOME`, else `~/.config`.
-pub fn config_home(env: &HashMap<String, String>) -> Option<PathBuf> {
+pub(crate) fn config_home(env: &HashMap<String, String>) -> Option<PathBuf> {
     base_dir(env, "XDG_CONFIG_HOME", ".config")
 }
 
 /// `$XDG_DATA_HOME`, else `~/.local/share`.
-pub fn data_home(env: &HashMap<String, String>) -> Option<PathBuf> {
+pub(crate) fn data_home(env: &HashMap<String, String>) -> Option<PathBuf> {
     base_dir(env, "XDG_DATA_HOME", ".local/share")
 }
 
 /// `$XDG_CACHE_HOME`, else `~/.cache`.
-pub fn cache_home(env: &HashMap<String, String>) -> Option<PathBuf> {
+pub(crate) fn cache_home(env: &HashMap<String, String>) -> Option<PathBuf> {
     base_dir(env, "XDG_CACHE_HOME", ".cache")
 }
 
@@ -81,7 +81,7 @@ fn base_dir(env: &HashMap<String, String>, var: &str, under_home: &str) -> Optio
 }
 
 /// evalhost's own directories that the environment names (none without `HOME` or `XDG_*`).
-pub fn own_dirs(env: &HashMap<String, String>) -> Vec<OwnDir> {
+pub(crate) fn own_dirs(env: &HashMap<String, String>) -> Vec<OwnDir> {
     let own = |kind, base: Option<PathBuf>| {
         base.map(|base| OwnDir {
             kind,

@@ -82,13 +82,13 @@ struct ConfigFile {
 }
 
 /// `[agents]`: preset name → program path, as written.
-pub type AgentTable = std::collections::BTreeMap<String, std::path::PathBuf>;
+pub(crate) type AgentTable = std::collections::BTreeMap<String, std::path::PathBuf>;
 
 /// `[trust]`: which grader bundles and components a project accepts (read from the
 /// project's `evalhost.toml` only; see `crate::bundle::TrustPolicy`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TrustTable {
+pub(crate) struct TrustTable {
     /// The allowed_signers file whose keys may sign bundles, relative to the file.
     pub allowed_signers: Option<std::path::PathBuf>,
     /// Accept bundles without a signature, or whose signature cannot be checked (default true).
@@ -102,7 +102,7 @@ pub struct TrustTable {
 /// `[provider]` as written in a file; every field optional, the merge checks completeness.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ProviderTable {
+pub(crate) struct ProviderTable {
     /// `openai-responses`, `openai-chat` or `anthropic`.
     pub kind: Option<String>,
     /// The API's base URL.

@@ -39,14 +39,17 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use dirs::{
-    OwnDir, OwnDirKind, STORE_ENV, cache_home, config_home, data_home, own_dir_containing, own_dirs,
-};
-pub use file::{AgentTable, ProviderTable, TrustTable};
-pub use temp_dir::{MIN_SHM_FREE, temp_parent};
+pub use dirs::OwnDir;
+pub use dirs::OwnDirKind;
+pub use dirs::own_dir_containing;
+#[cfg(feature = "bundles")]
+pub(crate) use dirs::{STORE_ENV, data_home};
+pub(crate) use dirs::{cache_home, config_home, own_dirs};
+pub(crate) use file::{AgentTable, TrustTable};
+pub(crate) use temp_dir::temp_parent;
 
 /// Name of the project configuration file, looked up in the current directory.
-pub const PROJECT_FILE: &str = "evalhost.toml";
+pub(crate) const PROJECT_FILE: &str = "evalhost.toml";
 
 /// Which API dialect a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,7 +150,7 @@ pub struct ApiKey(String);
 
 impl ApiKey {
     /// The key, for the one place that sends it (an HTTP header).
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -277,7 +280,7 @@ impl ConfigSources {
     /// The project's `[trust]` table and the file it is in (`None` when the project has no
     /// file; an empty table when the file has no `[trust]`). The policy it sets is
     /// [`crate::bundle::TrustPolicy::from_config`].
-    pub fn trust_table(&self) -> Result<Option<(TrustTable, PathBuf)>, ConfigError> {
+    pub(crate) fn trust_table(&self) -> Result<Option<(TrustTable, PathBuf)>, ConfigError> {
         // Trust is the project's decision: a `[trust]` in the user's file would be ignored
         // silently, so it is refused.
         if let Some(user) = &self.user_file
@@ -300,7 +303,7 @@ impl ConfigSources {
     /// The `[agents]` tables (preset name → program, a relative path relative to its file) of
     /// the user's file, then the project's, each with its file. The presets' paths are
     /// [`crate::agent_preset::AgentPaths::from_config`].
-    pub fn agent_tables(&self) -> Result<Vec<(PathBuf, AgentTable)>, ConfigError> {
+    pub(crate) fn agent_tables(&self) -> Result<Vec<(PathBuf, AgentTable)>, ConfigError> {
         let mut tables = Vec::new();
         for file in [&self.user_file, &self.project_file].into_iter().flatten() {
             if let Some(table) = file::read_agents(file)? {
@@ -311,7 +314,7 @@ impl ConfigSources {
     }
 
     /// An environment variable's value, trimmed; `None` when unset or blank.
-    pub fn env_var(&self, name: &str) -> Option<&str> {
+    pub(crate) fn env_var(&self, name: &str) -> Option<&str> {
         self.env
             .get(name)
             .map(|v| v.trim())

@@ -12,12 +12,12 @@ use std::sync::OnceLock;
 
 /// Least free space for `/dev/shm` to be used (Docker's default `/dev/shm` is 64 MiB: too
 /// small for a suite's workspaces).
-pub const MIN_SHM_FREE: u64 = 1 << 30;
+pub(crate) const MIN_SHM_FREE: u64 = 1 << 30;
 
 const SHM: &str = "/dev/shm";
 
 /// The directory temp roots are made in (decided once per process).
-pub fn temp_parent() -> &'static Path {
+pub(crate) fn temp_parent() -> &'static Path {
     static PARENT: OnceLock<PathBuf> = OnceLock::new();
     PARENT.get_or_init(|| choose(std::env::var_os("TMPDIR").filter(|v| !v.is_empty())))
 }

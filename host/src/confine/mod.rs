@@ -21,14 +21,12 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-pub use system::invoking_user_homes;
-
 /// The Landlock ABI whose features evalhost uses: file system access rights with truncation
 /// and device ioctls (1–5), TCP connect rules (4), signal and abstract-socket scoping (6).
-pub const TARGET_ABI: u32 = 6;
+pub(crate) const TARGET_ABI: u32 = 6;
 
 /// Caps the Landlock ABI evalhost uses (to see what an older kernel would give).
-pub const ABI_VAR: &str = "EVALHOST_CONFINE_ABI";
+pub(crate) const ABI_VAR: &str = "EVALHOST_CONFINE_ABI";
 
 /// What a case or the command line adds to what a run's processes may do.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,7 +103,7 @@ impl Support {
     }
 
     /// The ABI evalhost builds rulesets for: the kernel's, at most [`TARGET_ABI`].
-    pub fn used_abi(self) -> u32 {
+    pub(crate) fn used_abi(self) -> u32 {
         self.abi.min(TARGET_ABI)
     }
 
@@ -198,7 +196,7 @@ impl RunConfinement {
     }
 
     /// Whether a Landlock ruleset confines the run's processes.
-    pub fn is_confined(&self) -> bool {
+    pub(crate) fn is_confined(&self) -> bool {
         self.ruleset.is_some()
     }
 
@@ -209,7 +207,7 @@ impl RunConfinement {
 
     /// Make `cmd`'s child confine itself before `exec`. `self` must outlive the spawn.
     #[allow(unsafe_code)]
-    pub fn apply(&self, cmd: &mut tokio::process::Command) {
+    pub(crate) fn apply(&self, cmd: &mut tokio::process::Command) {
         cmd.env("TMPDIR", &self.tmp);
         if !self.no_new_privs {
             return;

@@ -25,7 +25,7 @@ pub(crate) struct Readable {
 
 /// The invoking user's home directories: `$HOME` and the password database's (they may
 /// differ); never `/`.
-pub fn invoking_user_homes() -> Vec<PathBuf> {
+pub(crate) fn invoking_user_homes() -> Vec<PathBuf> {
     let mut homes = Vec::new();
     if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
         homes.push(home);

@@ -5,7 +5,7 @@
 
 mod nexus;
 
-pub use nexus::{event_type as nexus_event_type, nexus_events};
+pub(crate) use nexus::nexus_events;
 
 use serde::{Deserialize, Serialize};
 
@@ -13,7 +13,7 @@ pub use crate::session::SkillSummary;
 use crate::session::{Event, OutputItem, Record};
 
 /// Guest path of the read-only workspace preopen.
-pub const WORKSPACE_GUEST_PATH: &str = "/workspace";
+pub(crate) const WORKSPACE_GUEST_PATH: &str = "/workspace";
 
 /// The normalized record of one run. `Default` is an empty run, a start for hand-made
 /// evidence (`Evidence { final_text: "..".into(), ..Default::default() }`).

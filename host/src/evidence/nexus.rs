@@ -21,7 +21,7 @@ use super::EventRecord;
 use crate::session::{Event, OutputItem, Record};
 
 /// The Nexus event type `record` becomes (the first one, for `user_message`).
-pub fn event_type(event: &Event) -> &'static str {
+pub(crate) fn event_type(event: &Event) -> &'static str {
     match event {
         Event::SessionStart { .. } => "io.session.start",
         Event::SessionSkills { .. } => "skill.discover",
@@ -37,7 +37,7 @@ pub fn event_type(event: &Event) -> &'static str {
 }
 
 /// `(type, at_ms, payload)` for every event of the session, in order.
-pub fn nexus_events(records: &[Record]) -> Vec<(&'static str, u64, Value)> {
+pub(crate) fn nexus_events(records: &[Record]) -> Vec<(&'static str, u64, Value)> {
     let mut out = Vec::with_capacity(records.len() + 1);
     for record in records {
         let at = record.at_ms;

@@ -31,7 +31,7 @@ use super::{GraderHost, GraderHostError, GraderInfo};
 
 /// The interfaces (without version) a grader component may import, each with what the
 /// sandbox gives it there.
-pub const GRANTED_IMPORTS: &[(&str, &str)] = &[
+pub(crate) const GRANTED_IMPORTS: &[(&str, &str)] = &[
     ("wasi:io/error", "I/O errors"),
     ("wasi:io/poll", "polling"),
     ("wasi:io/streams", "byte streams"),

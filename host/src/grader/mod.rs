@@ -14,8 +14,9 @@ mod output;
 mod sandbox;
 
 pub use bindings::WORLD_VERSIONS;
-pub use check::{CheckError, ComponentReport, GRANTED_IMPORTS, refusal};
-pub use component::{CallStats, GraderComponent, PreparedEvidence};
+pub use check::{CheckError, ComponentReport, refusal};
+pub use component::CallStats;
+pub use component::{GraderComponent, PreparedEvidence};
 pub use engine::default_cache_dir;
 pub use judge_call::JudgeGrant;
 pub use limits::Limits;
@@ -178,7 +179,7 @@ impl GraderHost {
     }
 
     /// Load a component without registering its graders by name.
-    pub fn load_component(
+    pub(crate) fn load_component(
         &self,
         bytes: &[u8],
         origin: &str,

@@ -21,15 +21,15 @@ use sha2::{Digest, Sha256};
 use super::{Answer, JudgeError, Question};
 
 /// The file name, in the case's directory.
-pub const FILE_NAME: &str = "judgments.jsonl";
+pub(crate) const FILE_NAME: &str = "judgments.jsonl";
 
 /// Largest judgments file read, in bytes.
-pub const MAX_FILE_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// One recorded judgment.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Judgment {
+pub(crate) struct Judgment {
     /// [`key`] of `model` and `question`.
     pub key: String,
     /// The judge's model.
@@ -56,7 +56,7 @@ pub fn key(model: &str, question: &Question) -> String {
 /// Why a judgments file could not be read or written.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum JudgmentsError {
+pub(crate) enum JudgmentsError {
     /// Reading or writing failed.
     #[error("failed to {action} {}: {error}", path.display())]
     Io {
@@ -89,7 +89,7 @@ pub enum JudgmentsError {
 
 /// The judgments of one file, read once, and written back when recording adds to them.
 #[derive(Debug)]
-pub struct Judgments {
+pub(crate) struct Judgments {
     path: PathBuf,
     entries: Mutex<BTreeMap<String, Judgment>>,
     /// One lock per key being recorded, so that two runs asking the same question ask the
@@ -150,7 +150,7 @@ impl Judgments {
     }
 
     /// Every judgment, sorted by key, as the file holds them after recording.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         render(&entries)
     }

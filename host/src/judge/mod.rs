@@ -312,18 +312,13 @@ impl Judge {
         self.limits
     }
 
-    /// Whether a model is configured (AgentCompany rubric dimensions are judged only then).
-    pub fn is_configured(&self) -> bool {
-        self.config.is_some()
-    }
-
     /// The judge's model name, when configured.
     pub fn model(&self) -> Option<&str> {
         self.config.as_ref().map(|c| c.model.as_str())
     }
 
     /// Judge tokens spent by this suite so far.
-    pub fn spent_tokens(&self) -> u64 {
+    pub(crate) fn spent_tokens(&self) -> u64 {
         self.spent.load(Ordering::Relaxed)
     }
 

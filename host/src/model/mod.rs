@@ -31,7 +31,12 @@ mod script;
 mod server;
 mod session;
 
-pub use dialect::{Dialect, ToolResult, tool_results};
+pub use dialect::Dialect;
+pub use dialect::ToolResult;
+pub(crate) use dialect::tool_results;
 pub use live::LiveModel;
-pub use record::{Exchange, Outcome, Reply};
-pub use server::{ModelServer, ModelServerError, Session};
+pub use record::Exchange;
+pub use record::Outcome;
+pub use record::Reply;
+pub use server::ModelServer;
+pub use server::{ModelServerError, Session};

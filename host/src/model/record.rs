@@ -55,7 +55,7 @@ pub enum Outcome {
 
 impl Exchange {
     /// The body as JSON, `null` when it is not.
-    pub fn request_json(&self) -> serde_json::Value {
+    pub(crate) fn request_json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
     }
 
@@ -63,7 +63,7 @@ impl Exchange {
     /// `model_request` and `model_response` for an answered request, `model_request` alone for
     /// a failed one, `endpoint_error` for a request the endpoint does not serve. Every session
     /// log's model records are written here, for evalhost's agent and external agents alike.
-    pub fn log_events(&self) -> Vec<Event> {
+    pub(crate) fn log_events(&self) -> Vec<Event> {
         let request = |n: u32| Event::ModelRequest {
             n,
             body: RequestBody::from_received(&self.body),

@@ -168,7 +168,7 @@ impl Session {
 
     /// The exchanges completed since the last call of this or of
     /// [`Session::endpoint_record`]'s `take_log_events`, in arrival order.
-    pub fn take_unlogged(&self) -> Vec<Exchange> {
+    pub(crate) fn take_unlogged(&self) -> Vec<Exchange> {
         self.state.take_unlogged()
     }
 

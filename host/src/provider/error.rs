@@ -72,7 +72,7 @@ pub enum ProviderError {
 impl ProviderError {
     /// Whether another attempt may succeed: 408, 409, 429, 5xx, connection errors, streams
     /// cut mid-way, timeouts, and transient in-stream errors.
-    pub fn is_retryable(&self) -> bool {
+    pub(crate) fn is_retryable(&self) -> bool {
         match self {
             ProviderError::Status { status, .. } => retryable_status(*status),
             ProviderError::Transport { .. }

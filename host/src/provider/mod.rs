@@ -18,7 +18,7 @@ mod stream;
 
 pub use carry::Carried;
 pub use error::ProviderError;
-pub use stream::ReplyStream;
+pub(crate) use stream::ReplyStream;
 
 use std::time::Duration;
 

@@ -11,7 +11,7 @@ use crate::config::RetryPolicy;
 
 /// The wait before retry number `retry` (0-based): the provider's `retry_after` if given,
 /// else `base · 2^retry` with equal jitter (half fixed, half random); capped at `max_delay`.
-pub fn delay(policy: &RetryPolicy, retry: u32, retry_after: Option<Duration>) -> Duration {
+pub(crate) fn delay(policy: &RetryPolicy, retry: u32, retry_after: Option<Duration>) -> Duration {
     if let Some(wait) = retry_after {
         return wait.min(policy.max_delay);
     }

@@ -9,7 +9,7 @@ use crate::wire::SseParser;
 
 /// Reads the event stream of one response in a provider's dialect.
 #[derive(Debug)]
-pub struct ReplyStream {
+pub(crate) struct ReplyStream {
     parser: SseParser,
     decoder: Decoder,
 }

@@ -14,7 +14,7 @@ impl GraderVerdict {
     /// The entry: `graders[INDEX] NAME CONFIG`, the config as compact JSON cut at 60
     /// characters (left out when null). Without an index (an old report, or the grading
     /// thread's own failure), `NAME CONFIG`.
-    pub fn entry_label(&self) -> String {
+    pub(crate) fn entry_label(&self) -> String {
         let mut label = match self.entry {
             Some(index) => format!("graders[{index}] {}", self.grader),
             None => self.grader.clone(),
@@ -32,7 +32,7 @@ impl GraderVerdict {
     /// index goes in front of it, and the grader's name as the case wrote it (a path or bundle
     /// reference) takes the place of the name: `graders[1] final_text_contains "x": ...`,
     /// `graders[0] ../g.wasm#final_text_contains "x": ...`.
-    pub fn described(&self) -> String {
+    pub(crate) fn described(&self) -> String {
         let own_name = own_name(&self.grader);
         let rest = self
             .message

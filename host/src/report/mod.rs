@@ -14,18 +14,28 @@ mod table;
 mod text;
 mod verdict_diff;
 
-pub use baseline::{
-    BaselineDiff, Finding, Movement, Rate, Thresholds, compare as compare_baseline, render_baseline,
-};
-pub use details::{ChangeKind, FileChange, RunDetail, WorkspaceChanges};
+pub use baseline::BaselineDiff;
+pub use baseline::Finding;
+pub use baseline::Movement;
+pub use baseline::compare as compare_baseline;
+pub use baseline::{Rate, Thresholds, render_baseline};
+pub use details::ChangeKind;
+pub use details::FileChange;
+pub use details::RunDetail;
+pub use details::WorkspaceChanges;
 pub use html::render_html;
 pub use junit::render_junit;
-pub use merge::{MergeError, merge_reports};
-pub use read::{ReadReportError, read_report};
-pub use stats::{pass_at_k, pass_hat_k, wilson_interval};
+pub use merge::MergeError;
+pub use merge::merge_reports;
+pub use read::ReadReportError;
+pub use read::read_report;
+pub(crate) use stats::wilson_interval;
+pub use stats::{pass_at_k, pass_hat_k};
 pub use table::render as render_table;
 pub use text::{render_text, render_text_in_color};
-pub use verdict_diff::{RunFlip, VerdictChange, VerdictDelta, diff_verdicts, render_verdict_diff};
+pub use verdict_diff::VerdictChange;
+pub use verdict_diff::{RunFlip, VerdictDelta};
+pub use verdict_diff::{diff_verdicts, render_verdict_diff};
 
 use serde::{Deserialize, Serialize};
 
@@ -100,7 +110,7 @@ impl Interval {
     }
 
     /// `0.23-0.88`: the compact form used in the table.
-    pub fn compact(&self) -> String {
+    pub(crate) fn compact(&self) -> String {
         format!("{:.2}-{:.2}", self.low, self.high)
     }
 }
@@ -269,7 +279,7 @@ impl RunReport {
 
 impl RunReport {
     /// Lines naming graders that could not be evaluated from this run's evidence.
-    pub fn not_evaluable_lines(&self) -> Vec<String> {
+    pub(crate) fn not_evaluable_lines(&self) -> Vec<String> {
         self.verdicts
             .iter()
             .filter(|v| v.outcome == Outcome::NotEvaluable)
@@ -330,7 +340,7 @@ impl SuiteReport {
     /// How many runs each case was given, for the header: `3` when every case had the same
     /// number (a case's own `runs:` counts, not just `--runs`), `1 to 3` when they differ.
     /// Runs Ctrl-C cancelled count (they were planned); without cases, `--runs`.
-    pub fn runs_each(&self) -> String {
+    pub(crate) fn runs_each(&self) -> String {
         let planned = self.cases.iter().map(|case| {
             let cancelled = self
                 .cancelled

@@ -34,7 +34,7 @@ fn choose_ratio(a: u32, n: u32, k: u32) -> f64 {
 ///
 /// Unlike the normal approximation it stays inside `[0, 1]` and is informative at `c = 0`
 /// and `c = n`. With no runs (`n = 0`) nothing is known: `(0, 1)`. `c` is capped at `n`.
-pub fn wilson_interval(n: u32, c: u32) -> (f64, f64) {
+pub(crate) fn wilson_interval(n: u32, c: u32) -> (f64, f64) {
     if n == 0 {
         return (0.0, 1.0);
     }

@@ -28,7 +28,7 @@ impl CancelToken {
     }
 
     /// Whether [`CancelToken::cancel`] was called.
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         *self.0.borrow()
     }
 

@@ -14,13 +14,13 @@ use crate::case::SeedFile;
 use crate::report::{ChangeKind, FileChange, RunDetail, WorkspaceChanges};
 
 /// Most workspace entries (files, directories) looked at.
-pub const MAX_ENTRIES: usize = 2_000;
+pub(crate) const MAX_ENTRIES: usize = 2_000;
 /// Files larger than this are listed as changed without a diff.
-pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// A file's diff is cut here.
-pub const MAX_DIFF_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_DIFF_BYTES: usize = 16 * 1024;
 /// Most changed files kept per run.
-pub const MAX_CHANGED_FILES: usize = 50;
+pub(crate) const MAX_CHANGED_FILES: usize = 50;
 
 /// Where the runner puts each finished run's [`RunDetail`] when the caller wants them.
 #[derive(Debug, Default)]

@@ -23,7 +23,7 @@ use crate::session::CallStatus;
 use crate::session::{Event, OutputItem, ToolCallRecords};
 
 /// The placeholder key external agents get; the loopback endpoint ignores it.
-pub const LOOPBACK_API_KEY: &str = "evalhost-loopback";
+pub(crate) const LOOPBACK_API_KEY: &str = "evalhost-loopback";
 
 /// The variable marking every process an external agent starts, so that one that left its
 /// process group is killed with it (`process_group.rs`).

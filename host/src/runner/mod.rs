@@ -17,13 +17,14 @@ mod timeout;
 
 pub use cancel::CancelToken;
 pub use details::RunDetails;
-pub use partition::{MAX_SHARDS, Partition, PartitionError, PartitionScheme};
-pub use prepare::{
-    BoundGrader, PreparedCase, prepare_cases, prepare_cases_with, prepare_each, prepare_loaded,
-};
+pub use partition::Partition;
+pub use partition::PartitionError;
+pub use partition::PartitionScheme;
+pub use prepare::BoundGrader;
+pub use prepare::{PreparedCase, prepare_cases, prepare_cases_with, prepare_loaded};
 pub use progress::Progress;
-pub use regrade::{RegradeError, Regraded, cases_of_report, recorded_case_paths, regrade};
-pub use snapshot::{MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_ENTRIES};
+pub use regrade::{RegradeError, Regraded};
+pub use regrade::{cases_of_report, recorded_case_paths, regrade};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -103,7 +104,7 @@ impl Default for RunOptions {
 /// Runs in flight by default: four per core. A run mostly waits (on the model endpoint, its
 /// tools, the file system), so one per core leaves the cores idle: a 1,000-case replay suite on
 /// 2 cores took 2.1 s with 2 jobs, 1.6 s with 4 and 1.5 s with 8 (`docs/performance.md`).
-pub fn default_jobs() -> usize {
+pub(crate) fn default_jobs() -> usize {
     4 * std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 

@@ -14,7 +14,7 @@ use std::str::FromStr;
 use sha2::{Digest, Sha256};
 
 /// Most shards a suite can be split into.
-pub const MAX_SHARDS: u32 = 1024;
+pub(crate) const MAX_SHARDS: u32 = 1024;
 
 /// One shard of a partitioned suite: `M/N` with `1 ≤ M ≤ N`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

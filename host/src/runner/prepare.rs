@@ -70,7 +70,7 @@ pub fn prepare_cases_with(
 /// resolved once). Then each distinct (component, grader, config) is checked once, on all
 /// cores: a suite repeats the same configs across cases, and every check is a call into a
 /// fresh instance of the component.
-pub fn prepare_each(
+pub(crate) fn prepare_each(
     cases: Vec<Case>,
     host: &GraderHost,
     bundles: &mut BundleResolver,

@@ -18,7 +18,7 @@ use crate::grader::{GraderComponent, GraderHost};
 
 /// Where the grader of a `graders:` entry comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GraderRef<'a> {
+pub(crate) enum GraderRef<'a> {
     /// A grader the host has loaded, by name.
     Named(&'a str),
     /// A component file, and optionally which of its graders.

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use crate::private_file;
 
 /// Largest workspace (sum of file sizes) kept by `--out`.
-pub const MAX_SNAPSHOT_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_SNAPSHOT_BYTES: u64 = 16 * 1024 * 1024;
 /// Most files, directories and symlinks of a workspace kept by `--out`.
-pub const MAX_SNAPSHOT_ENTRIES: usize = 4096;
+pub(crate) const MAX_SNAPSHOT_ENTRIES: usize = 4096;
 
 /// One thing to copy, relative to the workspace root.
 enum Entry {

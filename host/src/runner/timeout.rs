@@ -34,7 +34,7 @@ impl RunTimeout {
     }
 
     /// The run's error once the timeout has passed.
-    pub fn expired(self) -> TimedOut {
+    pub(crate) fn expired(self) -> TimedOut {
         TimedOut { secs: self.secs }
     }
 }

@@ -15,7 +15,7 @@ pub use templates::Lang;
 pub const WIT: &str = include_str!("../../../wit/since_v0.1.0/grader.wit");
 
 /// The grader WIT of projects that ask the judge (`--judge`): 0.3.0, which adds the import.
-pub const JUDGE_WIT: &str = include_str!("../../../wit/since_v0.3.0/grader.wit");
+pub(crate) const JUDGE_WIT: &str = include_str!("../../../wit/since_v0.3.0/grader.wit");
 
 /// Longest project name.
 const MAX_NAME: usize = 64;

@@ -55,7 +55,7 @@ impl SessionLog {
     /// Create the log as a file with no name in `dir` (`O_TMPFILE`): only evalhost, which holds
     /// it open, can reach it, never a process of the run (`docs/security.md`). `label` names
     /// it in errors; [`SessionLog::contents`] reads it back.
-    pub fn unnamed(dir: &Path, label: PathBuf) -> Result<Self, SessionLogError> {
+    pub(crate) fn unnamed(dir: &Path, label: PathBuf) -> Result<Self, SessionLogError> {
         let file = tempfile::tempfile_in(dir).map_err(|source| SessionLogError::Write {
             path: label.clone(),
             source,
@@ -70,7 +70,7 @@ impl SessionLog {
 
     /// The log's file, every line flushed (how `--out` copies an unnamed log:
     /// [`read_whole`]).
-    pub fn into_file(self) -> Result<File, SessionLogError> {
+    pub(crate) fn into_file(self) -> Result<File, SessionLogError> {
         let path = self.path;
         self.file.into_inner().map_err(|e| SessionLogError::Write {
             path,
@@ -117,7 +117,7 @@ impl SessionLog {
 }
 
 /// Every byte of `file`, from its start (it may have no name to open it by again).
-pub fn read_whole(file: &File) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_whole(file: &File) -> std::io::Result<Vec<u8>> {
     use std::os::unix::fs::FileExt;
     let mut bytes = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];

@@ -7,8 +7,10 @@ mod log;
 mod tool_call;
 mod vocabulary;
 
-pub use log::{SessionLog, SessionLogError, read_session_log, read_whole};
-pub use tool_call::ToolCallRecords;
+pub use log::SessionLogError;
+pub(crate) use log::read_whole;
+pub use log::{SessionLog, read_session_log};
+pub(crate) use tool_call::ToolCallRecords;
 pub use vocabulary::{Approve, CallStatus, RecordedToolResult};
 
 use serde::{Deserialize, Serialize};
@@ -90,14 +92,14 @@ pub struct RequestBody(#[serde(deserialize_with = "raw_from_value")] Box<RawValu
 
 impl RequestBody {
     /// The body `json`, which must be one JSON value (as an encoder produced it).
-    pub fn from_encoded(json: Box<RawValue>) -> Self {
+    pub(crate) fn from_encoded(json: Box<RawValue>) -> Self {
         Self(json)
     }
 
     /// A body as a client sent it: its own text when it is one JSON value on one line, so the
     /// log keeps it byte for byte; re-encoded on one line when it spans several (a log record
     /// is one line); `null` when it is not JSON.
-    pub fn from_received(bytes: &[u8]) -> Self {
+    pub(crate) fn from_received(bytes: &[u8]) -> Self {
         match serde_json::from_slice::<Box<RawValue>>(bytes) {
             Ok(raw) if memchr::memchr2(b'\n', b'\r', raw.get().as_bytes()).is_none() => Self(raw),
             Ok(raw) => {
@@ -202,7 +204,7 @@ pub struct SkillProblem {
 impl Event {
     /// The warning an [`Event::EndpointError`] puts under its run in a report:
     /// `model endpoint: GET /v1/responses answered 404: ...`.
-    pub fn endpoint_warning(&self) -> Option<String> {
+    pub(crate) fn endpoint_warning(&self) -> Option<String> {
         match self {
             Event::EndpointError {
                 method,

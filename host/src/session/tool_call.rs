@@ -9,7 +9,7 @@ use super::{CallStatus, Event};
 
 /// One tool call of a session, by its id and tool name.
 #[derive(Debug, Clone, Copy)]
-pub struct ToolCallRecords<'a> {
+pub(crate) struct ToolCallRecords<'a> {
     pub call_id: &'a str,
     pub name: &'a str,
 }
@@ -42,7 +42,7 @@ impl<'a> ToolCallRecords<'a> {
 
     /// Both records of a call whose tool ran elsewhere (a recording, an external agent):
     /// evalhost did not time it, so its duration is 0.
-    pub fn ran_elsewhere(&self, status: CallStatus, output: &str) -> [Event; 2] {
+    pub(crate) fn ran_elsewhere(&self, status: CallStatus, output: &str) -> [Event; 2] {
         [self.started(), self.ended(status, output, 0)]
     }
 

@@ -43,7 +43,7 @@ use crate::runner::{
 };
 
 /// Runs per case in live mode unless `runs` says otherwise (replay: 1).
-pub const DEFAULT_LIVE_RUNS: u32 = 3;
+pub(crate) const DEFAULT_LIVE_RUNS: u32 = 3;
 
 /// The agent every case that runs evalhost's own agent runs instead.
 #[derive(Debug, Clone)]

@@ -11,4 +11,4 @@ mod sse;
 mod sse_parser;
 
 pub use sse::{SseEvent, encode_comment};
-pub use sse_parser::{DEFAULT_MAX_EVENT_BYTES, SseError, SseParser};
+pub use sse_parser::{SseError, SseParser};

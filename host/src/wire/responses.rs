@@ -10,19 +10,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// SSE event type of [`StreamEvent::Created`].
-pub const EVENT_CREATED: &str = "response.created";
-/// SSE event type of [`StreamEvent::OutputTextDelta`].
-pub const EVENT_OUTPUT_TEXT_DELTA: &str = "response.output_text.delta";
-/// SSE event type of [`StreamEvent::OutputItemDone`].
-pub const EVENT_OUTPUT_ITEM_DONE: &str = "response.output_item.done";
-/// SSE event type of [`StreamEvent::Completed`].
-pub const EVENT_COMPLETED: &str = "response.completed";
-/// SSE event type of [`StreamEvent::Failed`].
-pub const EVENT_FAILED: &str = "response.failed";
-/// SSE event type of [`StreamEvent::Incomplete`].
-pub const EVENT_INCOMPLETE: &str = "response.incomplete";
-
 /// A request body: `POST {base}/responses`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResponsesRequest {
@@ -171,13 +158,13 @@ impl FunctionTool {
 
     /// Whether this is a function tool (the only kind a Chat Completions or Anthropic
     /// provider can be asked to call through evalhost's translation).
-    pub fn is_function(&self) -> bool {
+    pub(crate) fn is_function(&self) -> bool {
         self.kind == "function"
     }
 
     /// The JSON Schema of the arguments; a function declared without `parameters` takes
     /// none, which Chat Completions and Anthropic spell as an empty object schema.
-    pub fn parameters_schema(&self) -> Value {
+    pub(crate) fn parameters_schema(&self) -> Value {
         if self.parameters.is_null() {
             serde_json::json!({"type": "object", "properties": {}})
         } else {
@@ -192,7 +179,7 @@ impl FunctionTool {
 /// `response.function_call_arguments.delta`, ...) deserialize as [`StreamEvent::Other`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
-pub enum StreamEvent {
+pub(crate) enum StreamEvent {
     /// The response started.
     #[serde(rename = "response.created")]
     Created {
@@ -256,35 +243,9 @@ pub enum StreamEvent {
     Other,
 }
 
-impl StreamEvent {
-    /// The SSE `event:` name of this event (`None` for [`StreamEvent::Other`]).
-    pub fn event_type(&self) -> Option<&'static str> {
-        Some(match self {
-            StreamEvent::Created { .. } => EVENT_CREATED,
-            StreamEvent::OutputTextDelta { .. } => EVENT_OUTPUT_TEXT_DELTA,
-            StreamEvent::OutputItemDone { .. } => EVENT_OUTPUT_ITEM_DONE,
-            StreamEvent::Completed { .. } => EVENT_COMPLETED,
-            StreamEvent::Failed { .. } => EVENT_FAILED,
-            StreamEvent::Incomplete { .. } => EVENT_INCOMPLETE,
-            StreamEvent::Error { .. } => "error",
-            StreamEvent::Other => return None,
-        })
-    }
-}
-
-/// A stream event with its position, as the server writes it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SequencedEvent<'a> {
-    /// The event (its `type` comes first on the wire).
-    #[serde(flatten)]
-    pub event: &'a StreamEvent,
-    /// 0-based position of the event in its stream.
-    pub sequence_number: u64,
-}
-
 /// The `response` object carried by lifecycle events.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct ResponseObject {
+pub(crate) struct ResponseObject {
     /// Response id, e.g. `resp_1`.
     #[serde(default)]
     pub id: String,
@@ -320,7 +281,7 @@ fn response_object_kind() -> String {
 
 /// Token usage of one response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct ResponseUsage {
+pub(crate) struct ResponseUsage {
     /// Tokens in the request.
     #[serde(default)]
     pub input_tokens: u64,
@@ -332,20 +293,9 @@ pub struct ResponseUsage {
     pub total_tokens: u64,
 }
 
-impl ResponseUsage {
-    /// Usage with the total filled in.
-    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
-        Self {
-            input_tokens,
-            output_tokens,
-            total_tokens: input_tokens + output_tokens,
-        }
-    }
-}
-
 /// The error of a failed response.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct ResponseError {
+pub(crate) struct ResponseError {
     /// Machine-readable code, e.g. `server_error`.
     #[serde(default)]
     pub code: Option<String>,
@@ -357,7 +307,7 @@ pub struct ResponseError {
 /// One output item of a response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ResponseItem {
+pub(crate) enum ResponseItem {
     /// Assistant text.
     Message {
         /// Item id, e.g. `msg_1`.
@@ -428,7 +378,7 @@ impl ResponseItem {
 /// One content part of a message item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ContentPart {
+pub(crate) enum ContentPart {
     /// Text.
     OutputText {
         /// The text.

@@ -10,7 +10,7 @@
 use super::SseEvent;
 
 /// Default cap on one event (its pending line plus accumulated data): 16 MiB.
-pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
 /// Why an event stream could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

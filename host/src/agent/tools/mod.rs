@@ -57,7 +57,7 @@ impl Tool {
     }
 
     /// The offered tool called `name`.
-    pub fn from_name(name: &str, skills: bool) -> Option<Tool> {
+    pub(crate) fn from_name(name: &str, skills: bool) -> Option<Tool> {
         Tool::offered(skills).find(|tool| tool.name() == name)
     }
 
@@ -73,7 +73,7 @@ impl Tool {
     }
 
     /// Tools that change things need the user's confirmation; reading does not.
-    pub fn needs_confirmation(self) -> bool {
+    pub(crate) fn needs_confirmation(self) -> bool {
         matches!(self, Tool::Bash | Tool::WriteFile | Tool::EditFile)
     }
 

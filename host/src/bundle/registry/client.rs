@@ -59,7 +59,7 @@ pub struct Resolved {
 
 /// The layers of a resolved bundle, each checked against its digest.
 #[derive(Debug, Clone)]
-pub struct Fetched {
+pub(crate) struct Fetched {
     /// The archive's bytes.
     pub archive: Vec<u8>,
     /// The signature text, when the bundle is signed.
@@ -187,7 +187,7 @@ impl Registry {
 
     /// Fetch the layers of `resolved`: the archive (at most `max_archive_bytes`) and the
     /// signature, each checked against the digest and size its descriptor names.
-    pub async fn fetch(
+    pub(crate) async fn fetch(
         &self,
         resolved: &Resolved,
         max_archive_bytes: u64,

@@ -15,12 +15,12 @@ use oci_client::secrets::RegistryAuth;
 use crate::bundle::BundleError;
 
 /// The user name variable.
-pub const USERNAME_ENV: &str = "EVALHOST_REGISTRY_USERNAME";
+pub(crate) const USERNAME_ENV: &str = "EVALHOST_REGISTRY_USERNAME";
 /// The password (or token) variable.
-pub const PASSWORD_ENV: &str = "EVALHOST_REGISTRY_PASSWORD";
+pub(crate) const PASSWORD_ENV: &str = "EVALHOST_REGISTRY_PASSWORD";
 
 /// The Docker config file the environment names, if any.
-pub fn docker_config(env: &HashMap<String, String>) -> Option<PathBuf> {
+pub(crate) fn docker_config(env: &HashMap<String, String>) -> Option<PathBuf> {
     let set = |name: &str| env.get(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     set("DOCKER_CONFIG")
         .or_else(|| set("HOME").map(|home| home.join(".docker")))
@@ -28,7 +28,7 @@ pub fn docker_config(env: &HashMap<String, String>) -> Option<PathBuf> {
 }
 
 /// The credentials for `registry` (`HOST[:PORT]`).
-pub fn registry_auth(
+pub(crate) fn registry_auth(
     registry: &str,
     env: &HashMap<String, String>,
 ) -> Result<RegistryAuth, BundleError> {

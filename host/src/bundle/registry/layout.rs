@@ -24,21 +24,21 @@ use crate::bundle::BundleError;
 use crate::bundle::manifest::sha256_hex;
 
 /// The manifest's `artifactType`.
-pub const ARTIFACT_TYPE: &str = "application/vnd.evalhost.bundle.v1";
+pub(crate) const ARTIFACT_TYPE: &str = "application/vnd.evalhost.bundle.v1";
 /// The bundle archive layer (the `.tar.gz` of `evalhost bundle pack`).
-pub const BUNDLE_LAYER: &str = "application/vnd.evalhost.bundle.v1.tar+gzip";
+pub(crate) const BUNDLE_LAYER: &str = "application/vnd.evalhost.bundle.v1.tar+gzip";
 /// The signature layer (the armored SSHSIG of `evalhost bundle sign`).
-pub const SIGNATURE_LAYER: &str = "application/vnd.evalhost.bundle.signature.v1";
+pub(crate) const SIGNATURE_LAYER: &str = "application/vnd.evalhost.bundle.signature.v1";
 /// The OCI empty descriptor's media type (the config of an artifact without one).
-pub const EMPTY_CONFIG: &str = "application/vnd.oci.empty.v1+json";
+pub(crate) const EMPTY_CONFIG: &str = "application/vnd.oci.empty.v1+json";
 /// The empty config's bytes.
-pub const EMPTY_CONFIG_DATA: &[u8] = b"{}";
+pub(crate) const EMPTY_CONFIG_DATA: &[u8] = b"{}";
 /// The layer annotation that names the file (oras writes the layer under this name).
-pub const TITLE: &str = "org.opencontainers.image.title";
+pub(crate) const TITLE: &str = "org.opencontainers.image.title";
 /// Most bytes of a signature layer (an SSHSIG is well under 1 KiB).
-pub const MAX_SIGNATURE_BYTES: u64 = 64 * 1024;
+pub(crate) const MAX_SIGNATURE_BYTES: u64 = 64 * 1024;
 /// Most bytes of a manifest.
-pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 
 /// One layer to push: its media type, file name and bytes.
 #[derive(Debug, Clone)]
@@ -69,7 +69,7 @@ pub struct BundleLayers {
 
 /// The manifest bytes to push for `layers` (deterministic: the same bundle and signature
 /// always make the same manifest, so pushing them again does not move a tag).
-pub fn manifest_for(layers: &[Layer], annotations: BTreeMap<String, String>) -> Vec<u8> {
+pub(crate) fn manifest_for(layers: &[Layer], annotations: BTreeMap<String, String>) -> Vec<u8> {
     let manifest = OciImageManifest {
         schema_version: 2,
         media_type: Some(OCI_IMAGE_MEDIA_TYPE.to_owned()),
@@ -97,7 +97,10 @@ pub fn manifest_for(layers: &[Layer], annotations: BTreeMap<String, String>) -> 
 }
 
 /// The bundle and signature layers of the manifest `bytes` pulled from `reference`.
-pub fn bundle_layers(reference: &OciReference, bytes: &[u8]) -> Result<BundleLayers, BundleError> {
+pub(crate) fn bundle_layers(
+    reference: &OciReference,
+    bytes: &[u8],
+) -> Result<BundleLayers, BundleError> {
     let not_a_bundle = |message: String| BundleError::NotABundle {
         reference: reference.to_string(),
         message,

@@ -13,8 +13,9 @@ mod reference;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-pub use client::{Fetched, Registry, RegistryOptions, Resolved};
-pub use layout::{ARTIFACT_TYPE, BUNDLE_LAYER, SIGNATURE_LAYER};
+pub use client::Resolved;
+pub use client::{Registry, RegistryOptions};
+pub(crate) use layout::{BUNDLE_LAYER, SIGNATURE_LAYER};
 pub use reference::{OciReference, SCHEME};
 
 use super::verify::{VerifiedBundle, VerifyOptions, verify_bundle_from};

@@ -102,7 +102,7 @@ impl OciReference {
 
     /// Whether the registry is on this machine (`localhost`, `127.0.0.0/8`, `[::1]`): only
     /// then is plain HTTP used without `--insecure`.
-    pub fn is_loopback(&self) -> bool {
+    pub(crate) fn is_loopback(&self) -> bool {
         let host = match self.registry.strip_prefix('[') {
             Some(rest) => rest.split(']').next().unwrap_or(rest),
             None => self.registry.split(':').next().unwrap_or(&self.registry),

@@ -12,7 +12,7 @@ use crate::case::{CaseError, GraderUse, Location, MAX_GRADERS};
 
 /// Assertion kind → grader name. AgentCompany's `tool_called` (an object config) is the
 /// grader `tool_call_count`, distinct from Mino's `tool_called` (a tool name).
-pub const KINDS: &[(&str, &str)] = &[
+pub(crate) const KINDS: &[(&str, &str)] = &[
     ("tool_called", "tool_call_count"),
     ("no_tool_called", "no_tool_called"),
     ("message_contains_substring", "message_contains_substring"),
@@ -21,7 +21,7 @@ pub const KINDS: &[(&str, &str)] = &[
 ];
 
 /// Grader of every `semanticRubric` dimension.
-pub const RUBRIC_GRADER: &str = "semantic_rubric";
+pub(crate) const RUBRIC_GRADER: &str = "semantic_rubric";
 
 /// The graders of a fixture's assertions line (at `line`).
 pub(super) fn graders(

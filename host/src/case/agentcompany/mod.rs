@@ -15,8 +15,8 @@ pub mod pi_agent_core;
 mod record;
 mod turns;
 
-pub use map::{KINDS, RUBRIC_GRADER};
-pub use pi_agent_core::{PiAgentCore, PiAgentCoreError};
+pub use pi_agent_core::PiAgentCore;
+pub use pi_agent_core::PiAgentCoreError;
 pub use record::{FixtureHeader, fixture_text, turns_from_session};
 
 use std::io::Read;
@@ -69,7 +69,11 @@ pub fn load_fixture(path: &Path, options: &FixtureOptions) -> Result<Case, CaseE
 }
 
 /// Validate fixture `text` as the file `path` (scenario files are looked up next to it).
-pub fn parse_fixture(path: &Path, text: &str, options: &FixtureOptions) -> Result<Case, CaseError> {
+pub(crate) fn parse_fixture(
+    path: &Path,
+    text: &str,
+    options: &FixtureOptions,
+) -> Result<Case, CaseError> {
     // A line that is not a record stops the file; past that, the turns, the assertions and
     // the scenario files are checked on their own, so every one of their problems is
     // reported.

@@ -20,7 +20,7 @@ use crate::case::{Case, Execution, ExternalAgent, PromptVia};
 pub const AGENT_NAME: &str = "pi-agent-core";
 
 /// The variable naming the adapter's directory, overriding [`default_adapter_dir`].
-pub const ADAPTER_DIR_VAR: &str = "EVALHOST_PI_AGENT_CORE_DIR";
+pub(crate) const ADAPTER_DIR_VAR: &str = "EVALHOST_PI_AGENT_CORE_DIR";
 
 /// The adapter's entry point in its directory.
 const ENTRY: &str = "replay.mjs";
@@ -57,7 +57,7 @@ fn list(paths: &[PathBuf]) -> String {
 }
 
 /// The adapter's directory in the source tree evalhost was built from.
-pub fn default_adapter_dir() -> PathBuf {
+pub(crate) fn default_adapter_dir() -> PathBuf {
     let host = Path::new(env!("CARGO_MANIFEST_DIR"));
     host.parent()
         .unwrap_or(host)
@@ -87,7 +87,7 @@ impl PiAgentCore {
     }
 
     /// Find `node` on `path` and the adapter installed in `dir`.
-    pub fn find_in(path: &OsStr, dir: &Path) -> Result<Self, PiAgentCoreError> {
+    pub(crate) fn find_in(path: &OsStr, dir: &Path) -> Result<Self, PiAgentCoreError> {
         let node = find_program(path, "node").ok_or(PiAgentCoreError::NoNode)?;
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
         let manifest = dir.join(PACKAGE_JSON);
@@ -110,7 +110,7 @@ impl PiAgentCore {
 
     /// Make every case replay through the adapter; every case must be an AgentCompany
     /// fixture (else [`PiAgentCoreError::NotFixtures`], naming each other case's file).
-    pub fn apply(&self, cases: &mut [Case]) -> Result<(), PiAgentCoreError> {
+    pub(crate) fn apply(&self, cases: &mut [Case]) -> Result<(), PiAgentCoreError> {
         let others: Vec<PathBuf> = cases
             .iter()
             .filter(|c| !is_replayed_fixture(c))

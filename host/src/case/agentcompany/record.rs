@@ -23,7 +23,7 @@ pub struct FixtureHeader {
 
 impl FixtureHeader {
     /// The `meta` line for a fixture recorded with `system_prompt`.
-    pub fn meta_line(&self, system_prompt: &str) -> Value {
+    pub(crate) fn meta_line(&self, system_prompt: &str) -> Value {
         json!({
             "type": "meta",
             "fixtureId": self.fixture_id,

@@ -11,7 +11,7 @@ use super::journal::Journal;
 use super::yaml::{entries, invalid, loc, read_map, to_json};
 
 /// Nexus's deterministic assertion kinds.
-pub const KINDS: &[&str] = &[
+pub(crate) const KINDS: &[&str] = &[
     "event_emitted",
     "event_count_bounds",
     "event_sequence_strict",
@@ -22,10 +22,10 @@ pub const KINDS: &[&str] = &[
 ];
 
 /// Kinds that compare with the golden journal: the loader adds its events as `golden`.
-pub const GOLDEN_KINDS: &[&str] = &["event_sequence_distance", "tool_invocation_parity"];
+pub(crate) const GOLDEN_KINDS: &[&str] = &["event_sequence_distance", "tool_invocation_parity"];
 
 /// The golden journal's events, as injected into configs.
-pub fn golden_events(journal: &Journal) -> Value {
+pub(crate) fn golden_events(journal: &Journal) -> Value {
     Value::Array(
         journal
             .events
@@ -36,7 +36,7 @@ pub fn golden_events(journal: &Journal) -> Value {
 }
 
 /// Read `assertions.yaml` at `path` into grader entries.
-pub fn read_assertions(path: &Path, journal: &Journal) -> Result<Vec<GraderUse>, CaseError> {
+pub(crate) fn read_assertions(path: &Path, journal: &Journal) -> Result<Vec<GraderUse>, CaseError> {
     let root = read_map(path)?;
     let golden = golden_events(journal);
     let mut graders = Vec::new();

@@ -8,7 +8,7 @@ use crate::evidence::{EventRecord, Evidence, Message, ToolCall, Usage, WORKSPACE
 
 /// `Evidence::mode` of a recorded journal (graders use it to tell "not in the journal"
 /// from "did not happen").
-pub const RECORDED_MODE: &str = "recorded";
+pub(crate) const RECORDED_MODE: &str = "recorded";
 
 /// A payload field by ASCII-case-insensitive name.
 pub fn field<'a>(payload: &'a Value, name: &str) -> Option<&'a Value> {
@@ -45,7 +45,7 @@ fn arguments(payload: &Value) -> String {
 }
 
 /// Build the evidence of case `case_name` from its journal.
-pub fn journal_evidence(case_name: &str, journal: &Journal) -> Evidence {
+pub(crate) fn journal_evidence(case_name: &str, journal: &Journal) -> Evidence {
     let first_ts = journal.events.first().map_or(0, |e| e.ts_ms);
     let last_ts = journal
         .events

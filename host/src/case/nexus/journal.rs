@@ -10,11 +10,11 @@ use super::super::{CaseError, Location};
 use super::time::parse_rfc3339_ms;
 
 /// Journal schema versions this reader understands.
-pub const SUPPORTED_SCHEMA_VERSIONS: &[&str] = &["1"];
+pub(crate) const SUPPORTED_SCHEMA_VERSIONS: &[&str] = &["1"];
 /// Most bytes one journal file may hold once decompressed.
-pub const MAX_SEGMENT_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_SEGMENT_BYTES: u64 = 64 * 1024 * 1024;
 /// Most events a journal may hold.
-pub const MAX_EVENTS: usize = 1_000_000;
+pub(crate) const MAX_EVENTS: usize = 1_000_000;
 
 /// A journal, read and checked.
 #[derive(Debug, Clone)]
@@ -70,7 +70,7 @@ fn malformed(path: &Path, line: usize, message: impl Into<String>) -> CaseError 
 }
 
 /// Read the journal in directory `dir`.
-pub fn read_journal(dir: &Path) -> Result<Journal, CaseError> {
+pub(crate) fn read_journal(dir: &Path) -> Result<Journal, CaseError> {
     let header_path = dir.join("header.json");
     if !header_path.is_file() {
         return Err(malformed(
@@ -99,7 +99,7 @@ pub fn read_journal(dir: &Path) -> Result<Journal, CaseError> {
 impl Journal {
     /// A journal without events from the bytes of its `header.json`; `path` names the file
     /// in errors.
-    pub fn from_header(path: &Path, bytes: &[u8]) -> Result<Journal, CaseError> {
+    pub(crate) fn from_header(path: &Path, bytes: &[u8]) -> Result<Journal, CaseError> {
         check_size(path, bytes.len())?;
         let header: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
             malformed(
@@ -145,7 +145,7 @@ impl Journal {
 
     /// Append the events of one event file from its bytes, decompressing them first when
     /// `path` ends in `.zst`; `path` names the file in errors.
-    pub fn push_segment(&mut self, path: &Path, bytes: &[u8]) -> Result<(), CaseError> {
+    pub(crate) fn push_segment(&mut self, path: &Path, bytes: &[u8]) -> Result<(), CaseError> {
         check_size(path, bytes.len())?;
         let decompressed;
         let lines = if path.extension().is_some_and(|e| e == "zst") {
@@ -159,7 +159,7 @@ impl Journal {
 }
 
 /// The event files of a journal, in reading order.
-pub fn segment_files(dir: &Path) -> Result<Vec<PathBuf>, CaseError> {
+pub(crate) fn segment_files(dir: &Path) -> Result<Vec<PathBuf>, CaseError> {
     let read_error = |error| CaseError::Read {
         path: dir.to_path_buf(),
         error,

@@ -17,10 +17,11 @@ pub mod promote;
 mod time;
 mod yaml;
 
-pub use assertions::{GOLDEN_KINDS, KINDS, golden_events};
-pub use evidence::{RECORDED_MODE, journal_evidence};
-pub use journal::{Envelope, Journal, SUPPORTED_SCHEMA_VERSIONS, read_journal};
-pub use time::{format_rfc3339_ms, parse_rfc3339_ms};
+#[cfg(feature = "run")]
+pub(crate) use assertions::golden_events;
+pub(crate) use evidence::journal_evidence;
+pub use journal::Journal;
+pub(crate) use journal::read_journal;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -31,7 +32,7 @@ use crate::session::Approve;
 use yaml::{entries, invalid, read_map, string, strings};
 
 /// The fields of `case.yaml`.
-pub const CASE_FIELDS: &[&str] = &[
+pub(crate) const CASE_FIELDS: &[&str] = &[
     "name",
     "description",
     "tags",
@@ -42,17 +43,17 @@ pub const CASE_FIELDS: &[&str] = &[
 ];
 
 /// Whether `dir` is a Nexus case directory (it holds a `case.yaml`).
-pub fn is_case_dir(dir: &Path) -> bool {
+pub(crate) fn is_case_dir(dir: &Path) -> bool {
     dir.join("case.yaml").is_file()
 }
 
 /// Whether a directory entry named `name` is skipped by discovery (hidden or `_`-prefixed).
-pub fn is_ignored(name: &str) -> bool {
+pub(crate) fn is_ignored(name: &str) -> bool {
     name.starts_with('.') || name.starts_with('_')
 }
 
 /// Load the Nexus case in directory `dir`; its basename is the case id.
-pub fn load_nexus_case(dir: &Path) -> Result<Case, CaseError> {
+pub(crate) fn load_nexus_case(dir: &Path) -> Result<Case, CaseError> {
     let id = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -139,7 +140,7 @@ fn read_case_yaml(case_path: &Path, id: &str) -> Result<(String, Vec<String>), C
 }
 
 /// `inputs:` of `input/inputs.yaml` (empty when the file is absent).
-pub fn read_inputs(path: &Path) -> Result<Vec<String>, CaseError> {
+pub(crate) fn read_inputs(path: &Path) -> Result<Vec<String>, CaseError> {
     if !path.exists() {
         return Ok(Vec::new());
     }

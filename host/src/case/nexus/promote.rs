@@ -276,7 +276,7 @@ fn inputs_yaml(journal: &Journal) -> String {
 }
 
 /// Starter assertions: exact per-type counts, token budget +10%, latency +50%, tool parity.
-pub fn starter_assertions(journal: &Journal, source: &Path) -> String {
+pub(crate) fn starter_assertions(journal: &Journal, source: &Path) -> String {
     let mut counts: std::collections::BTreeMap<&str, u64> = std::collections::BTreeMap::new();
     for event in &journal.events {
         *counts.entry(event.event_type.as_str()).or_default() += 1;

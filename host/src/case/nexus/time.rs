@@ -1,7 +1,7 @@
 //! RFC 3339 timestamps (`2026-05-01T12:00:00.01Z`, `...+02:00`) to Unix milliseconds, and back.
 
 /// Milliseconds since the Unix epoch, or `None` when `ts` is not RFC 3339.
-pub fn parse_rfc3339_ms(ts: &str) -> Option<i64> {
+pub(crate) fn parse_rfc3339_ms(ts: &str) -> Option<i64> {
     let b = ts.as_bytes();
     if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
         return None;
@@ -57,7 +57,7 @@ pub fn parse_rfc3339_ms(ts: &str) -> Option<i64> {
 }
 
 /// `2026-05-01T12:00:00.010Z` for Unix milliseconds.
-pub fn format_rfc3339_ms(ms: i64) -> String {
+pub(crate) fn format_rfc3339_ms(ms: i64) -> String {
     let secs = ms.div_euclid(1_000);
     let millis = ms.rem_euclid(1_000);
     let days = secs.div_euclid(86_400);

@@ -20,9 +20,10 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
 
 pub(crate) use head::RequestHead;
-pub use results::{ToolResult, tool_results};
+pub use results::ToolResult;
+pub(crate) use results::tool_results;
 pub(crate) use to_responses::to_responses_request;
-pub use user_turns::trailing_user_texts;
+pub(crate) use user_turns::trailing_user_texts;
 
 use super::record::Reply;
 

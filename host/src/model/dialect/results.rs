@@ -18,7 +18,7 @@ pub struct ToolResult {
 }
 
 /// Every tool result of `request` (a request body in `dialect`), in order.
-pub fn tool_results(dialect: Dialect, request: &Value) -> Vec<ToolResult> {
+pub(crate) fn tool_results(dialect: Dialect, request: &Value) -> Vec<ToolResult> {
     let list = |field: &str| {
         request
             .get(field)

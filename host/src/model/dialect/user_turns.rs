@@ -10,7 +10,7 @@ use super::results::content_text;
 /// The texts of the user messages of `request` (a request body in `dialect`) that follow its
 /// last assistant item, in order; none when the request carries no assistant item (its user
 /// messages are the conversation's opening, not a later turn).
-pub fn trailing_user_texts(dialect: Dialect, request: &Value) -> Vec<String> {
+pub(crate) fn trailing_user_texts(dialect: Dialect, request: &Value) -> Vec<String> {
     let (field, is_assistant): (&str, fn(&Value) -> bool) = match dialect {
         Dialect::Responses => ("input", |item| {
             role(item) == Some("assistant")
