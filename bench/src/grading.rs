@@ -1,13 +1,15 @@
 //! Grading cost, WASM host vs native, on the evidence of a real `evalhost run --out`:
 //! per grader kind (p50/p99 of single calls, fresh instance each) and for the whole suite
-//! (every case's five graders, evidence conversion included, both ways).
+//! (every case's five graders, evidence conversion included, both ways; through the host
+//! once with a fresh instance per call and once as a run grades, one instance per case and
+//! component).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use evalhost::evidence::Evidence;
-use evalhost::grader::{GraderComponent, GraderHost, PreparedEvidence};
+use evalhost::grader::{GraderComponent, GraderHost, GraderSession, PreparedEvidence};
 use evalhost::runner::{PreparedCase, prepare_cases};
 
 use crate::native;
@@ -153,7 +155,10 @@ pub fn time_calls(calls: usize, mut f: impl FnMut()) -> Vec<Duration> {
 /// Totals of grading every case of the suite once.
 #[derive(Debug, Clone, Copy)]
 pub struct SuiteGrading {
+    /// Through the host as a run grades: one instance per case and component.
     pub wasm: Duration,
+    /// Through the host with a fresh instance for every call.
+    pub wasm_fresh: Duration,
     pub native: Duration,
     pub calls: usize,
     pub disagreements: usize,
@@ -163,12 +168,44 @@ pub struct SuiteGrading {
 /// round kept), on one thread: evidence conversion plus every grader of every case.
 pub fn suite(cases: &[GradedCase], rounds: usize) -> SuiteGrading {
     let mut wasm_rounds = Vec::new();
+    let mut fresh_rounds = Vec::new();
     let mut native_rounds = Vec::new();
     let mut wasm_passes = Vec::new();
+    let mut fresh_passes = Vec::new();
     let mut native_passes = Vec::new();
     for _ in 0..rounds.max(1) {
         wasm_passes.clear();
+        fresh_passes.clear();
         native_passes.clear();
+        let started = Instant::now();
+        for case in cases {
+            let prepared = PreparedEvidence::new(&case.evidence);
+            let ws = Some(case.workspace.path());
+            // One session per component of the case (the generated cases use the built-ins).
+            let mut sessions: Vec<GraderSession<'_>> = Vec::new();
+            let mut owners: Vec<&GraderComponent> = Vec::new();
+            for bound in &case.prepared.graders {
+                let at = match owners
+                    .iter()
+                    .position(|c| c.same_component(&bound.component))
+                {
+                    Some(at) => at,
+                    None => {
+                        owners.push(&bound.component);
+                        sessions.push(bound.component.session(ws));
+                        sessions.len() - 1
+                    }
+                };
+                let (verdict, _) = sessions[at].grade_with_judge(
+                    &bound.grader,
+                    &bound.config_json,
+                    &prepared,
+                    None,
+                );
+                wasm_passes.push(verdict.map(|v| v.pass).ok());
+            }
+        }
+        wasm_rounds.push(started.elapsed());
         let started = Instant::now();
         for case in cases {
             let prepared = PreparedEvidence::new(&case.evidence);
@@ -179,10 +216,17 @@ pub fn suite(cases: &[GradedCase], rounds: usize) -> SuiteGrading {
                     &prepared,
                     Some(case.workspace.path()),
                 );
-                wasm_passes.push(verdict.map(|v| v.pass).ok());
+                let pass = verdict.map(|v| v.pass).ok();
+                assert_eq!(
+                    Some(pass),
+                    wasm_passes.get(fresh_passes.len()).copied(),
+                    "case {}: a fresh instance and the run's instance disagree",
+                    case.prepared.case.name
+                );
+                fresh_passes.push(pass);
             }
         }
-        wasm_rounds.push(started.elapsed());
+        fresh_rounds.push(started.elapsed());
         let started = Instant::now();
         for case in cases {
             let evidence = native::sdk_evidence(&case.evidence, case.workspace.path());
@@ -194,9 +238,11 @@ pub fn suite(cases: &[GradedCase], rounds: usize) -> SuiteGrading {
         native_rounds.push(started.elapsed());
     }
     wasm_rounds.sort();
+    fresh_rounds.sort();
     native_rounds.sort();
     SuiteGrading {
         wasm: wasm_rounds[wasm_rounds.len() / 2],
+        wasm_fresh: fresh_rounds[fresh_rounds.len() / 2],
         native: native_rounds[native_rounds.len() / 2],
         calls: wasm_passes.len(),
         disagreements: wasm_passes
@@ -207,19 +253,31 @@ pub fn suite(cases: &[GradedCase], rounds: usize) -> SuiteGrading {
     }
 }
 
-/// p50/p99 of a third-party component's grader on the first case's evidence.
+/// A third-party component's grader on the first case's evidence: p50/p99 of single calls
+/// (fresh instance each), and p50/p99 of five calls in one session (as a case with five of
+/// its entries is graded), per call.
 pub fn component_calls(
     component: &GraderComponent,
     grader: &str,
     config: &str,
     case: &GradedCase,
     calls: usize,
-) -> Result<Percentiles, String> {
+) -> Result<(Percentiles, Percentiles), String> {
     let prepared = PreparedEvidence::new(&case.evidence);
     let ws = Some(case.workspace.path());
     let (first, _) = component.grade(grader, config, &prepared, ws);
     first.map_err(|e| format!("{} {grader}: {e}", component.origin()))?;
-    Ok(Percentiles::of(time_calls(calls, || {
+    let single = Percentiles::of(time_calls(calls, || {
         let _ = component.grade(grader, config, &prepared, ws);
-    })))
+    }));
+    let five = time_calls(calls / 5, || {
+        let mut session = component.session(ws);
+        for _ in 0..5 {
+            let _ = session.grade_with_judge(grader, config, &prepared, None);
+        }
+    });
+    Ok((
+        single,
+        Percentiles::of(five.into_iter().map(|t| t / 5).collect()),
+    ))
 }

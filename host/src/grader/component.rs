@@ -1,7 +1,7 @@
 //! One loaded grader component: compiled once, pre-instantiated, and instantiated afresh
-//! for every call.
+//! for every run ([`GraderSession`]: one instance serves all of a run's calls to it).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,7 +12,7 @@ use super::bindings::{Instance, Pre, types};
 use super::engine::Shared;
 use super::judge_call::JudgeGrant;
 use super::output::OutputLimitExceeded;
-use super::sandbox::{self, LimitHit, SandboxState};
+use super::sandbox::{self, Captured, LimitHit, SandboxState};
 use super::{GraderError, GraderHostError, GraderInfo, Verdict};
 
 /// A grader component ready to be called.
@@ -38,11 +38,11 @@ impl std::fmt::Debug for GraderComponent {
 /// What one call into a component produced, besides its result.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CallStats {
-    /// Fuel (≈ instructions) the call consumed.
+    /// Fuel (≈ instructions) the call consumed (instantiation not counted).
     pub fuel_used: u64,
     /// Questions the grader asked the judge, and the tokens their answers took.
     pub judge: crate::judge::JudgeUsage,
-    /// Wall time including instantiation.
+    /// Wall time, including instantiation when the call made the instance.
     pub duration: Duration,
     /// Captured guest stdout (capped).
     pub stdout: String,
@@ -109,6 +109,12 @@ impl GraderComponent {
         self.pre.version()
     }
 
+    /// Whether `other` is this very loaded component (a clone of it), not merely the same
+    /// bytes loaded again: calls to it may share an instance.
+    pub fn same_component(&self, other: &GraderComponent) -> bool {
+        Arc::ptr_eq(&self.graders, &other.graders)
+    }
+
     /// The graders this component provides.
     pub fn graders(&self) -> &[GraderInfo] {
         &self.graders
@@ -159,22 +165,18 @@ impl GraderComponent {
         workspace: Option<&Path>,
         judge: Option<JudgeGrant>,
     ) -> (Result<Verdict, GraderError>, CallStats) {
-        let (result, stats) = self.call(workspace, judge, |g, store| {
-            g.grade(store, grader, config, &evidence.0)
-        });
-        let result =
-            match result {
-                Ok(Ok(v)) => within_message_limit(v.message, self.shared.limits.message_bytes).map(
-                    |message| Verdict {
-                        pass: v.pass,
-                        score: v.score,
-                        message,
-                    },
-                ),
-                Ok(Err(e)) => Err(GraderError::from(e)),
-                Err(e) => Err(e),
-            };
-        (result, stats)
+        self.session(workspace)
+            .grade_with_judge(grader, config, evidence, judge)
+    }
+
+    /// The instance one run grades with: every call of the session goes to one instance of
+    /// this component, with `workspace` preopened read-only (see [`GraderSession`]).
+    pub fn session(&self, workspace: Option<&Path>) -> GraderSession<'_> {
+        GraderSession {
+            component: self,
+            workspace: workspace.map(Path::to_owned),
+            live: None,
+        }
     }
 
     /// Run `f` against a fresh instance under the sandbox and its limits.
@@ -182,43 +184,166 @@ impl GraderComponent {
         &self,
         workspace: Option<&Path>,
         judge: Option<JudgeGrant>,
-        f: impl FnOnce(&Instance, &mut Store<SandboxState>) -> wasmtime::Result<R>,
+        f: impl Fn(&Instance, &mut Store<SandboxState>) -> wasmtime::Result<R>,
+    ) -> (Result<R, GraderError>, CallStats) {
+        self.session(workspace).call(judge, f)
+    }
+
+    /// A fresh store and instance, the store ready for a call.
+    fn instantiate(&self, workspace: Option<&Path>) -> Result<Live, GraderError> {
+        let limits = &self.shared.limits;
+        let (mut store, captured) = sandbox::new_store(&self.shared.engine, limits, workspace, 0)
+            .map_err(|e| GraderError::Sandbox(e.to_string()))?;
+        match self.pre.instantiate(&mut store) {
+            Ok(instance) => Ok(Live {
+                store,
+                instance,
+                captured,
+                calls: 0,
+            }),
+            Err(e) => {
+                let stderr = captured.stderr.take_text();
+                Err(classify(e, &store, limits, &stderr))
+            }
+        }
+    }
+}
+
+/// One run's instance of one component: made on the session's first call, used by every
+/// later call, dropped with the session, so nothing survives the run.
+///
+/// Per call, as with a fresh instance: the fuel budget, the deadline, the judge's state and
+/// the output caps start afresh. What the instance keeps from call to call is its own state
+/// (linear memory, globals, tables, open handles): the graders of one component share it.
+/// A call that traps or hits a limit (fuel, deadline, memory, table, handles, output, a
+/// panic) ends the instance, and the session's next call gets a fresh one. A memory, table
+/// or handle limit hit on an instance that earlier calls used is the sum of those calls'
+/// growth, not necessarily this call's: the call is made again on a fresh instance, and that
+/// result is its verdict, so no entry's leftovers can decide another entry's verdict.
+pub struct GraderSession<'a> {
+    component: &'a GraderComponent,
+    workspace: Option<PathBuf>,
+    live: Option<Live>,
+}
+
+/// A live instance and its store.
+struct Live {
+    store: Store<SandboxState>,
+    instance: Instance,
+    captured: Captured,
+    /// Calls the instance has answered without trapping.
+    calls: u32,
+}
+
+impl GraderSession<'_> {
+    /// [`GraderComponent::grade_with_judge`] in the session's instance.
+    pub fn grade_with_judge(
+        &mut self,
+        grader: &str,
+        config: &str,
+        evidence: &PreparedEvidence,
+        judge: Option<JudgeGrant>,
+    ) -> (Result<Verdict, GraderError>, CallStats) {
+        let message_bytes = self.component.shared.limits.message_bytes;
+        let (result, stats) = self.call(judge, |g, store| {
+            g.grade(store, grader, config, &evidence.0)
+        });
+        let result = match result {
+            Ok(Ok(v)) => within_message_limit(v.message, message_bytes).map(|message| Verdict {
+                pass: v.pass,
+                score: v.score,
+                message,
+            }),
+            Ok(Err(e)) => Err(GraderError::from(e)),
+            Err(e) => Err(e),
+        };
+        (result, stats)
+    }
+
+    /// Run `f` in the session's instance; made again on a fresh instance when a reused one
+    /// hit a limit that earlier calls may have used up.
+    fn call<R>(
+        &mut self,
+        judge: Option<JudgeGrant>,
+        f: impl Fn(&Instance, &mut Store<SandboxState>) -> wasmtime::Result<R>,
     ) -> (Result<R, GraderError>, CallStats) {
         let started = Instant::now();
-        let limits = self.shared.limits;
-        let (mut store, captured) =
-            match sandbox::new_store(&self.shared.engine, &limits, workspace, judge, 0) {
-                Ok(pair) => pair,
-                Err(e) => {
-                    let stats = CallStats {
-                        duration: started.elapsed(),
-                        ..CallStats::default()
-                    };
-                    return (Err(GraderError::Sandbox(e.to_string())), stats);
-                }
-            };
-        let result = self
-            .pre
-            .instantiate(&mut store)
-            .and_then(|grader| f(&grader, &mut store));
-        let fuel_left = store.get_fuel().unwrap_or(0);
-        let stderr = captured.stderr.text();
-        let result = result.map_err(|e| classify(e, &store, &limits, &stderr));
-        let judged = sandbox::judge_call(&store);
+        let reused = self.live.as_ref().is_some_and(|live| live.calls > 0);
+        let (result, stats) = self.attempt(judge.clone(), &f);
+        let (result, mut stats) = match &result {
+            Err(e) if reused && shared_by_calls(e) => {
+                let (again, mut stats_again) = self.attempt(judge, &f);
+                // The judge's answers of the first attempt were paid for all the same.
+                stats_again.judge.add(&stats.judge);
+                (again, stats_again)
+            }
+            _ => (result, stats),
+        };
+        stats.duration = started.elapsed();
+        (result, stats)
+    }
+
+    /// One call in the live instance (made first if there is none); the instance is kept
+    /// unless the call trapped or hit a limit.
+    fn attempt<R>(
+        &mut self,
+        judge: Option<JudgeGrant>,
+        f: &impl Fn(&Instance, &mut Store<SandboxState>) -> wasmtime::Result<R>,
+    ) -> (Result<R, GraderError>, CallStats) {
+        let limits = self.component.shared.limits;
+        let live = match self.live.take() {
+            Some(live) => Ok(live),
+            None => self.component.instantiate(self.workspace.as_deref()),
+        };
+        let mut live = match live {
+            Ok(live) => live,
+            Err(e) => return (Err(e), CallStats::default()),
+        };
+        if let Err(e) = sandbox::begin_call(&mut live.store, &limits, judge) {
+            return (
+                Err(GraderError::Sandbox(format!("{e:#}"))),
+                CallStats::default(),
+            );
+        }
+        let result = f(&live.instance, &mut live.store);
+        let fuel_left = live.store.get_fuel().unwrap_or(0);
+        let stderr = live.captured.stderr.take_text();
+        let stdout = live.captured.stdout.take_text();
+        let judged = sandbox::take_judge_call(&mut live.store);
+        let result = match result {
+            Ok(value) => {
+                live.calls += 1;
+                self.live = Some(live);
+                Ok(value)
+            }
+            // The instance ends with the call (`live` is dropped).
+            Err(e) => Err(classify(e, &live.store, &limits, &stderr)),
+        };
         // The judge's refusal is why the call ended, whatever the grader made of it.
-        let result = match &judged.refusal {
-            Some(refusal) => Err(GraderError::from(refusal.clone())),
+        let result = match judged.refusal {
+            Some(refusal) => Err(GraderError::from(refusal)),
             None => result,
         };
         let stats = CallStats {
             judge: judged.usage,
             fuel_used: limits.fuel.saturating_sub(fuel_left),
-            duration: started.elapsed(),
-            stdout: captured.stdout.text(),
+            duration: Duration::ZERO,
+            stdout,
             stderr,
         };
         (result, stats)
     }
+}
+
+/// A limit that every call of an instance draws on (linear memory, tables and open handles
+/// stay with the instance), rather than one that each call gets afresh.
+fn shared_by_calls(error: &GraderError) -> bool {
+    matches!(
+        error,
+        GraderError::MemoryLimit { .. }
+            | GraderError::TableLimit { .. }
+            | GraderError::HandleLimit { .. }
+    )
 }
 
 fn instantiate_pre(

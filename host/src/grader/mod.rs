@@ -1,5 +1,6 @@
 //! The grader host: loads grader components (the built-ins and third-party ones) and calls
-//! them in wasmtime sandboxes, one fresh instance per call.
+//! them in wasmtime sandboxes: one fresh instance per run and component
+//! ([`GraderSession`]), a fresh budget per call.
 //!
 //! A grader's `fail` is a [`Verdict`]; a grader's own error, a trap or a limit hit is a
 //! [`GraderError`] naming what happened — never a pass, never a crash of the run.
@@ -15,8 +16,7 @@ mod sandbox;
 
 pub use bindings::WORLD_VERSIONS;
 pub use check::{CheckError, ComponentReport, refusal};
-pub use component::CallStats;
-pub use component::{GraderComponent, PreparedEvidence};
+pub use component::{CallStats, GraderComponent, GraderSession, PreparedEvidence};
 pub use engine::default_cache_dir;
 pub use judge_call::JudgeGrant;
 pub use limits::Limits;

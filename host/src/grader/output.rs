@@ -15,7 +15,7 @@ pub struct OutputLimitExceeded {
     pub cap: usize,
 }
 
-/// One captured output stream of one grading call.
+/// One captured output stream of one instance, taken (and emptied) after every call.
 #[derive(Clone)]
 pub(crate) struct CapturedOutput {
     name: &'static str,
@@ -32,10 +32,13 @@ impl CapturedOutput {
         }
     }
 
-    /// Everything written so far, lossily decoded.
-    pub(crate) fn text(&self) -> String {
-        let buffer = self.buffer.lock().unwrap_or_else(|p| p.into_inner());
-        String::from_utf8_lossy(&buffer).into_owned()
+    /// Everything written since the last take, lossily decoded; the buffer is emptied, so
+    /// the next call into the same instance starts with the whole cap again.
+    pub(crate) fn take_text(&self) -> String {
+        let mut buffer = self.buffer.lock().unwrap_or_else(|p| p.into_inner());
+        let text = String::from_utf8_lossy(&buffer).into_owned();
+        buffer.clear();
+        text
     }
 }
 

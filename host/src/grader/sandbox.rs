@@ -1,6 +1,10 @@
-//! The per-call sandbox: a fresh store whose WASI context grants a read-only `/workspace`
-//! and nothing else — no env, no args, no network, no inherited stdio — with a virtual
-//! clock and seeded randomness so a grade is a pure function of its inputs.
+//! The sandbox of one instance: a fresh store whose WASI context grants a read-only
+//! `/workspace` and nothing else — no env, no args, no network, no inherited stdio — with a
+//! virtual clock and seeded randomness so a grade is a pure function of its inputs.
+//!
+//! A store serves the calls of one run to one component ([`super::GraderSession`]); what is
+//! per call — the fuel budget, the deadline, the judge's state, the captured output, the
+//! limit hit — is reset by [`begin_call`] before each call.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -19,14 +23,14 @@ use crate::evidence::WORKSPACE_GUEST_PATH;
 /// The fixed instant graders see as "now": 2026-01-01T00:00:00Z.
 const VIRTUAL_EPOCH_SECS: u64 = 1_767_225_600;
 
-/// State of one grading call's store.
+/// State of one instance's store.
 pub(crate) struct SandboxState {
     wasi: WasiCtx,
     table: ResourceTable,
     limiter: Limiter,
-    /// When the call started (its store was made): the deadline counts from here.
+    /// When the current call started: its deadline counts from here.
     started: Instant,
-    /// The judge import's state: grant, questions asked, time waited, first refusal.
+    /// The current call's judge state: grant, questions asked, time waited, first refusal.
     pub judge: JudgeCall,
 }
 
@@ -80,19 +84,18 @@ impl WasiView for SandboxState {
     }
 }
 
-/// Captured guest output of one call.
+/// Captured guest output of one instance (taken after every call).
 pub(crate) struct Captured {
     pub stdout: CapturedOutput,
     pub stderr: CapturedOutput,
 }
 
-/// Build a fresh store for one call, with the workspace (if any) preopened read-only and
-/// the judge granted when `judge` is given.
+/// Build a fresh store for one instance, with the workspace (if any) preopened read-only,
+/// ready for its first call (instantiation) without the judge.
 pub(crate) fn new_store(
     engine: &wasmtime::Engine,
     limits: &Limits,
     workspace: Option<&Path>,
-    judge: Option<JudgeGrant>,
     seed: u64,
 ) -> std::io::Result<(Store<SandboxState>, Captured)> {
     let stdout = CapturedOutput::new("stdout", limits.output_bytes);
@@ -128,14 +131,11 @@ pub(crate) fn new_store(
             hit: None,
         },
         started: Instant::now(),
-        judge: JudgeCall::new(judge),
+        judge: JudgeCall::new(None),
     };
     let mut store = Store::new(engine, state);
     store.limiter(|s| &mut s.limiter);
-    store
-        .set_fuel(limits.fuel)
-        .map_err(|e| std::io::Error::other(format!("{e:#}")))?;
-    store.set_epoch_deadline(limits.deadline_ticks());
+    begin_call(&mut store, limits, None).map_err(|e| std::io::Error::other(format!("{e:#}")))?;
     // At the deadline, the time the grader waited for the judge is given back: only the
     // grader's own time counts. Without judge calls this interrupts at the first deadline.
     let deadline = limits.deadline;
@@ -150,14 +150,32 @@ pub(crate) fn new_store(
     Ok((store, Captured { stdout, stderr }))
 }
 
+/// Ready `store` for its next call: the whole fuel budget, the deadline counted from now,
+/// a fresh judge state (granted when `judge` is given) and no limit hit. Nothing of an
+/// earlier call's budgets carries over; the instance's memory, tables and open handles do
+/// (see [`super::GraderSession`]).
+pub(crate) fn begin_call(
+    store: &mut Store<SandboxState>,
+    limits: &Limits,
+    judge: Option<JudgeGrant>,
+) -> wasmtime::Result<()> {
+    store.set_fuel(limits.fuel)?;
+    store.set_epoch_deadline(limits.deadline_ticks());
+    let state = store.data_mut();
+    state.started = Instant::now();
+    state.judge = JudgeCall::new(judge);
+    state.limiter.hit = None;
+    Ok(())
+}
+
 /// `time` in epoch ticks, rounded up (at least one).
 fn ticks(time: Duration) -> u64 {
     (time.as_micros().div_ceil(EPOCH_TICK.as_micros()) as u64).max(1)
 }
 
-/// What the call spent on the judge, and its first refusal.
-pub(crate) fn judge_call(store: &Store<SandboxState>) -> &JudgeCall {
-    &store.data().judge
+/// What the call spent on the judge, and its first refusal; the store keeps no judge state.
+pub(crate) fn take_judge_call(store: &mut Store<SandboxState>) -> JudgeCall {
+    std::mem::take(&mut store.data_mut().judge)
 }
 
 /// The memory or table limit the call hit, if any.

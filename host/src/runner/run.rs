@@ -15,7 +15,7 @@ use super::{RunError, RunOptions};
 use crate::agent::{self, AgentConfig};
 use crate::case::Execution;
 use crate::evidence::{Evidence, RunFacts, SeededFile};
-use crate::grader::{GraderError, JudgeGrant, PreparedEvidence};
+use crate::grader::{GraderError, GraderSession, JudgeGrant, PreparedEvidence};
 use crate::judge::{Judge, JudgeUsage, JudgmentsFile};
 use crate::model::ModelServer;
 use crate::report::{GraderVerdict, Outcome, RunReport};
@@ -358,7 +358,9 @@ pub(crate) async fn grade_run(
     }
 }
 
-/// Every bound grader's verdict on one run, in the case's order.
+/// Every bound grader's verdict on one run, in the case's order. The entries of one
+/// component (with the same workspace access) share one instance, made for this run and
+/// dropped after its last entry (`GraderSession`).
 fn grade_all(
     prepared: &PreparedCase,
     evidence: &PreparedEvidence,
@@ -366,18 +368,40 @@ fn grade_all(
     judge: &Arc<Judge>,
 ) -> Vec<GraderVerdict> {
     let file = JudgmentsFile::of_case(&prepared.case.path);
-    prepared
-        .graders
-        .iter()
-        .enumerate()
-        .map(|(index, bound)| {
-            let grant = bound.judge.then(|| JudgeGrant {
-                judge: judge.clone(),
-                file: file.clone(),
-            });
-            grade_one(index, bound, evidence, workspace, grant)
-        })
-        .collect()
+    let graders = &prepared.graders;
+    let same_instance = |a: &BoundGrader, b: &BoundGrader| {
+        a.reads_workspace == b.reads_workspace && a.component.same_component(&b.component)
+    };
+    let mut sessions: Vec<(usize, GraderSession<'_>)> = Vec::new();
+    let mut verdicts = Vec::with_capacity(graders.len());
+    for (index, bound) in graders.iter().enumerate() {
+        let grant = bound.judge.then(|| JudgeGrant {
+            judge: judge.clone(),
+            file: file.clone(),
+        });
+        let at = match sessions
+            .iter()
+            .position(|(first, _)| same_instance(&graders[*first], bound))
+        {
+            Some(at) => at,
+            None => {
+                let ws = bound.reads_workspace.then_some(workspace);
+                sessions.push((index, bound.component.session(ws)));
+                sessions.len() - 1
+            }
+        };
+        verdicts.push(grade_one(
+            index,
+            bound,
+            evidence,
+            &mut sessions[at].1,
+            grant,
+        ));
+        if !graders[index + 1..].iter().any(|b| same_instance(b, bound)) {
+            sessions.swap_remove(at);
+        }
+    }
+    verdicts
 }
 
 /// The verdict of the case's grader entry number `index`.
@@ -385,17 +409,12 @@ fn grade_one(
     index: usize,
     bound: &BoundGrader,
     evidence: &PreparedEvidence,
-    workspace: &Path,
+    session: &mut GraderSession<'_>,
     judge: Option<JudgeGrant>,
 ) -> GraderVerdict {
     let name = &bound.spec.name;
-    let (result, stats) = bound.component.grade_with_judge(
-        &bound.grader,
-        &bound.config_json,
-        evidence,
-        bound.reads_workspace.then_some(workspace),
-        judge,
-    );
+    let (result, stats) =
+        session.grade_with_judge(&bound.grader, &bound.config_json, evidence, judge);
     let judged = stats.judge.calls > 0;
     let (outcome, score, message) = match result {
         // A judged pass keeps its message: the judge's reason is worth reading either way.

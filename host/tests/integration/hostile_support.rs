@@ -348,9 +348,10 @@ pub fn run(probe: &Probe) -> Outcome {
                 }
                 Err(e) => panic!("hostile component: {e}"),
             };
+            // The probe and then `ok` in one session, as a run's entries of one component.
+            let mut session = component.session(Some(&sandbox.workspace));
             let started = Instant::now();
-            let (result, _) =
-                component.grade(probe.name, "null", &evidence(), Some(&sandbox.workspace));
+            let (result, _) = session.grade_with_judge(probe.name, "null", &evidence(), None);
             let elapsed = started.elapsed();
             let error = match result {
                 Ok(v) => panic!("probe {} escaped the sandbox: {v:?}", probe.name),
@@ -362,13 +363,16 @@ pub fn run(probe: &Probe) -> Outcome {
                 probe.name,
                 probe.expect
             );
-            // The same component, same host: the next call is unaffected.
-            let (next, _) = component.grade("ok", "null", &evidence(), Some(&sandbox.workspace));
+            // The next entry of the same component, same run: its verdict is a fresh
+            // instance's.
+            let (next, _) = session.grade_with_judge("ok", "null", &evidence(), None);
             assert!(
                 next.as_ref().is_ok_and(|v| v.pass),
                 "{}: the next call failed: {next:?}",
                 probe.name
             );
+            let (fresh, _) = component.grade("ok", "null", &evidence(), Some(&sandbox.workspace));
+            assert_eq!(next, fresh, "{}: the next verdict changed", probe.name);
             (error.to_string(), elapsed)
         }
     };

@@ -47,6 +47,7 @@ mod grader_by_path;
 mod grader_check;
 mod grader_examples;
 mod grader_sandbox;
+mod grader_session;
 mod grader_versions;
 mod hardening_agent;
 mod hardening_bad_input;

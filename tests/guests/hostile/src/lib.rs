@@ -6,7 +6,8 @@
 //! probe the sandbox stops returns [`GradeError::Failed`] with the OS error
 //! text, or traps (fuel, deadline, memory, stack). `ok` always passes, to show
 //! the component still works after a probe; `clock` reports the (virtual)
-//! wall clock and a (seeded) random number. Every probe ignores its config.
+//! wall clock and a (seeded) random number. Every probe ignores its config;
+//! `hold-memory` and `use-memory` (not probes: they pass) take a MiB count.
 //!
 //! Built for `wasm32-wasip2` by the host's build script; never used natively.
 
@@ -125,6 +126,53 @@ probe!(
             "allocated 1 GiB and touched {touched} pages"
         )))
     }
+);
+
+/// Defines a grader that allocates the number of MiB its config gives (touching every page)
+/// and passes: `hold-memory` keeps the allocation when it returns (the instance's linear
+/// memory stays grown for the next call into it), `use-memory` frees it.
+macro_rules! memory_grader {
+    ($ty:ident, $name:literal, $summary:literal, $keep:literal) => {
+        #[doc = $summary]
+        pub struct $ty;
+
+        impl Grader for $ty {
+            /// MiB to allocate.
+            type Config = u32;
+            const NAME: &'static str = $name;
+            const VERSION: &'static str = "0.1.0";
+            const SUMMARY: &'static str = $summary;
+
+            fn config_schema() -> serde_json::Value {
+                serde_json::json!({"type": "integer", "minimum": 0})
+            }
+
+            fn grade(mib: &u32, _evidence: &Evidence) -> Result<Verdict, GradeError> {
+                let memory = black_box(vec![0x5Au8; (*mib as usize) << 20]);
+                let touched = memory.iter().step_by(4096).filter(|&&b| b == 0x5A).count();
+                if $keep {
+                    memory.leak();
+                }
+                Ok(Verdict::pass_with(format!(
+                    "allocated {mib} MiB and touched {touched} pages"
+                )))
+            }
+        }
+    };
+}
+
+memory_grader!(
+    HoldMemory,
+    "hold-memory",
+    "Allocates its config's number of MiB and keeps them: the memory stays grown",
+    true
+);
+
+memory_grader!(
+    UseMemory,
+    "use-memory",
+    "Allocates its config's number of MiB and frees them before it returns",
+    false
 );
 
 /// Recurses `depth` times. Not a tail call, and not an accumulation LLVM can
@@ -563,4 +611,6 @@ evalhost_sdk::register_graders!(
     Unreachable,
     JudgeOnce,
     JudgeLoop,
+    HoldMemory,
+    UseMemory,
 );
