@@ -25,6 +25,7 @@ mod external;
 mod load;
 pub mod nexus;
 mod parse;
+mod read;
 mod recorded;
 mod schema;
 mod workspace;

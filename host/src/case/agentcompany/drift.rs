@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 use super::lines::Meta;
 use super::{FixtureOptions, invalid};
 use crate::case::error::Problems;
+use crate::case::read::read_text;
 use crate::case::{CaseError, Location};
 
 /// The scenario directory of a fixture: `scenarios/<fixtureId>/` next to the fixture, or
@@ -133,14 +134,7 @@ fn read_scenario_file(path: &Path) -> Result<String, CaseError> {
         line: 0,
         column: 0,
     };
-    let bytes = std::fs::read(path).map_err(|error| CaseError::Read {
-        path: path.to_path_buf(),
-        error,
-    })?;
-    let text = String::from_utf8(bytes).map_err(|_| CaseError::Malformed {
-        location: at.clone(),
-        message: "the scenario file is not valid UTF-8".into(),
-    })?;
+    let text = read_text(path, "scenario file")?;
     if text.trim().is_empty() {
         return Err(CaseError::Malformed {
             location: at,

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::super::{CaseError, Location};
+use super::super::read::read_bytes;
 use super::time::parse_rfc3339_ms;
 
 /// Journal schema versions this reader understands.
@@ -79,7 +80,7 @@ pub fn read_journal(dir: &Path) -> Result<Journal, CaseError> {
             "the journal has no header.json (it is required)",
         ));
     }
-    let header = read_capped(&header_path, std::fs::File::open(&header_path))?;
+    let header = read_bytes(&header_path, MAX_SEGMENT_BYTES, "journal file")?;
     let mut journal = Journal::from_header(&header_path, &header)?;
     let files = segment_files(dir)?;
     if files.is_empty() {
@@ -90,7 +91,7 @@ pub fn read_journal(dir: &Path) -> Result<Journal, CaseError> {
         ));
     }
     for file in files {
-        let bytes = read_capped(&file, std::fs::File::open(&file))?;
+        let bytes = read_bytes(&file, MAX_SEGMENT_BYTES, "journal file")?;
         journal.push_segment(&file, &bytes)?;
     }
     Ok(journal)
@@ -186,20 +187,6 @@ pub fn segment_files(dir: &Path) -> Result<Vec<PathBuf>, CaseError> {
         files.push(active);
     }
     Ok(files)
-}
-
-fn read_capped(path: &Path, file: std::io::Result<std::fs::File>) -> Result<Vec<u8>, CaseError> {
-    let read_error = |error| CaseError::Read {
-        path: path.to_path_buf(),
-        error,
-    };
-    let mut bytes = Vec::new();
-    file.map_err(read_error)?
-        .take(MAX_SEGMENT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_error)?;
-    check_size(path, bytes.len())?;
-    Ok(bytes)
 }
 
 fn check_size(path: &Path, len: usize) -> Result<(), CaseError> {
