@@ -22,7 +22,9 @@ pub mod agentcompany;
 mod confine;
 mod error;
 mod external;
+mod format;
 mod load;
+mod located;
 pub mod nexus;
 mod parse;
 mod read;
@@ -36,7 +38,7 @@ pub use external::{ExternalAgent, PromptVia};
 pub use load::{
     LoadOptions, MAX_CASES_PER_DIR, case_sources, load_case, load_cases, load_cases_with, load_each,
 };
-pub(crate) use parse::child as child_field;
+pub(crate) use located::child as child_field;
 pub use parse::parse_case;
 pub use recorded::{RecordError, replay_case_yaml};
 pub use schema::case_schema;
