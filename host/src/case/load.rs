@@ -110,22 +110,14 @@ fn load_each_source(sources: &[PathBuf], options: &LoadOptions) -> Vec<Result<Ca
 /// One case source: a Nexus case directory, an AgentCompany fixture, or a case file.
 fn load_source(file: &Path, options: &LoadOptions) -> Result<Parsed, CaseError> {
     if file.is_dir() {
-        let name_location = Location {
-            path: file.join("case.yaml"),
-            line: 0,
-            column: 0,
-        };
+        let name_location = Location::line(&file.join("case.yaml"), 0);
         Ok(Parsed {
             case: nexus::load_nexus_case(file)?,
             name_location,
         })
     } else if agentcompany::is_fixture(file) {
         let case = agentcompany::load_fixture(file, &options.fixtures)?;
-        let name_location = Location {
-            path: file.to_path_buf(),
-            line: 1,
-            column: 0,
-        };
+        let name_location = Location::line(file, 1);
         Ok(Parsed {
             case,
             name_location,
@@ -177,17 +169,14 @@ fn walk(dir: &Path, ancestors: &mut Vec<PathBuf>, found: &mut Vec<Result<PathBuf
         Err(error) => return found.push(Err(read_error(dir, error))),
     };
     if ancestors.contains(&canonical) {
-        return found.push(Err(CaseError::Malformed {
-            location: Location {
-                path: dir.to_path_buf(),
-                line: 0,
-                column: 0,
-            },
-            message: format!(
+        return found.push(Err(CaseError::malformed(
+            dir,
+            0,
+            format!(
                 "a symlink loop: this directory is {}, which is being searched already",
                 canonical.display()
             ),
-        }));
+        )));
     }
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,

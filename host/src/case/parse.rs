@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::format::{APPROVE, CaseFile, Call, Step, Workspace};
+use super::format::{APPROVE, Call, CaseFile, Step, Workspace};
 use super::located::{Doc, child};
 use super::yaml::{Node, Value};
 use super::{
@@ -236,8 +236,7 @@ fn seed_files(doc: &Doc, node: &Node) -> Vec<SeedFile> {
         return Vec::new();
     };
     let field = "workspace.files";
-    let Some(entries) = doc.map(files, field, "a map from relative path to file content")
-    else {
+    let Some(entries) = doc.map(files, field, "a map from relative path to file content") else {
         return Vec::new();
     };
     if entries.len() > MAX_SEED_FILES {
@@ -254,8 +253,7 @@ fn seed_files(doc: &Doc, node: &Node) -> Vec<SeedFile> {
     let mut seeded = workspace::SeedSet::default();
     for (raw_path, key, value) in entries {
         let entry_field = child(field, &raw_path);
-        let Some(content) =
-            doc.keep(doc.text(value, &entry_field, "the file content as a string"))
+        let Some(content) = doc.keep(doc.text(value, &entry_field, "the file content as a string"))
         else {
             continue;
         };
@@ -302,9 +300,7 @@ fn step(doc: &Doc, node: &Node, field: &str) -> Option<ScriptStep> {
                 doc.note(doc.invalid(
                     node,
                     field,
-                    format!(
-                        "a step has exactly one of `text`, `call` or `calls`, found {found}"
-                    ),
+                    format!("a step has exactly one of `text`, `call` or `calls`, found {found}"),
                 ));
             }
             None
@@ -503,8 +499,7 @@ fn timeout_secs(doc: &Doc, node: &Node) -> Result<f64, CaseError> {
             ));
         }
     };
-    super::check_timeout_secs(secs)
-        .map_err(|message| doc.invalid(node, "timeout_secs", message))
+    super::check_timeout_secs(secs).map_err(|message| doc.invalid(node, "timeout_secs", message))
 }
 
 fn tags(doc: &Doc, node: &Node) -> Vec<String> {

@@ -28,17 +28,14 @@ pub(crate) fn read_bytes(path: &Path, max: u64, what: &str) -> Result<Vec<u8>, C
         .read_to_end(&mut bytes)
         .map_err(read_error)?;
     if bytes.len() as u64 > max {
-        return Err(CaseError::Malformed {
-            location: Location {
-                path: path.to_path_buf(),
-                line: 0,
-                column: 0,
-            },
-            message: format!(
+        return Err(CaseError::malformed(
+            path,
+            0,
+            format!(
                 "the file is larger than {} MiB, the most a {what} may be",
                 max / (1024 * 1024)
             ),
-        });
+        ));
     }
     Ok(bytes)
 }

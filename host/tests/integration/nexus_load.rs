@@ -210,7 +210,7 @@ fn malformed_case_and_assertion_files_are_reported_at_file_line_col() {
         (
             "assertions.yaml",
             "deterministic: []\nphase5: []\n",
-            "<case>/assertions.yaml:2:1: phase5: unknown field (expected one of: deterministic, semantic)",
+            "<case>/assertions.yaml:2:1: phase5: unknown field, expected one of: deterministic, semantic",
         ),
         (
             "assertions.yaml",
@@ -235,7 +235,7 @@ fn malformed_case_and_assertion_files_are_reported_at_file_line_col() {
         (
             "case.yaml",
             "name: build-error-fix\nowners: [a]\n",
-            "<case>/case.yaml:2:1: owners: unknown field (expected one of: name, description, tags, owner, freshness_days, model_baseline, recorded_at)",
+            "<case>/case.yaml:2:1: owners: unknown field, expected one of: name, description, tags, owner, freshness_days, model_baseline, recorded_at; did you mean `owner`?",
         ),
         (
             "case.yaml",

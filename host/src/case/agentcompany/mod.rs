@@ -78,27 +78,11 @@ pub fn parse_fixture(path: &Path, text: &str, options: &FixtureOptions) -> Resul
     }))
 }
 
-/// An error about the whole of line `line` (0: the whole file).
-fn malformed(path: &Path, line: usize, message: impl Into<String>) -> CaseError {
-    CaseError::Malformed {
-        location: at(path, line),
-        message: message.into(),
-    }
-}
-
 /// An error about `field` on line `line`.
 fn invalid(path: &Path, line: usize, field: &str, message: impl Into<String>) -> CaseError {
     CaseError::Invalid {
-        location: at(path, line),
+        location: Location::line(path, line),
         field: field.to_owned(),
         message: message.into(),
-    }
-}
-
-fn at(path: &Path, line: usize) -> Location {
-    Location {
-        path: path.to_path_buf(),
-        line,
-        column: 0,
     }
 }

@@ -28,7 +28,7 @@ use super::error::Problems;
 use super::located::Doc;
 use super::read::read_text;
 use super::yaml::{Node, Value};
-use super::{Approve, Case, CaseError, Execution, Location};
+use super::{Approve, Case, CaseError, Execution};
 
 /// The fields of `case.yaml`.
 pub const CASE_FIELDS: &[&str] = &[
@@ -59,13 +59,11 @@ pub fn load_nexus_case(dir: &Path) -> Result<Case, CaseError> {
         .unwrap_or_default();
     let case_path = dir.join("case.yaml");
     if id.is_empty() {
-        return Err(CaseError::Malformed {
-            location: Location {
-                path: dir.to_path_buf(),
-                ..Location::default()
-            },
-            message: "a case directory needs a name".into(),
-        });
+        return Err(CaseError::malformed(
+            dir,
+            0,
+            "a case directory needs a name",
+        ));
     }
     // Each file of the directory is checked on its own, so a load reports the problems of
     // all of them (the assertions only once the journal they refer to has loaded).
@@ -162,10 +160,7 @@ pub fn read_inputs(path: &Path) -> Result<Vec<String>, CaseError> {
 
 /// Check the YAML file `path` of a case directory with `check`, given its top level, which
 /// must be a map (an empty file is an empty map). Every problem `check` notes is reported.
-fn read_yaml<T>(
-    path: &Path,
-    check: impl FnOnce(&Doc, &Node) -> Option<T>,
-) -> Result<T, CaseError> {
+fn read_yaml<T>(path: &Path, check: impl FnOnce(&Doc, &Node) -> Option<T>) -> Result<T, CaseError> {
     let text = read_text(path, "case file")?;
     let doc = Doc::new(path, &text);
     let mut root = doc.root()?;
