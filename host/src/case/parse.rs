@@ -324,9 +324,7 @@ fn step(doc: &Doc, node: &Node, field: &str) -> Option<ScriptStep> {
 
 /// `calls: [{tool, arguments}, ...]`: one response with these calls, in order.
 fn tool_calls(doc: &Doc, node: &Node, field: &str) -> Option<ScriptReply> {
-    let Some(items) = doc.seq(node, field, "a list of calls") else {
-        return None;
-    };
+    let items = doc.seq(node, field, "a list of calls")?;
     if items.is_empty() {
         doc.note(doc.invalid(node, field, "a `calls` step needs at least one call"));
         return None;

@@ -58,3 +58,56 @@ fn not_utf8(path: &Path, bytes: &[u8], error: std::str::Utf8Error, what: &str) -
         message: format!("the file is not valid UTF-8 (byte 0x{byte:02x}); save {what}s as UTF-8"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(bytes: &[u8]) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.jsonl");
+        std::fs::write(&path, bytes).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn text_is_refused_at_its_first_byte_that_is_not_utf8() {
+        let (_dir, path) = file(b"{\"a\": 1}\n{\"b\": \"caf\xe9\"}\n");
+        assert_eq!(
+            read_text(&path, "fixture").unwrap_err().to_string(),
+            format!(
+                "{}:2:11: the file is not valid UTF-8 (byte 0xe9); save fixtures as UTF-8",
+                path.display()
+            )
+        );
+        let (_dir, path) = file("héllo\n".as_bytes());
+        assert_eq!(read_text(&path, "fixture").unwrap(), "héllo\n");
+    }
+
+    #[test]
+    fn a_file_over_the_limit_is_refused_and_one_at_it_is_read() {
+        let (_dir, path) = file(&[b'x'; 2 * 1024 * 1024]);
+        assert_eq!(
+            read_bytes(&path, 2 * 1024 * 1024, "journal file")
+                .unwrap()
+                .len(),
+            2 * 1024 * 1024
+        );
+        assert_eq!(
+            read_bytes(&path, 1024 * 1024, "journal file")
+                .unwrap_err()
+                .to_string(),
+            format!(
+                "{}: the file is larger than 1 MiB, the most a journal file may be",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_missing_file_is_a_read_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = read_text(&dir.path().join("none.yaml"), "case file").unwrap_err();
+        assert!(matches!(error, CaseError::Read { .. }), "{error}");
+    }
+}
