@@ -138,7 +138,7 @@ fn valid_journal() -> crate::case::nexus::Journal {
 /// same events whatever the chunking, and each event survives encoding and parsing again.
 /// The first byte picks the chunk size.
 pub fn sse_stream(data: &[u8]) {
-    use crate::model::SseParser;
+    use crate::wire::SseParser;
 
     let Some((chunking, body)) = data.split_first() else {
         return;
@@ -173,9 +173,9 @@ pub fn sse_stream(data: &[u8]) {
 }
 
 fn read_sse<'a>(
-    mut parser: crate::model::SseParser,
+    mut parser: crate::wire::SseParser,
     chunks: impl Iterator<Item = &'a [u8]>,
-) -> Result<Vec<crate::model::SseEvent>, crate::model::SseError> {
+) -> Result<Vec<crate::wire::SseEvent>, crate::wire::SseError> {
     let mut events = Vec::new();
     for chunk in chunks {
         events.extend(parser.push(chunk)?);

@@ -1,50 +1,44 @@
 //! evalhost: evaluate LLM agents against scripted or live models, and grade every run
 //! with sandboxed WebAssembly grader components.
 //!
-//! The modules follow the data flow (see `ARCHITECTURE.md`):
+//! The modules follow the data flow and sit in layers, each using only lower ones (the table
+//! is in `ARCHITECTURE.md`, checked by a test):
 //!
 //! ```text
 //! case ──► runner ──► agent ⇄ model ──► session log ──► evidence ──► grader host ──► verdicts ──► report
 //! ```
 //!
-//! The `evalhost` binary is a thin shell over this library; everything it does can be done
-//! from Rust:
+//! The `evalhost` binary is a thin layer over this library (cargo feature `cli`, on by
+//! default; an embedder turns default features off and compiles no clap, indicatif or
+//! anyhow). The types an embedder needs are re-exported here:
 //!
-//! | step | API |
+//! | to | use |
 //! |---|---|
-//! | load a suite | [`case::load_cases`] (files and directories of the three formats), [`case::parse_case`] (one YAML text) |
-//! | bind graders | [`grader::GraderHost::with_builtins`], then [`runner::prepare_cases`] (each config checked by its component) |
-//! | run | [`runner::run_suite`] with [`runner::RunOptions`] (runs, jobs, `--out`, a [`runner::Progress`] observer) |
-//! | grade evidence | [`grader::GraderHost::find`], [`grader::PreparedEvidence`], [`grader::GraderComponent::grade`] |
-//! | read reports | [`report::read_report`] (a saved `report.json`) → [`report::SuiteReport`], [`report::render_text`] (the text table) |
+//! | run a suite as `evalhost run` does | [`Suite`] (load, filter, tags, partition, agent override, replay or live, bundles) → [`Plan`] → [`SuiteReport`] |
+//! | load cases yourself | [`case::load_cases`], [`parse_case`]; then [`runner::prepare_cases`] and [`runner::run_suite`] with [`RunOptions`] |
+//! | grade evidence | [`GraderHost::with_builtins`], [`GraderHost::find`], [`PreparedEvidence`], [`GraderComponent::grade`] |
+//! | grade saved runs again | [`runner::regrade`] (`evalhost grade --evidence DIR`) |
+//! | read reports | [`report::read_report`] (a saved `report.json`) → [`SuiteReport`], [`report::render_text`] |
 //!
-//! # Run a tiny suite
+//! Examples, one per use: `host/examples/` (`cargo run -p evalhost --example NAME`).
+//!
+//! # Run a suite
 //!
 //! One case, replayed against its scripted model (a loopback server on 127.0.0.1), graded by
-//! a built-in grader in the wasm sandbox:
+//! built-in graders in the wasm sandbox:
 //!
 //! ```
-//! use std::path::Path;
-//!
-//! use evalhost::case::parse_case;
-//! use evalhost::grader::GraderHost;
-//! use evalhost::runner::{RunOptions, prepare_cases, run_suite};
+//! use evalhost::Suite;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let yaml = "\
-//! name: greet
-//! prompt: Say hello.
-//! model:
-//!   - text: Hello, world!
-//! graders:
-//!   - final_text_contains: Hello
-//!   - max_requests: 1
-//! ";
-//! let case = parse_case(Path::new("greet.yaml"), yaml)?;
-//! let host = GraderHost::with_builtins()?;
-//! let prepared = prepare_cases(vec![case], &host)?;
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(
+//!     dir.path().join("greet.yaml"),
+//!     "name: greet\nprompt: Say hello.\nmodel:\n  - text: Hello, world!\ngraders:\n  - final_text_contains: Hello\n  - max_requests: 1\n",
+//! )?;
+//! let plan = Suite::new([dir.path()]).plan()?;
 //! let runtime = tokio::runtime::Runtime::new()?;
-//! let report = runtime.block_on(run_suite(prepared, &RunOptions::default()))?;
+//! let report = runtime.block_on(plan.run())?;
 //!
 //! assert_eq!(report.failed_cases(), 0);
 //! let run = &report.cases[0].runs[0];
@@ -61,8 +55,7 @@
 //! is a complete program; the core of it:
 //!
 //! ```
-//! use evalhost::evidence::Evidence;
-//! use evalhost::grader::{GraderHost, PreparedEvidence};
+//! use evalhost::{Evidence, GraderHost, PreparedEvidence};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let host = GraderHost::with_builtins()?;
@@ -82,6 +75,13 @@
 //! # }
 //! ```
 
+pub use case::{Case, CaseError, parse_case};
+pub use evidence::Evidence;
+pub use grader::{GraderComponent, GraderHost, PreparedEvidence, Verdict};
+pub use report::{SuiteReport, render_text};
+pub use runner::RunOptions;
+pub use suite::{AgentOverride, Plan, Suite, SuiteError};
+
 pub mod agent;
 pub mod agent_preset;
 pub mod bundle;
@@ -93,6 +93,7 @@ pub mod evidence;
 pub mod fuzzing;
 pub mod grader;
 pub mod judge;
+mod message;
 pub mod model;
 mod parallel;
 pub mod private_file;
@@ -102,3 +103,6 @@ pub mod report;
 pub mod runner;
 pub mod scaffold;
 pub mod session;
+pub mod suite;
+pub mod tls;
+pub mod wire;

@@ -4,11 +4,12 @@
 
 use std::time::Instant;
 
+use super::AgentError;
 use super::policy::{DECLINED, approves, protected_path};
 use super::tools::{Tool, ToolCall, ToolContext, ToolOutput};
-use super::{AgentError, CallStatus};
-use crate::case::Approve;
-use crate::session::{Event, SessionLog, SessionLogError};
+use crate::session::Approve;
+use crate::session::CallStatus;
+use crate::session::{SessionLog, ToolCallRecords};
 
 /// What every call of a turn runs with.
 pub(crate) struct CallContext {
@@ -29,44 +30,24 @@ pub(crate) async fn handle_call(
     arguments: &str,
     log: &mut SessionLog,
 ) -> Result<ToolOutput, AgentError> {
+    let records = ToolCallRecords::new(call_id, name);
     if let Some(replay) = &ctx.replay {
-        return replay.answer(call_id, name, log);
+        return replay.answer(records, log);
     }
     let started = Instant::now();
     let result = match admit(ctx, name, arguments) {
         Err(refusal) => refusal,
         Ok(call) => {
-            log.append(Event::ToolStart {
-                call_id: call_id.to_owned(),
-                name: name.to_owned(),
-            })?;
+            log.append(records.started())?;
             call.execute(&ctx.tools).await
         }
     };
-    log.append(Event::ToolResult {
-        call_id: call_id.to_owned(),
-        name: name.to_owned(),
-        status: result.status,
-        output: result.output.clone(),
-        duration_ms: started.elapsed().as_millis() as u64,
-    })?;
+    log.append(records.ended(
+        result.status,
+        &result.output,
+        started.elapsed().as_millis() as u64,
+    ))?;
     Ok(result)
-}
-
-/// Record a call that was never run because the turn is ending; every call gets a result.
-pub(crate) fn cancel_call(
-    call_id: &str,
-    name: &str,
-    reason: &str,
-    log: &mut SessionLog,
-) -> Result<(), SessionLogError> {
-    log.append(Event::ToolResult {
-        call_id: call_id.to_owned(),
-        name: name.to_owned(),
-        status: CallStatus::Cancelled,
-        output: format!("Not run: {reason}."),
-        duration_ms: 0,
-    })
 }
 
 /// The call, if it may run; otherwise the result that refuses it.

@@ -5,10 +5,10 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 
-use super::error::error_chain;
 use super::reply::{ModelReply, ReplyCollector};
 use super::{AgentConfig, AgentError};
-use crate::model::SseParser;
+use crate::message::{error_chain, excerpt};
+use crate::wire::SseParser;
 
 /// Most bytes of an HTTP error body quoted in the error message.
 const ERROR_BODY_EXCERPT: usize = 512;
@@ -25,7 +25,7 @@ fn shared_http() -> Result<reqwest::Client, AgentError> {
     // A build that fails (no usable TLS backend) fails the same way every time: kept too.
     static HTTP: std::sync::OnceLock<Result<reqwest::Client, String>> = std::sync::OnceLock::new();
     HTTP.get_or_init(|| {
-        crate::provider::install_crypto_provider();
+        crate::tls::install_crypto_provider();
         reqwest::Client::builder()
             .build()
             .map_err(|e| error_chain(&e))
@@ -121,17 +121,4 @@ impl ModelClient {
         }
         Err(collector.end())
     }
-}
-
-/// At most `max` bytes of `text`, cut on a character boundary, marked when cut.
-fn excerpt(text: &str, max: usize) -> String {
-    let text = text.trim();
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut cut = max;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}…", &text[..cut])
 }

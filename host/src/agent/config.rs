@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use crate::case::{Approve, RecordedToolResult};
 use crate::session::Event;
+use crate::session::{Approve, RecordedToolResult};
 
 /// The default agent instructions, used when a case declares none.
 pub const DEFAULT_INSTRUCTIONS: &str = include_str!("instructions.md");

@@ -7,6 +7,7 @@ use crate::session::SessionLogError;
 /// Why a turn failed. Except for [`AgentError::Log`], the turn also wrote a `run_error`
 /// record whose message is exactly this error's `Display`.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AgentError {
     /// The model answered `response.failed` (or a stream `error` event); the message is the
     /// model's, e.g. `Model script exhausted: request 3 has no scripted response`.
@@ -98,20 +99,4 @@ pub enum AgentError {
     /// The session log could not be written; no `run_error` record could be either.
     #[error(transparent)]
     Log(#[from] SessionLogError),
-}
-
-/// An error and its causes on one line, for messages that must stand alone (log records,
-/// provider errors).
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !message.contains(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
-        }
-        source = cause.source();
-    }
-    message
 }

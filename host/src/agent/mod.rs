@@ -6,7 +6,7 @@
 //! an unknown tool is `unknown_tool`; arguments that do not fit are `invalid_arguments`;
 //! a protected path (`.env`, `.env.*`, `.git/`) is `denied` in every mode before any
 //! confirmation; `bash`, `write_file` and `edit_file` then need confirmation, which
-//! [`crate::case::Approve`] answers; only then does the tool start. When the workspace has
+//! [`crate::session::Approve`] answers; only then does the tool start. When the workspace has
 //! Agent Skills (`.agents/skills/<name>/SKILL.md`) at the session's start, the first turn logs
 //! `session_skills` and the read-only `skill_view` tool is offered.
 //!
@@ -35,46 +35,5 @@ mod wire;
 
 pub use config::{AgentConfig, DEFAULT_INSTRUCTIONS, EndpointRecord, Limits, SCRIPTED_MODEL};
 pub use error::AgentError;
-pub(crate) use error::error_chain;
 pub use policy::DECLINED;
 pub use turn::{Conversation, TurnOutcome, run_turn, run_turn_in};
-
-use serde::{Deserialize, Serialize};
-
-/// The outcome of one tool call, as recorded in the session log and seen by graders.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CallStatus {
-    /// The tool ran and finished.
-    Completed,
-    /// Declined at confirmation, or blocked by policy (protected paths).
-    Denied,
-    /// The arguments did not fit the tool's schema.
-    InvalidArguments,
-    /// No tool of that name exists.
-    UnknownTool,
-    /// The tool ran and failed (non-zero exit, missing file, ...).
-    Failed,
-    /// The turn was cancelled before the call finished.
-    Cancelled,
-    /// The tool hit its time limit.
-    TimedOut,
-    /// The tool's output exceeded its cap.
-    OutputLimit,
-}
-
-impl CallStatus {
-    /// The status as written in logs, evidence and case files, e.g. `invalid_arguments`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CallStatus::Completed => "completed",
-            CallStatus::Denied => "denied",
-            CallStatus::InvalidArguments => "invalid_arguments",
-            CallStatus::UnknownTool => "unknown_tool",
-            CallStatus::Failed => "failed",
-            CallStatus::Cancelled => "cancelled",
-            CallStatus::TimedOut => "timed_out",
-            CallStatus::OutputLimit => "output_limit",
-        }
-    }
-}

@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 use cap_std::fs::Dir;
 
 use super::paths::ToolPath;
-use crate::case::Approve;
+use crate::session::Approve;
 
 /// The result text of a call the user declined.
 pub const DECLINED: &str = "The user did not approve this call.";

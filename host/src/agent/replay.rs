@@ -5,10 +5,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::AgentError;
-use super::calls::cancel_call;
 use super::tools::ToolOutput;
-use crate::case::RecordedToolResult;
-use crate::session::{Event, SessionLog};
+use crate::session::RecordedToolResult;
+use crate::session::{SessionLog, ToolCallRecords};
 
 /// The recording and how many of its results the turn has used.
 pub(crate) struct ReplayTools {
@@ -28,10 +27,10 @@ impl ReplayTools {
     /// real call would; on a mismatch, log the call as cancelled and fail the turn.
     pub fn answer(
         &self,
-        call_id: &str,
-        name: &str,
+        call: ToolCallRecords,
         log: &mut SessionLog,
     ) -> Result<ToolOutput, AgentError> {
+        let name = call.name;
         let index = self.used.fetch_add(1, Ordering::SeqCst);
         let recorded = match self.recorded.get(index) {
             Some(recorded) if recorded.name == name => recorded,
@@ -51,21 +50,13 @@ impl ReplayTools {
                     name: name.to_owned(),
                     message,
                 };
-                cancel_call(call_id, name, &error.to_string(), log)?;
+                log.append(call.cancelled(&error.to_string()))?;
                 return Err(error);
             }
         };
-        log.append(Event::ToolStart {
-            call_id: call_id.to_owned(),
-            name: name.to_owned(),
-        })?;
-        log.append(Event::ToolResult {
-            call_id: call_id.to_owned(),
-            name: name.to_owned(),
-            status: recorded.status,
-            output: recorded.output.clone(),
-            duration_ms: 0,
-        })?;
+        for event in call.ran_elsewhere(recorded.status, &recorded.output) {
+            log.append(event)?;
+        }
         Ok(ToolOutput::new(recorded.status, recorded.output.clone()))
     }
 }

@@ -6,13 +6,13 @@ use std::sync::Arc;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 
-use super::calls::{CallContext, cancel_call, handle_call};
+use super::calls::{CallContext, handle_call};
 use super::client::ModelClient;
 use super::replay::ReplayTools;
 use super::tools::{ToolContext, skills};
 use super::{AgentConfig, AgentError, wire};
-use crate::model::responses::InputItem;
-use crate::session::{Event, RequestBody, SessionLog};
+use crate::session::{Event, RequestBody, SessionLog, ToolCallRecords};
+use crate::wire::responses::InputItem;
 
 /// What a finished turn produced.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -265,7 +265,10 @@ async fn exchange(
             };
             for (call_id, name, _) in &calls {
                 outcome.tool_calls += 1;
-                cancel_call(call_id, name, &error.to_string().to_lowercase(), log)?;
+                log.append(
+                    ToolCallRecords::new(call_id, name)
+                        .cancelled(&error.to_string().to_lowercase()),
+                )?;
             }
             return Err(error);
         }
@@ -276,7 +279,10 @@ async fn exchange(
                 };
                 for (call_id, name, _) in &calls[index..] {
                     outcome.tool_calls += 1;
-                    cancel_call(call_id, name, &error.to_string().to_lowercase(), log)?;
+                    log.append(
+                        ToolCallRecords::new(call_id, name)
+                            .cancelled(&error.to_string().to_lowercase()),
+                    )?;
                 }
                 return Err(error);
             }

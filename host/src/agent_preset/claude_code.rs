@@ -2,7 +2,7 @@
 //! sets for every external agent).
 
 use super::{Launch, RunContext, env, write_home_file};
-use crate::case::Approve;
+use crate::session::Approve;
 
 pub(super) const INSTALL: &str = "npm install -g @anthropic-ai/claude-code@2.1.332";
 

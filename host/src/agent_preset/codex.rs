@@ -2,7 +2,7 @@
 //! `$CODEX_HOME/config.toml` (it ignores `OPENAI_BASE_URL`).
 
 use super::{Launch, RunContext, env, exit_code_after, write_home_file};
-use crate::case::Approve;
+use crate::session::Approve;
 
 pub(super) const INSTALL: &str = "npm install -g @openai/codex@0.171.0";
 

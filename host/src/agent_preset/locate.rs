@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::Preset;
+use crate::config::{ConfigError, ConfigSources};
 
 /// How long `--version` may take (mini-swe-agent's `--help` imports a few modules).
 const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
@@ -16,6 +17,34 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
 /// Configured agent programs, each with where it was configured (a file or a variable).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AgentPaths(pub BTreeMap<Preset, (PathBuf, String)>);
+
+impl AgentPaths {
+    /// The configured agent programs of the presets (`docs/agents.md`): `[agents]` in the
+    /// user's file, then the project's `evalhost.toml` (a relative path is relative to its
+    /// file), then `EVALHOST_AGENT_<NAME>` (e.g. `EVALHOST_AGENT_CLAUDE_CODE`).
+    pub fn from_config(sources: &ConfigSources) -> Result<Self, ConfigError> {
+        let mut paths = AgentPaths::default();
+        for (file, table) in sources.agent_tables()? {
+            let dir = file.parent().unwrap_or(Path::new(""));
+            for (name, program) in table {
+                let preset: Preset = name.parse().map_err(|e| ConfigError::Parse {
+                    path: file.clone(),
+                    message: format!("[agents]: {e}"),
+                })?;
+                paths
+                    .0
+                    .insert(preset, (dir.join(program), file.display().to_string()));
+            }
+        }
+        for preset in Preset::ALL {
+            let var = preset.env_var();
+            if let Some(value) = sources.env_var(&var) {
+                paths.0.insert(preset, (PathBuf::from(value), var));
+            }
+        }
+        Ok(paths)
+    }
+}
 
 /// An agent found and asked its version.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +67,7 @@ impl InstalledAgents {
 
 /// Why an agent cannot be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PresetError {
     #[error(
         "agent `{preset}`: `{program}` is not on PATH; install it with `{install}`, or set its path with `[agents] {preset} = \"/path/to/{program}\"` in evalhost.toml or {env}",
@@ -214,6 +244,42 @@ pub(super) fn parse_version(output: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn agent_paths_come_from_files_then_the_environment() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let project = dir.path().join("evalhost.toml");
+        std::fs::write(
+            &project,
+            "[agents]\ncodex = \"bin/codex\"\npi = \"/opt/pi\"\n",
+        )
+        .expect("write");
+        let mut sources = ConfigSources {
+            user_file: None,
+            project_file: Some(project.clone()),
+            env: Default::default(),
+        };
+        sources
+            .env
+            .insert("EVALHOST_AGENT_PI".into(), "/usr/local/bin/pi".into());
+        let paths = AgentPaths::from_config(&sources).expect("valid");
+        assert_eq!(
+            paths.0[&Preset::Codex],
+            (dir.path().join("bin/codex"), project.display().to_string())
+        );
+        assert_eq!(
+            paths.0[&Preset::Pi],
+            ("/usr/local/bin/pi".into(), "EVALHOST_AGENT_PI".to_owned())
+        );
+        std::fs::write(&project, "[agents]\ncursor = \"x\"\n").expect("write");
+        let error = AgentPaths::from_config(&sources)
+            .expect_err("unknown")
+            .to_string();
+        assert!(
+            error.ends_with("[agents]: unknown agent preset `cursor` (known: codex, claude-code, pi, mini-swe-agent)"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn versions_are_read_from_each_agent_s_output() {

@@ -1,7 +1,7 @@
 //! mini-swe-agent: `mini`, Chat Completions through LiteLLM at `OPENAI_BASE_URL`.
 
 use super::{Launch, RunContext, env};
-use crate::case::Approve;
+use crate::session::Approve;
 
 pub(super) const INSTALL: &str = "pip install mini-swe-agent==2.4.6";
 

@@ -20,7 +20,7 @@ use std::str::FromStr;
 
 pub use locate::{AgentPaths, InstalledAgent, InstalledAgents, PresetError, locate_all};
 
-use crate::case::Approve;
+use crate::session::Approve;
 
 /// An agent evalhost knows how to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

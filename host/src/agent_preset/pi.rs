@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::{Launch, RunContext, env, exit_code_after, write_home_file};
-use crate::case::Approve;
+use crate::session::Approve;
 
 pub(super) const INSTALL: &str = "npm install -g @mariozechner/pi-coding-agent@0.73.1";
 

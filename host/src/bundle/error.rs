@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 /// Why packing, signing, verifying, installing or loading a grader bundle failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BundleError {
     /// A file could not be read or written.
     #[error("failed to {action} `{}`: {error}", path.display())]

@@ -78,7 +78,7 @@ impl Lock {
             });
         }
         for (name, pin) in &file.bundles {
-            if !super::store::is_digest(&pin.manifest_sha256) {
+            if !super::manifest::is_digest(&pin.manifest_sha256) {
                 return Err(BundleError::Lock {
                     path: path.to_owned(),
                     message: format!(
@@ -97,7 +97,7 @@ impl Lock {
             if let Some(digest) = &pin.oci_digest
                 && !digest
                     .strip_prefix("sha256:")
-                    .is_some_and(super::store::is_digest)
+                    .is_some_and(super::manifest::is_digest)
             {
                 return Err(BundleError::Lock {
                     path: path.to_owned(),

@@ -31,6 +31,11 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// 64 lowercase hex digits (a digest is also a directory name: nothing else may pass).
+pub(crate) fn is_digest(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 /// `bundle.toml`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -199,7 +204,7 @@ impl Manifest {
                     format!("`{}` is listed twice or is reserved", file.path),
                 ));
             }
-            if !super::store::is_digest(&file.sha256) {
+            if !is_digest(&file.sha256) {
                 return Err(invalid(
                     origin,
                     &field,

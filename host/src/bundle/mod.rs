@@ -46,7 +46,7 @@ pub use manifest::{Manifest, READS_WORKSPACE};
 pub use pack::{PackedBundle, pack};
 pub use resolve::{BundleGrader, BundleResolver};
 pub use sshsig::{AllowedSigners, NAMESPACE, Signer};
-pub use store::{BundleStore, Installed, STORE_ENV, StoredBundle};
+pub use store::{BundleStore, Installed, StoredBundle};
 pub use trust::TrustPolicy;
 pub use verify::{
     Signature, VerifiedBundle, VerifyOptions, manifest_bytes, signature_path, verify_bundle,

@@ -15,11 +15,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::BundleError;
-use super::manifest::{MANIFEST_FILE, Manifest, sha256_hex};
+use super::manifest::{MANIFEST_FILE, Manifest, is_digest, sha256_hex};
 use super::verify::VerifiedBundle;
-
-/// The environment variable that moves the store (tests point it at a temp dir).
-pub const STORE_ENV: &str = "EVALHOST_BUNDLE_STORE";
 
 /// A bundle store directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,7 +59,7 @@ impl BundleStore {
     /// `EVALHOST_BUNDLE_STORE`, `XDG_DATA_HOME` nor `HOME` is set.
     pub fn from_env(env: &HashMap<String, String>) -> Option<Self> {
         let set = |name: &str| env.get(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-        set(STORE_ENV)
+        set(crate::config::STORE_ENV)
             .or_else(|| crate::config::data_home(env).map(|d| d.join("evalhost").join("bundles")))
             .map(Self::new)
     }
@@ -325,11 +322,6 @@ impl StoredBundle {
         }
         Ok(bytes)
     }
-}
-
-/// 64 lowercase hex digits (a digest is also a directory name: nothing else may pass).
-pub(crate) fn is_digest(text: &str) -> bool {
-    text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// The digest a ref file holds; `None` when there is no such ref.

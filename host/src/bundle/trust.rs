@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::BundleError;
 use super::sshsig::AllowedSigners;
 use super::verify::VerifyOptions;
-use crate::config::TrustTable;
+use crate::config::{ConfigError, ConfigSources, TrustTable};
 
 /// The trust policy in force.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +38,16 @@ impl Default for TrustPolicy {
 }
 
 impl TrustPolicy {
+    /// The project's trust policy for grader bundles: `[trust]` of the project's
+    /// `evalhost.toml` (defaults when the file or the table is absent; a `[trust]` in the
+    /// user's file is refused).
+    pub fn from_config(sources: &ConfigSources) -> Result<Self, ConfigError> {
+        Ok(match sources.trust_table()? {
+            Some((table, path)) => Self::from_table(&table, &path),
+            None => Self::default(),
+        })
+    }
+
     /// The policy a `[trust]` table of the file `origin` sets.
     pub fn from_table(table: &TrustTable, origin: &Path) -> Self {
         let base = origin.parent().unwrap_or(Path::new("."));
@@ -95,5 +105,38 @@ impl TrustPolicy {
             allow_unsigned: self.allow_unsigned,
             ..VerifyOptions::default()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trust_in_the_users_file_is_refused_not_ignored() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let user = dir.path().join("config.toml");
+        std::fs::write(&user, "[trust]\nallow_wasm_paths = false\n").expect("write");
+        let sources = ConfigSources {
+            user_file: Some(user),
+            project_file: None,
+            env: Default::default(),
+        };
+        let error = TrustPolicy::from_config(&sources)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            error.contains("config.toml") && error.contains("[trust]"),
+            "{error}"
+        );
+
+        let project = dir.path().join("evalhost.toml");
+        std::fs::write(&project, "[trust]\nallow_wasm_paths = false\n").expect("write");
+        let sources = ConfigSources {
+            user_file: None,
+            project_file: Some(project),
+            env: Default::default(),
+        };
+        assert!(TrustPolicy::from_config(&sources).is_ok());
     }
 }

@@ -37,6 +37,7 @@ impl Location {
 
 /// Why a case could not be loaded.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CaseError {
     /// The file or directory could not be read. The message ends with the OS error; it is
     /// not also the error's `source()`, so that a printed chain shows it once.

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 
 use super::confine::ConfineField;
 use super::external::AgentField;
-use super::{Approve, MAX_GRADERS, MAX_RUNS, MAX_SEED_FILES, MAX_TIMEOUT_SECS};
+use super::{MAX_GRADERS, MAX_RUNS, MAX_SEED_FILES, MAX_TIMEOUT_SECS};
+use crate::session::Approve;
 
 /// A map of the format: the struct (for its schema) and `FIELDS`, its field names in the
 /// order declared, which the parser allows and lists in its messages.

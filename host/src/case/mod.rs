@@ -45,6 +45,8 @@ pub use schema::case_schema;
 
 use std::path::PathBuf;
 
+use crate::session::{Approve, RecordedToolResult};
+
 /// Most graders a case may declare.
 pub const MAX_GRADERS: usize = 32;
 /// Most files a case may seed into the workspace.
@@ -130,28 +132,6 @@ pub enum Execution {
     /// An external agent program (the case's `agent:` or `--agent-cmd`) against the model
     /// endpoint; the evidence is what crossed the endpoint, plus the workspace.
     External(ExternalAgent),
-}
-
-/// A recorded tool result, returned by replay tools for the call with the same position.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RecordedToolResult {
-    /// Tool name the recording expects at this position.
-    pub name: String,
-    /// The status the call gets (`failed` for a result recorded as an error).
-    pub status: crate::agent::CallStatus,
-    /// What the model is told the tool returned.
-    pub output: String,
-}
-
-/// The answer the harness gives to every confirmation question.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Approve {
-    /// Decline every call that needs confirmation.
-    #[default]
-    None,
-    /// Approve every call that needs confirmation (protected paths are still refused).
-    All,
 }
 
 /// A file seeded into the workspace.

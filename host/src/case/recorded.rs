@@ -5,13 +5,15 @@
 use crate::agent_preset::Preset;
 use crate::session::{Event, OutputItem, Record};
 
-use super::{Approve, Case, Execution, ExternalAgent, PromptVia};
+use super::{Case, Execution, ExternalAgent, PromptVia};
+use crate::session::Approve;
 
 /// Longest `expect_input_contains` taken from a tool result.
 const EXPECT_MAX_CHARS: usize = 60;
 
 /// Why a run cannot become a replay case.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RecordError {
     /// The run made no model request with a completed response.
     #[error("the live run recorded no model response")]

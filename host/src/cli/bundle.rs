@@ -219,7 +219,7 @@ pub fn bundle(args: BundleArgs) -> Result<u8, Failure> {
 /// and the `[trust]` policy of `evalhost.toml`, for `evalhost run`.
 pub fn project_bundles() -> Result<BundleResolver, Failure> {
     let sources = ConfigSources::from_environment();
-    let policy = sources.trust().map_err(Failure::usage)?;
+    let policy = TrustPolicy::from_config(&sources).map_err(Failure::usage)?;
     let lock = Lock::read(Path::new(LOCK_FILE)).map_err(Failure::usage)?;
     Ok(BundleResolver::new(
         BundleStore::from_env(&sources.env),
@@ -244,9 +244,7 @@ fn failure(error: BundleError) -> Failure {
 }
 
 fn project_policy() -> Result<TrustPolicy, Failure> {
-    ConfigSources::from_environment()
-        .trust()
-        .map_err(Failure::usage)
+    TrustPolicy::from_config(&ConfigSources::from_environment()).map_err(Failure::usage)
 }
 
 fn pack_bundle(args: PackArgs) -> Result<u8, Failure> {
@@ -341,7 +339,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
 
 fn install(args: InstallArgs) -> Result<u8, Failure> {
     let sources = ConfigSources::from_environment();
-    let policy = sources.trust().map_err(Failure::usage)?;
+    let policy = TrustPolicy::from_config(&sources).map_err(Failure::usage)?;
     let text = args.verify.bundle.to_string_lossy().into_owned();
     let (bundle, source) = if text.starts_with(registry::SCHEME) {
         if args.verify.signature.is_some() {

@@ -1,7 +1,6 @@
 //! Command-line parsing and dispatch. Errors become `Error: ...` lines and exit codes:
 //! 0 every case passed, 1 some case failed a run, 2 usage or case-file error, 3 internal error.
 
-mod agents;
 mod args;
 mod baseline;
 mod bundle;
@@ -12,7 +11,6 @@ mod grader;
 mod graders;
 mod judge;
 mod list;
-mod live;
 mod pi_agent;
 mod problems;
 mod progress;
@@ -69,7 +67,7 @@ impl Failure {
 }
 
 pub fn main() -> ExitCode {
-    evalhost::provider::install_crypto_provider();
+    evalhost::tls::install_crypto_provider();
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => {

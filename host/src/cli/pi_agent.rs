@@ -5,7 +5,6 @@ use anyhow::anyhow;
 
 use super::Failure;
 use super::args::AgentChoice;
-use evalhost::case::Case;
 use evalhost::case::agentcompany::PiAgentCore;
 use evalhost::case::agentcompany::pi_agent_core::AGENT_NAME;
 
@@ -30,15 +29,4 @@ pub fn find(
         )));
     }
     Ok(Some(adapter))
-}
-
-/// Make `cases` replay through `adapter`, and say so.
-pub fn apply(adapter: &PiAgentCore, cases: &mut [Case]) -> Result<(), Failure> {
-    adapter.apply(cases).map_err(Failure::usage)?;
-    println!(
-        "Agent: {AGENT_NAME} {} (the adapter in {}).",
-        adapter.version(),
-        adapter.dir().display()
-    );
-    Ok(())
 }

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, anyhow};
 use evalhost::case::agentcompany::{FixtureHeader, fixture_text, turns_from_session};
-use evalhost::case::{Approve, Case, Execution};
+use evalhost::case::{Case, Execution};
+use evalhost::session::Approve;
 
 use super::Failure;
 
@@ -62,7 +63,11 @@ pub fn record(args: RecordArgs) -> Result<u8, Failure> {
             args.output.display()
         )));
     }
-    let config = super::live::provider()?.config().clone();
+    let config =
+        evalhost::suite::provider_from_config(&evalhost::config::ConfigSources::from_environment())
+            .map_err(super::run::failure)?
+            .config()
+            .clone();
     let variable = config.api_key_env.clone().ok_or_else(|| {
         Failure::usage(anyhow!(
             "recording calls the live provider and refuses to run without its API key: \

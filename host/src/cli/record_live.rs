@@ -6,11 +6,13 @@ use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
 use evalhost::case::{Case, load_case, replay_case_yaml};
+use evalhost::config::ConfigSources;
 use evalhost::grader::GraderHost;
 use evalhost::model::LiveModel;
 use evalhost::report::RunReport;
 use evalhost::runner::{RunOptions, prepare_cases_with, run_suite};
 use evalhost::session::{Record, read_session_log};
+use evalhost::suite::{live_agent_limits, locate_agents, provider_from_config};
 
 use super::{Failure, exit};
 
@@ -59,8 +61,10 @@ pub fn record_live(case_path: &Path, output: Option<&Path>) -> Result<u8, Failur
 
 /// Run `case` once against the configured provider; its run report and session log.
 pub fn run_live_once(case: Case) -> Result<(RunReport, Vec<Record>), Failure> {
-    let provider = super::live::provider()?;
-    let agents = super::agents::locate(std::slice::from_ref(&case))?;
+    let sources = ConfigSources::from_environment();
+    let provider = provider_from_config(&sources).map_err(super::run::failure)?;
+    let agents =
+        locate_agents(std::slice::from_ref(&case), &sources).map_err(super::run::failure)?;
     let host = GraderHost::with_builtins()
         .context("failed to load the built-in graders")
         .map_err(Failure::internal)?;
@@ -70,14 +74,12 @@ pub fn run_live_once(case: Case) -> Result<(RunReport, Vec<Record>), Failure> {
     let out_dir = tempfile::tempdir()
         .context("failed to create a temp directory for the recording")
         .map_err(Failure::internal)?;
-    let mut options = RunOptions {
-        runs: 1,
-        jobs: 1,
-        out: Some(out_dir.path().to_owned()),
-        agents: Arc::new(agents),
-        ..RunOptions::default()
-    };
-    options.agent_limits = super::live::agent_limits(provider.config());
+    let mut options = RunOptions::default();
+    options.runs = 1;
+    options.jobs = 1;
+    options.out = Some(out_dir.path().to_owned());
+    options.agents = Arc::new(agents);
+    options.agent_limits = live_agent_limits(provider.config());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

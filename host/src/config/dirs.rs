@@ -23,6 +23,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
+/// The environment variable that moves the bundle store (tests point it at a temp dir).
+pub const STORE_ENV: &str = "EVALHOST_BUNDLE_STORE";
+
 /// What one of evalhost's directories holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OwnDirKind {
@@ -86,7 +89,7 @@ pub fn own_dirs(env: &HashMap<String, String>) -> Vec<OwnDir> {
         })
     };
     let store = env
-        .get(crate::bundle::STORE_ENV)
+        .get(STORE_ENV)
         .filter(|v| !v.is_empty())
         .map(|path| OwnDir {
             kind: OwnDirKind::BundleStore,

@@ -78,8 +78,11 @@ struct ConfigFile {
     provider: Option<ProviderTable>,
     judge: Option<ProviderTable>,
     trust: Option<TrustTable>,
-    agents: Option<std::collections::BTreeMap<String, std::path::PathBuf>>,
+    agents: Option<AgentTable>,
 }
+
+/// `[agents]`: preset name → program path, as written.
+pub type AgentTable = std::collections::BTreeMap<String, std::path::PathBuf>;
 
 /// `[trust]`: which grader bundles and components a project accepts (read from the
 /// project's `evalhost.toml` only; see `crate::bundle::TrustPolicy`).
@@ -141,9 +144,7 @@ pub(super) fn read_trust(path: &Path) -> Result<Option<TrustTable>, ConfigError>
 
 /// Read a file's `[agents]` (preset name → program path); a file that does not exist is
 /// `None`.
-pub(super) fn read_agents(
-    path: &Path,
-) -> Result<Option<std::collections::BTreeMap<String, std::path::PathBuf>>, ConfigError> {
+pub(super) fn read_agents(path: &Path) -> Result<Option<AgentTable>, ConfigError> {
     Ok(read_file(path)?.and_then(|file| file.agents))
 }
 

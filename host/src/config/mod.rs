@@ -32,6 +32,7 @@
 
 mod dirs;
 mod file;
+mod temp_dir;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -39,9 +40,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use dirs::{
-    OwnDir, OwnDirKind, cache_home, config_home, data_home, own_dir_containing, own_dirs,
+    OwnDir, OwnDirKind, STORE_ENV, cache_home, config_home, data_home, own_dir_containing, own_dirs,
 };
-pub use file::{ProviderTable, TrustTable};
+pub use file::{AgentTable, ProviderTable, TrustTable};
+pub use temp_dir::{MIN_SHM_FREE, temp_parent};
 
 /// Name of the project configuration file, looked up in the current directory.
 pub const PROJECT_FILE: &str = "evalhost.toml";
@@ -158,6 +160,7 @@ impl fmt::Debug for ApiKey {
 
 /// Why no usable provider configuration could be assembled.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// A configuration file could not be read.
     #[error("failed to read {path}: {error}")]
@@ -271,9 +274,10 @@ impl ConfigSources {
         Ok(merged)
     }
 
-    /// The project's trust policy for grader bundles: `[trust]` of the project's
-    /// `evalhost.toml` (defaults when the file or the table is absent).
-    pub fn trust(&self) -> Result<crate::bundle::TrustPolicy, ConfigError> {
+    /// The project's `[trust]` table and the file it is in (`None` when the project has no
+    /// file; an empty table when the file has no `[trust]`). The policy it sets is
+    /// [`crate::bundle::TrustPolicy::from_config`].
+    pub fn trust_table(&self) -> Result<Option<(TrustTable, PathBuf)>, ConfigError> {
         // Trust is the project's decision: a `[trust]` in the user's file would be ignored
         // silently, so it is refused.
         if let Some(user) = &self.user_file
@@ -287,40 +291,31 @@ impl ConfigSources {
             });
         }
         let Some(path) = &self.project_file else {
-            return Ok(crate::bundle::TrustPolicy::default());
+            return Ok(None);
         };
         let table = file::read_trust(path)?.unwrap_or_default();
-        Ok(crate::bundle::TrustPolicy::from_table(&table, path))
+        Ok(Some((table, path.clone())))
     }
 
-    /// The configured agent programs of the presets (`docs/agents.md`): `[agents]` in the
-    /// user's file, then the project's `evalhost.toml` (a relative path is relative to its
-    /// file), then `EVALHOST_AGENT_<NAME>` (e.g. `EVALHOST_AGENT_CLAUDE_CODE`).
-    pub fn agent_paths(&self) -> Result<crate::agent_preset::AgentPaths, ConfigError> {
-        use crate::agent_preset::{AgentPaths, Preset};
-        let mut paths = AgentPaths::default();
+    /// The `[agents]` tables (preset name → program, a relative path relative to its file) of
+    /// the user's file, then the project's, each with its file. The presets' paths are
+    /// [`crate::agent_preset::AgentPaths::from_config`].
+    pub fn agent_tables(&self) -> Result<Vec<(PathBuf, AgentTable)>, ConfigError> {
+        let mut tables = Vec::new();
         for file in [&self.user_file, &self.project_file].into_iter().flatten() {
-            let Some(table) = file::read_agents(file)? else {
-                continue;
-            };
-            let dir = file.parent().unwrap_or(std::path::Path::new(""));
-            for (name, program) in table {
-                let preset: Preset = name.parse().map_err(|e| ConfigError::Parse {
-                    path: file.clone(),
-                    message: format!("[agents]: {e}"),
-                })?;
-                paths
-                    .0
-                    .insert(preset, (dir.join(program), file.display().to_string()));
+            if let Some(table) = file::read_agents(file)? {
+                tables.push((file.clone(), table));
             }
         }
-        for preset in Preset::ALL {
-            let var = preset.env_var();
-            if let Some(value) = self.env.get(&var).filter(|v| !v.trim().is_empty()) {
-                paths.0.insert(preset, (PathBuf::from(value.trim()), var));
-            }
-        }
-        Ok(paths)
+        Ok(tables)
+    }
+
+    /// An environment variable's value, trimmed; `None` when unset or blank.
+    pub fn env_var(&self, name: &str) -> Option<&str> {
+        self.env
+            .get(name)
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
     }
 
     /// The files a field may be set in, for messages.
@@ -362,67 +357,6 @@ impl ProviderConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn trust_in_the_users_file_is_refused_not_ignored() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let user = dir.path().join("config.toml");
-        std::fs::write(&user, "[trust]\nallow_wasm_paths = false\n").expect("write");
-        let sources = ConfigSources {
-            user_file: Some(user),
-            project_file: None,
-            env: HashMap::new(),
-        };
-        let error = sources.trust().expect_err("refused").to_string();
-        assert!(
-            error.contains("config.toml") && error.contains("[trust]"),
-            "{error}"
-        );
-
-        let project = dir.path().join("evalhost.toml");
-        std::fs::write(&project, "[trust]\nallow_wasm_paths = false\n").expect("write");
-        let sources = ConfigSources {
-            user_file: None,
-            project_file: Some(project),
-            env: HashMap::new(),
-        };
-        assert!(sources.trust().is_ok());
-    }
-
-    #[test]
-    fn agent_paths_come_from_files_then_the_environment() {
-        use crate::agent_preset::Preset;
-        let dir = tempfile::tempdir().expect("temp dir");
-        let project = dir.path().join("evalhost.toml");
-        std::fs::write(
-            &project,
-            "[agents]\ncodex = \"bin/codex\"\npi = \"/opt/pi\"\n",
-        )
-        .expect("write");
-        let mut sources = ConfigSources {
-            user_file: None,
-            project_file: Some(project.clone()),
-            env: HashMap::new(),
-        };
-        sources
-            .env
-            .insert("EVALHOST_AGENT_PI".into(), "/usr/local/bin/pi".into());
-        let paths = sources.agent_paths().expect("valid");
-        assert_eq!(
-            paths.0[&Preset::Codex],
-            (dir.path().join("bin/codex"), project.display().to_string())
-        );
-        assert_eq!(
-            paths.0[&Preset::Pi],
-            ("/usr/local/bin/pi".into(), "EVALHOST_AGENT_PI".to_owned())
-        );
-        std::fs::write(&project, "[agents]\ncursor = \"x\"\n").expect("write");
-        let error = sources.agent_paths().expect_err("unknown").to_string();
-        assert!(
-            error.ends_with("[agents]: unknown agent preset `cursor` (known: codex, claude-code, pi, mini-swe-agent)"),
-            "{error}"
-        );
-    }
 
     fn sources(kind: &str, extra: &[(&str, &str)]) -> ConfigSources {
         let mut sources = ConfigSources::default();

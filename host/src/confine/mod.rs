@@ -127,6 +127,7 @@ impl Support {
 
 /// Why a run's confinement could not be built.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfineError {
     #[error("failed to build the run's Landlock ruleset: {0}")]
     Ruleset(#[from] landlock::RulesetError),

@@ -42,7 +42,7 @@ pub(crate) fn readable() -> &'static Readable {
     READABLE.get_or_init(|| {
         let homes = canonical_all(invoking_user_homes());
         let mut refused = homes.clone();
-        refused.push(crate::runner::temp_parent().to_owned());
+        refused.push(crate::config::temp_parent().to_owned());
         // Device nodes give the raw disk and memory to root: only the devices of
         // `ruleset::DEVICES` are granted.
         refused.push(PathBuf::from("/dev"));

@@ -228,3 +228,42 @@ fn find_call<'a>(calls: &'a mut [ToolCall], call_id: &str) -> Option<&'a mut Too
         .rev()
         .find(|c| c.call_id == call_id && c.status.is_empty())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{CallStatus, ToolCallRecords};
+
+    #[test]
+    fn a_call_is_started_exactly_when_its_tool_ran() {
+        let ran = ToolCallRecords::new("call_1", "bash");
+        let never = ToolCallRecords::new("call_2", "bash");
+        let call = |call_id: &str| OutputItem::FunctionCall {
+            call_id: call_id.into(),
+            name: "bash".into(),
+            arguments: "{}".into(),
+        };
+        let mut events = vec![Event::ModelResponse {
+            n: 1,
+            output: vec![call("call_1"), call("call_2")],
+            input_tokens: 1,
+            output_tokens: 1,
+        }];
+        events.extend(ran.ran_elsewhere(CallStatus::Failed, "exit 1"));
+        events.push(never.cancelled("the turn timed out"));
+        let records: Vec<Record> = events
+            .into_iter()
+            .map(|event| Record { at_ms: 0, event })
+            .collect();
+        let evidence = Evidence::from_session(&records, RunFacts::default());
+        let started: Vec<(bool, &str)> = evidence
+            .calls
+            .iter()
+            .map(|c| (c.started, c.output.as_str()))
+            .collect();
+        assert_eq!(
+            started,
+            [(true, "exit 1"), (false, "Not run: the turn timed out.")]
+        );
+    }
+}

@@ -105,6 +105,7 @@ impl ComponentReport {
 
 /// Why a component is not a usable grader component.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CheckError {
     /// The file could not be read.
     #[error("failed to read `{}`: {error}", path.display())]

@@ -302,11 +302,7 @@ fn panic_message(stderr: &str) -> Option<String> {
     let start = stderr.find("panicked at ")?;
     let panic = &stderr[start..];
     let panic = panic.split("\nnote: ").next().unwrap_or(panic).trim_end();
-    let mut end = panic.len().min(PANIC_MESSAGE_BYTES);
-    while !panic.is_char_boundary(end) {
-        end -= 1;
-    }
-    Some(panic[..end].replace('\n', " "))
+    Some(panic[..panic.floor_char_boundary(PANIC_MESSAGE_BYTES)].replace('\n', " "))
 }
 
 /// A grader's message or description, refused when longer than the cap: a grader that

@@ -54,6 +54,7 @@ pub struct Verdict {
 
 /// Why a grading call produced no verdict.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum GraderError {
     #[error("unknown grader: {0}")]
     UnknownGrader(String),
@@ -102,6 +103,7 @@ pub enum GraderError {
 
 /// Why a component could not be loaded.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum GraderHostError {
     #[error("failed to set up the wasmtime engine: {0}")]
     Engine(String),

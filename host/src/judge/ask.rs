@@ -10,8 +10,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{Answer, JudgeError, Question};
-use crate::model::responses::{FunctionTool, InputItem, ResponsesRequest};
 use crate::provider::Provider;
+use crate::wire::responses::{FunctionTool, InputItem, ResponsesRequest};
 
 /// The function a question with a schema offers.
 const ANSWER_TOOL: &str = "answer";
@@ -61,7 +61,7 @@ impl Asker {
             if serde_json::from_str::<Value>(&text).is_err() {
                 return Err(JudgeError::Failed(format!(
                     "the judge's answer is not JSON of the requested schema: {}",
-                    crate::provider::excerpt(&text, 200)
+                    crate::message::excerpt(&text, 200)
                 )));
             }
             text

@@ -55,6 +55,7 @@ pub fn key(model: &str, question: &Question) -> String {
 
 /// Why a judgments file could not be read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum JudgmentsError {
     /// Reading or writing failed.
     #[error("failed to {action} {}: {error}", path.display())]

@@ -133,6 +133,7 @@ pub struct Answer {
 /// Why the judge gave no answer. Each ends the grading call with its outcome: not
 /// evaluable for [`JudgeError::NotRecorded`], an error for the others.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum JudgeError {
     /// The grader was not granted the `judge` capability.
     #[error("judge not granted: {0}")]

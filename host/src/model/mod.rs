@@ -27,16 +27,11 @@
 pub mod dialect;
 mod live;
 mod record;
-pub mod responses;
 mod script;
 mod server;
 mod session;
-mod sse;
-mod sse_parser;
 
 pub use dialect::{Dialect, ToolResult, tool_results};
 pub use live::LiveModel;
 pub use record::{Exchange, Outcome, Reply};
 pub use server::{ModelServer, ModelServerError, Session};
-pub use sse::{SseEvent, encode_comment};
-pub use sse_parser::{DEFAULT_MAX_EVENT_BYTES, SseError, SseParser};

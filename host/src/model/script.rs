@@ -10,9 +10,9 @@ use serde_json::Value;
 use super::dialect::responses::item_id;
 use super::dialect::{BYTES_PER_TOKEN, Dialect};
 use super::record::Reply;
-use super::responses::ResponseItem;
 use crate::case::{RecordedUsage, ScriptReply, ScriptStep};
 use crate::session::OutputItem;
+use crate::wire::responses::ResponseItem;
 
 /// Why the script could not answer a request: a code for the dialect's error and the text
 /// recorded as the run's failure.

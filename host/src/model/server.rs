@@ -29,6 +29,7 @@ const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 
 /// Why the model server could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ModelServerError {
     /// Binding the loopback listener failed.
     #[error("failed to bind the model endpoint to 127.0.0.1")]

@@ -10,9 +10,9 @@ use super::carry::Carried;
 use super::error::reported;
 use super::{ProviderError, ProviderReply};
 use crate::config::ProviderConfig;
-use crate::model::SseEvent;
-use crate::model::responses::{InputItem, ResponsesRequest};
 use crate::session::OutputItem;
+use crate::wire::SseEvent;
+use crate::wire::responses::{InputItem, ResponsesRequest};
 
 /// The API version header sent with every request.
 pub(crate) const API_VERSION: &str = "2023-06-01";

@@ -8,9 +8,9 @@ use serde_json::{Value, json};
 use super::error::reported;
 use super::{ProviderError, ProviderReply};
 use crate::config::ProviderConfig;
-use crate::model::SseEvent;
-use crate::model::responses::{InputItem, ResponsesRequest};
 use crate::session::OutputItem;
+use crate::wire::SseEvent;
+use crate::wire::responses::{InputItem, ResponsesRequest};
 
 /// `{base_url}/chat/completions`.
 pub(crate) fn url(base_url: &str) -> String {

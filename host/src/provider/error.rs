@@ -2,8 +2,11 @@
 
 use std::time::Duration;
 
+use crate::message::excerpt;
+
 /// Why one provider request failed (after retries, see [`ProviderError::GaveUp`]).
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProviderError {
     /// The provider answered with an HTTP error status.
     #[error("HTTP {status}: {body}")]
@@ -219,19 +222,6 @@ fn try_again_in(lower: &str) -> Option<Duration> {
     (0.0..1e6)
         .contains(&seconds)
         .then(|| Duration::from_secs_f64(seconds))
-}
-
-/// At most `max` bytes of `text`, cut on a character boundary, marked when cut.
-pub(crate) fn excerpt(text: &str, max: usize) -> String {
-    let text = text.trim();
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut cut = max;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}…", &text[..cut])
 }
 
 #[cfg(test)]

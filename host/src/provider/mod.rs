@@ -26,26 +26,14 @@ use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 
-use crate::agent::error_chain;
 use crate::config::{ApiKey, ProviderConfig, ProviderKind};
-use crate::model::SseEvent;
-use crate::model::responses::ResponsesRequest;
+use crate::message::{error_chain, excerpt};
 use crate::session::OutputItem;
-pub(crate) use error::excerpt;
+use crate::wire::SseEvent;
+use crate::wire::responses::ResponsesRequest;
 
 /// Most bytes of an HTTP error body quoted in an error.
 const ERROR_BODY_EXCERPT: usize = 1024;
-
-/// Install rustls's ring crypto provider as the process default, once; later calls do
-/// nothing. reqwest is built with `rustls-no-provider`, so **every** `reqwest::Client` in the
-/// process must be built after this has run (the agent's client and [`Provider::new`] call it).
-pub fn install_crypto_provider() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // Fails only when a provider is already installed, which is just as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}
 
 /// One completed model answer, normalized across dialects.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -83,7 +71,7 @@ impl Provider {
     /// A client for `config`, sending `key` (read from `config.api_key_env`) when given.
     /// HTTPS uses rustls with the ring provider and the platform's trust roots.
     pub fn new(config: ProviderConfig, key: Option<ApiKey>) -> Result<Self, ProviderError> {
-        install_crypto_provider();
+        crate::tls::install_crypto_provider();
         let http = reqwest::Client::builder()
             .connect_timeout(config.timeout.min(Duration::from_secs(30)))
             .build()
@@ -275,7 +263,7 @@ impl Decoder {
 mod tests {
     use serde_json::json;
 
-    use crate::model::responses::ResponsesRequest;
+    use crate::wire::responses::ResponsesRequest;
 
     /// A Codex-like request: a function with parameters, one without, and kinds only the
     /// Responses API has.

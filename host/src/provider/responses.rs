@@ -9,9 +9,9 @@ use super::carry::Carried;
 use super::error::reported;
 use super::{ProviderError, ProviderReply};
 use crate::config::ProviderConfig;
-use crate::model::SseEvent;
-use crate::model::responses::ResponsesRequest;
 use crate::session::OutputItem;
+use crate::wire::SseEvent;
+use crate::wire::responses::ResponsesRequest;
 
 /// `{base_url}/responses`.
 pub(crate) fn url(base_url: &str) -> String {
@@ -123,7 +123,7 @@ impl Decoder {
             return Err(ProviderError::Malformed {
                 message: format!(
                     "Responses event is not a JSON object: {}",
-                    super::error::excerpt(data, 200)
+                    crate::message::excerpt(data, 200)
                 ),
             });
         }

@@ -5,7 +5,7 @@
 
 use super::{Decoder, ProviderError, ProviderReply};
 use crate::config::ProviderKind;
-use crate::model::SseParser;
+use crate::wire::SseParser;
 
 /// Reads the event stream of one response in a provider's dialect.
 #[derive(Debug)]

@@ -14,6 +14,7 @@ use super::{CaseSummary, SuiteReport, SuiteSummary};
 
 /// Why reports could not be merged.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum MergeError {
     #[error("no report to merge")]
     Empty,

@@ -8,6 +8,7 @@ use super::{REPORT_SCHEMA_VERSION, SuiteReport};
 
 /// Why a saved report could not be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReadReportError {
     #[error("failed to read report `{path}`: {error}")]
     Read {

@@ -139,10 +139,7 @@ fn unified(before: &str, after: &str, path: &str) -> (String, Option<String>) {
     if text.len() <= MAX_DIFF_BYTES {
         return (text, None);
     }
-    let mut cut = MAX_DIFF_BYTES;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
+    let cut = text.floor_char_boundary(MAX_DIFF_BYTES);
     let total = text.len();
     text.truncate(cut);
     (

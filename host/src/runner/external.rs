@@ -14,12 +14,13 @@ use std::process::Stdio;
 use tokio::io::AsyncWriteExt;
 
 use super::timeout::RunTimeout;
-use crate::agent::CallStatus;
 use crate::agent_preset::{Launch, Preset, RunContext};
-use crate::case::{Approve, ExternalAgent, PromptVia};
+use crate::case::{ExternalAgent, PromptVia};
 use crate::model::{Exchange, Outcome, tool_results};
 use crate::process_group::ProcessGroup;
-use crate::session::{Event, OutputItem};
+use crate::session::Approve;
+use crate::session::CallStatus;
+use crate::session::{Event, OutputItem, ToolCallRecords};
 
 /// The placeholder key external agents get; the loopback endpoint ignores it.
 pub const LOOPBACK_API_KEY: &str = "evalhost-loopback";
@@ -212,11 +213,7 @@ pub(crate) async fn run_agent(
 }
 
 fn tail(text: &str, max: usize) -> &str {
-    let mut start = text.len().saturating_sub(max);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    &text[start..]
+    &text[text.ceil_char_boundary(text.len().saturating_sub(max))..]
 }
 
 /// The session-log events of an external agent's run, from the record of its session: the
@@ -256,23 +253,17 @@ pub(crate) fn session_events(
             let request = exchange.request_json();
             for result in tool_results(dialect, &request) {
                 if let Some(name) = pending.remove(&result.call_id) {
-                    events.push(Event::ToolStart {
-                        call_id: result.call_id.clone(),
-                        name: name.clone(),
-                    });
-                    events.push(Event::ToolResult {
-                        call_id: result.call_id,
-                        name,
-                        status: if result.failed
-                            || preset.is_some_and(|p| p.result_failed(&result.output))
-                        {
-                            CallStatus::Failed
-                        } else {
-                            CallStatus::Completed
-                        },
-                        output: result.output,
-                        duration_ms: 0,
-                    });
+                    let failed =
+                        result.failed || preset.is_some_and(|p| p.result_failed(&result.output));
+                    let status = if failed {
+                        CallStatus::Failed
+                    } else {
+                        CallStatus::Completed
+                    };
+                    events.extend(
+                        ToolCallRecords::new(&result.call_id, &name)
+                            .ran_elsewhere(status, &result.output),
+                    );
                 }
             }
             if std::mem::take(&mut answered_turn) {

@@ -15,15 +15,13 @@ pub(crate) struct RunEndpoint {
 impl RunEndpoint {
     /// The endpoint for one run of `case`.
     pub(crate) fn open(case: &Case, server: &ModelServer, options: &RunOptions) -> Self {
-        match &options.live {
-            Some(live) => RunEndpoint {
-                model: live.model().to_owned(),
-                session: server.live(live.clone()),
-            },
-            None => RunEndpoint {
-                session: server.script(case.model.clone()),
-                model: crate::agent::SCRIPTED_MODEL.to_owned(),
-            },
+        let session = match &options.live {
+            Some(live) => server.live(live.clone()),
+            None => server.script(case.model.clone()),
+        };
+        RunEndpoint {
+            session,
+            model: options.model().to_owned(),
         }
     }
 
@@ -43,11 +41,20 @@ impl RunEndpoint {
     }
 }
 
-/// `live` or `replay`.
-pub(crate) fn mode(options: &RunOptions) -> &'static str {
-    if options.live.is_some() {
-        "live"
-    } else {
-        "replay"
+impl RunOptions {
+    /// `live` or `replay`, as the session log and the report say.
+    pub(crate) fn mode(&self) -> &'static str {
+        if self.live.is_some() {
+            "live"
+        } else {
+            "replay"
+        }
+    }
+
+    /// The model every run talks to: the live provider's, else the scripted model.
+    pub(crate) fn model(&self) -> &str {
+        self.live
+            .as_ref()
+            .map_or(crate::agent::SCRIPTED_MODEL, |live| live.model())
     }
 }

@@ -13,7 +13,6 @@ pub mod reference;
 mod regrade;
 mod run;
 mod snapshot;
-mod temp;
 mod timeout;
 
 pub use cancel::CancelToken;
@@ -25,7 +24,6 @@ pub use prepare::{
 pub use progress::Progress;
 pub use regrade::{RegradeError, Regraded, cases_of_report, recorded_case_paths, regrade};
 pub use snapshot::{MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_ENTRIES};
-pub(crate) use temp::temp_parent;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -38,8 +36,10 @@ use crate::report::{
     SuiteSummary,
 };
 
-/// How a suite is run.
+/// How a suite is run ([`crate::Suite`] sets it as `evalhost run` does; change a field of
+/// `RunOptions::default()` for anything else).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RunOptions {
     /// Runs per case unless the case sets `runs`.
     pub runs: u32,
@@ -109,6 +109,7 @@ pub fn default_jobs() -> usize {
 
 /// Why the runner could not make a run at all (as opposed to a run that failed).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RunError {
     #[error("failed to create the run's temp directory in `{path}`: {error}")]
     TempRoot {
@@ -213,11 +214,8 @@ pub async fn run_suite(
     let report = SuiteReport {
         schema_version: REPORT_SCHEMA_VERSION,
         evalhost_version: env!("CARGO_PKG_VERSION").to_owned(),
-        mode: live::mode(options).into(),
-        model: options
-            .live
-            .as_ref()
-            .map_or_else(|| "scripted".to_owned(), |l| l.model().to_owned()),
+        mode: options.mode().into(),
+        model: options.model().to_owned(),
         runs_per_case: options.runs,
         k: options.k,
         interrupted: options.cancel.is_cancelled(),

@@ -36,6 +36,7 @@ pub enum PartitionScheme {
 
 /// Why a `--partition` value is not one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PartitionError {
     #[error("expected `hash:M/N` or `slice:M/N` (e.g. `hash:1/4`), got `{0}`")]
     Syntax(String),

@@ -17,6 +17,7 @@ use crate::report::{CaseSummary, RunReport, SuiteReport, SuiteSummary};
 
 /// Why saved runs could not be re-graded.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RegradeError {
     #[error(
         "case `{case}` of the saved report is not among the cases loaded from {paths} (give the case files or directories that define it)"

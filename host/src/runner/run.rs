@@ -83,7 +83,7 @@ pub(crate) async fn run_once(
 ) -> Result<UngradedRun, RunError> {
     let case = &prepared.case;
     let started = Instant::now();
-    let temp = super::temp::temp_parent();
+    let temp = crate::config::temp_parent();
     let root = tempfile::Builder::new()
         .prefix("evalhost-run-")
         .tempdir_in(temp)
@@ -113,7 +113,7 @@ pub(crate) async fn run_once(
                 workspace: &workspace,
                 home: &home,
                 tmp: &tmp,
-                workspace_read_only: case.approve == crate::case::Approve::None
+                workspace_read_only: case.approve == crate::session::Approve::None
                     && matches!(&case.execution, Execution::External(agent)
                         if agent.preset().is_some_and(|p| !p.sandbox_nests())),
             },
@@ -130,11 +130,8 @@ pub(crate) async fn run_once(
     log.append(Event::SessionStart {
         case: case.name.clone(),
         run,
-        mode: super::live::mode(options).into(),
-        model: options
-            .live
-            .as_ref()
-            .map_or_else(|| "scripted".to_owned(), |l| l.model().to_owned()),
+        mode: options.mode().into(),
+        model: options.model().to_owned(),
     })?;
     let (evidence, error) = match &case.execution {
         Execution::Recorded(recorded) => {
@@ -165,6 +162,7 @@ pub(crate) async fn run_once(
         }
         Execution::Agent | Execution::ReplayTools(_) => {
             let endpoint = super::live::RunEndpoint::open(case, server, options);
+            let (limits, replay_tools) = agent_limits(case, options.agent_limits);
             let config = AgentConfig {
                 instructions: case
                     .instructions
@@ -176,12 +174,11 @@ pub(crate) async fn run_once(
                 base_url: endpoint.base_url().to_owned(),
                 model: endpoint.model().to_owned(),
                 api_key: None,
-                limits: options.agent_limits,
-                replay_tools: None,
+                limits,
+                replay_tools,
                 record: Some(endpoint.session().endpoint_record()),
                 confinement: Some(Arc::clone(&confinement)),
             };
-            let config = with_replay_tools(config, &case.execution, case.model.len());
             let timeout = RunTimeout::of(case, options.timeout_secs);
             let turns =
                 tokio::time::timeout(timeout.duration(), run_turns(&config, case, &mut log));
@@ -209,51 +206,65 @@ pub(crate) async fn run_once(
             (evidence, error)
         }
     };
-    let report = RunReport {
-        run,
-        pass: false,
-        error,
-        usage: evidence.usage,
-        tool_calls: evidence.calls.len() as u32,
-        duration_ms: 0,
-        verdicts: Vec::new(),
-        warnings: log
-            .records()
-            .iter()
-            .filter_map(|record| record.event.endpoint_warning())
-            .collect(),
-    };
+    let warnings = log
+        .records()
+        .iter()
+        .filter_map(|record| record.event.endpoint_warning())
+        .collect();
     Ok(UngradedRun {
-        artifacts: RunArtifacts {
-            report,
-            session_log: log.into_file()?,
-            evidence,
-            _root: root,
-        },
+        run,
+        error,
+        warnings,
+        session_log: log.into_file()?,
+        evidence,
+        root,
         started,
     })
 }
 
 /// A run whose agent side is over, waiting for its graders.
 pub(crate) struct UngradedRun {
-    artifacts: RunArtifacts,
+    run: u32,
+    /// Why the run ended before its agent finished (then it is not graded).
+    error: Option<String>,
+    /// The endpoint's warnings (unserved requests).
+    warnings: Vec<String>,
+    session_log: std::fs::File,
+    evidence: Evidence,
+    root: tempfile::TempDir,
     started: Instant,
 }
 
 impl UngradedRun {
-    /// Grade the run with every bound grader (unless it ended with an error) and decide
-    /// whether it passed. Blocking: wasmtime calls are synchronous, so the runner calls this
-    /// on the blocking pool, together with the file work that follows.
+    /// Grade the run with every bound grader (unless it ended with an error), decide whether
+    /// it passed, and make its report. Blocking: wasmtime calls are synchronous, so the runner
+    /// calls this on the blocking pool, together with the file work that follows.
     pub(crate) fn grade(self, prepared: &PreparedCase, judge: &Arc<Judge>) -> RunArtifacts {
-        let mut artifacts = self.artifacts;
-        if artifacts.report.error.is_none() {
-            let evidence = PreparedEvidence::new(&artifacts.evidence);
-            let verdicts = grade_all(prepared, &evidence, &artifacts.workspace(), judge);
-            artifacts.report.pass = run_passes(&verdicts);
-            artifacts.report.verdicts = verdicts;
+        let verdicts = match self.error {
+            Some(_) => Vec::new(),
+            None => grade_all(
+                prepared,
+                &PreparedEvidence::new(&self.evidence),
+                &self.root.path().join("workspace"),
+                judge,
+            ),
+        };
+        let report = RunReport {
+            run: self.run,
+            pass: self.error.is_none() && run_passes(&verdicts),
+            error: self.error,
+            usage: self.evidence.usage,
+            tool_calls: self.evidence.calls.len() as u32,
+            duration_ms: self.started.elapsed().as_millis() as u64,
+            verdicts,
+            warnings: self.warnings,
+        };
+        RunArtifacts {
+            report,
+            session_log: self.session_log,
+            evidence: self.evidence,
+            _root: self.root,
         }
-        artifacts.report.duration_ms = self.started.elapsed().as_millis() as u64;
-        artifacts
     }
 }
 
@@ -270,16 +281,25 @@ async fn run_turns(
     Ok(())
 }
 
-/// For a replayed recording: answer calls from it, and let the turn make as many requests
-/// and calls as the recording has (the recording, not the default limits, bounds it).
-fn with_replay_tools(mut config: AgentConfig, execution: &Execution, steps: usize) -> AgentConfig {
-    if let Execution::ReplayTools(recorded) = execution {
-        let limits = &mut config.limits;
-        limits.max_requests = limits.max_requests.max(steps as u32);
-        limits.max_tool_calls = limits.max_tool_calls.max(recorded.len() as u32);
-        config.replay_tools = Some(recorded.clone());
-    }
-    config
+/// The agent's limits for `case`, and the recorded results that answer its calls. A replayed
+/// recording answers calls from it and lets the turn make as many requests and calls as the
+/// recording has (the recording, not the default limits, bounds it).
+fn agent_limits(
+    case: &crate::case::Case,
+    limits: agent::Limits,
+) -> (
+    agent::Limits,
+    Option<Vec<crate::session::RecordedToolResult>>,
+) {
+    let Execution::ReplayTools(recorded) = &case.execution else {
+        return (limits, None);
+    };
+    let limits = agent::Limits {
+        max_requests: limits.max_requests.max(case.model.len() as u32),
+        max_tool_calls: limits.max_tool_calls.max(recorded.len() as u32),
+        ..limits
+    };
+    (limits, Some(recorded.clone()))
 }
 
 /// Write the case's seed files; return their digests for the evidence.

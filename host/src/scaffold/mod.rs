@@ -38,6 +38,7 @@ pub struct ScaffoldOptions {
 
 /// Why a project could not be scaffolded.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ScaffoldError {
     /// The name is not kebab-case.
     #[error(

@@ -1,7 +1,8 @@
 //! The template files of each language, compiled into the binary.
 
 /// A language `evalhost grader new` scaffolds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Lang {
     /// Rust with the evalhost-sdk crate, built by cargo.
     Rust,

@@ -7,6 +7,7 @@ use super::{Event, Record};
 
 /// Errors reading or writing a session log.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SessionLogError {
     #[error("failed to write session log `{path}`")]
     Write {

@@ -4,8 +4,12 @@
 //! graders receive from these records alone.
 
 mod log;
+mod tool_call;
+mod vocabulary;
 
 pub use log::{SessionLog, SessionLogError, read_session_log, read_whole};
+pub use tool_call::ToolCallRecords;
+pub use vocabulary::{Approve, CallStatus, RecordedToolResult};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -54,13 +58,13 @@ pub enum Event {
         input_tokens: u64,
         output_tokens: u64,
     },
-    /// A tool call passed validation, policy and confirmation and started executing.
+    /// The tool of a call ran (`tool_call.rs` says exactly when this is written).
     ToolStart { call_id: String, name: String },
     /// The result the agent paired with a tool call (every call gets one).
     ToolResult {
         call_id: String,
         name: String,
-        status: crate::agent::CallStatus,
+        status: CallStatus,
         output: String,
         duration_ms: u64,
     },

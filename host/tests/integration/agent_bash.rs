@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::agent_support::{Harness, call, text};
-use evalhost::case::Approve;
+use evalhost::session::Approve;
 use serde_json::json;
 
 async fn bash(h: &Harness, command: &str, timeout: Duration) -> evalhost::evidence::ToolCall {

@@ -2,7 +2,7 @@
 //! occurrence), list, and the output cap.
 
 use crate::agent_support::{Harness, call, text};
-use evalhost::case::Approve;
+use evalhost::session::Approve;
 use serde_json::{Value, json};
 
 async fn one_call(h: &Harness, tool: &str, arguments: Value) -> evalhost::evidence::ToolCall {

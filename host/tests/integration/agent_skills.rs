@@ -4,8 +4,8 @@
 //! `session_skills` record holds the skills found at the start.
 
 use crate::agent_support::{Harness, Run, call, text};
-use evalhost::case::Approve;
 use evalhost::evidence::ToolCall;
+use evalhost::session::Approve;
 use evalhost::session::{Event, SkillProblem, SkillSummary};
 use serde_json::{Value, json};
 

@@ -8,9 +8,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use evalhost::agent::{AgentConfig, AgentError, TurnOutcome, run_turn};
-use evalhost::case::{Approve, Location, ScriptReply, ScriptStep};
+use evalhost::case::{Location, ScriptReply, ScriptStep};
 use evalhost::evidence::{Evidence, RunFacts, ToolCall};
 use evalhost::model::ModelServer;
+use evalhost::session::Approve;
 use evalhost::session::{Event, Record, SessionLog, read_session_log};
 use serde_json::Value;
 

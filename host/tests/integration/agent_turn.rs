@@ -2,7 +2,7 @@
 //! and the session log the graders' evidence is built from.
 
 use crate::agent_support::{Harness, call, expecting, text};
-use evalhost::case::Approve;
+use evalhost::session::Approve;
 use evalhost::session::{Event, OutputItem};
 use serde_json::json;
 

@@ -1,8 +1,9 @@
 //! Replay tools: calls answered from the recording by position; anything else ends the turn.
 
 use crate::agent_support::{Harness, call, text};
-use evalhost::agent::CallStatus;
-use evalhost::case::{Location, RecordedToolResult, ScriptReply, ScriptStep};
+use evalhost::case::{Location, ScriptReply, ScriptStep};
+use evalhost::session::CallStatus;
+use evalhost::session::RecordedToolResult;
 use serde_json::json;
 
 fn recorded(name: &str, output: &str) -> RecordedToolResult {

@@ -3,9 +3,9 @@
 
 use std::sync::OnceLock;
 
-use evalhost::agent::CallStatus;
 use evalhost::evidence::{Evidence, RunFacts};
 use evalhost::grader::{GraderHost, Limits, PreparedEvidence, Verdict};
+use evalhost::session::CallStatus;
 use evalhost::session::{Event, OutputItem, Record};
 
 fn host() -> &'static GraderHost {

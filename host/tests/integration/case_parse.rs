@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use evalhost::case::{
-    Approve, CaseError, MAX_CASE_FILE_BYTES, MAX_GRADERS, MAX_SEED_FILE_BYTES, MAX_SEED_FILES,
-    ScriptReply, load_case, load_cases, parse_case,
+    CaseError, MAX_CASE_FILE_BYTES, MAX_GRADERS, MAX_SEED_FILE_BYTES, MAX_SEED_FILES, ScriptReply,
+    load_case, load_cases, parse_case,
 };
+use evalhost::session::Approve;
 use serde_json::json;
 
 fn data(rel: &str) -> PathBuf {

@@ -703,40 +703,10 @@ fn reasoning_effort_is_checked_and_the_environment_sets_it() {
 // ---------------------------------------------------------------------------------------
 // The library: a reply says how many attempts it took.
 
-fn provider(
-    kind: evalhost::config::ProviderKind,
-    fake: &FakeProvider,
-) -> evalhost::provider::Provider {
-    let base_url = match kind {
-        evalhost::config::ProviderKind::Anthropic => {
-            fake.base_url.trim_end_matches("/v1").to_owned()
-        }
-        _ => fake.base_url.clone(),
-    };
-    let config = evalhost::config::ProviderConfig {
-        kind,
-        base_url,
-        model: "fake-model".to_owned(),
-        api_key_env: None,
-        timeout: std::time::Duration::from_secs(5),
-        retry: evalhost::config::RetryPolicy {
-            max_retries: 3,
-            base_delay: std::time::Duration::from_millis(5),
-            max_delay: std::time::Duration::from_millis(50),
-        },
-        max_concurrency: 1,
-        max_tokens: 4096,
-        reasoning_effort: None,
-        thinking_budget_tokens: None,
-        origin: "test".to_owned(),
-    };
-    evalhost::provider::Provider::new(config, None).expect("provider")
-}
-
 fn complete(
     provider: &evalhost::provider::Provider,
 ) -> Result<evalhost::provider::ProviderReply, evalhost::provider::ProviderError> {
-    let request: evalhost::model::responses::ResponsesRequest = serde_json::from_value(json!({
+    let request: evalhost::wire::responses::ResponsesRequest = serde_json::from_value(json!({
         "model": "agent", "input": [{"role": "user", "content": "Say hello."}], "stream": true, "store": false,
     }))
     .expect("request");

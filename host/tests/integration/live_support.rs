@@ -332,3 +332,34 @@ impl Project {
 
 /// The API key the tests hand evalhost; it must never show up in any output.
 pub const SECRET: &str = "sk-test-7f3c-NEVER-WRITE-ME";
+
+/// A provider client of `kind` for the fake (short timeouts, fast retries, no API key).
+pub fn provider(
+    kind: evalhost::config::ProviderKind,
+    fake: &FakeProvider,
+) -> evalhost::provider::Provider {
+    let base_url = match kind {
+        evalhost::config::ProviderKind::Anthropic => {
+            fake.base_url.trim_end_matches("/v1").to_owned()
+        }
+        _ => fake.base_url.clone(),
+    };
+    let config = evalhost::config::ProviderConfig {
+        kind,
+        base_url,
+        model: "fake-model".to_owned(),
+        api_key_env: None,
+        timeout: std::time::Duration::from_secs(5),
+        retry: evalhost::config::RetryPolicy {
+            max_retries: 3,
+            base_delay: std::time::Duration::from_millis(5),
+            max_delay: std::time::Duration::from_millis(50),
+        },
+        max_concurrency: 1,
+        max_tokens: 4096,
+        reasoning_effort: None,
+        thinking_budget_tokens: None,
+        origin: "test".to_owned(),
+    };
+    evalhost::provider::Provider::new(config, None).expect("provider")
+}

@@ -53,6 +53,8 @@ mod hardening_bad_input;
 mod hardening_out;
 mod hardening_probes;
 mod judge;
+mod layers;
+mod library_api;
 mod live_cli;
 mod live_provider;
 mod live_record;

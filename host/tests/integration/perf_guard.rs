@@ -8,11 +8,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::SystemTime;
 
-use evalhost::agent::CallStatus;
 use evalhost::evidence::{Evidence, RunFacts};
 use evalhost::grader::{
     BUILTIN_GRADERS_WASM, BUILTIN_ORIGIN, GraderHost, Limits, PreparedEvidence,
 };
+use evalhost::session::CallStatus;
 use evalhost::session::{Event, OutputItem, Record};
 
 /// Fuel per call when this table was last committed. The budget is 25 % more: a grader or

@@ -16,8 +16,8 @@ use tokio::time::Instant;
 
 use super::output::{truncate, with_note};
 use super::{ToolContext, ToolOutput};
-use crate::agent::CallStatus;
 use crate::process_group::ProcessGroup;
+use crate::session::CallStatus;
 
 /// `PATH` for commands when the host has none.
 const FALLBACK_PATH: &str = "/usr/local/bin:/usr/bin:/bin";

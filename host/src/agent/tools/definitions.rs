@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::Tool;
-use crate::model::responses::FunctionTool;
+use crate::wire::responses::FunctionTool;
 
 /// Function tool definitions of the tools a session offers, in order (`skill_view` only
 /// with `skills`).

@@ -8,7 +8,7 @@ use cap_std::fs::Dir;
 
 use super::ToolOutput;
 use super::output::{truncate, with_note};
-use crate::agent::CallStatus;
+use crate::session::CallStatus;
 
 /// Largest file `edit_file` loads.
 const MAX_EDIT_BYTES: u64 = 8 * 1024 * 1024;

@@ -22,8 +22,9 @@ use serde_json::Value;
 
 pub(crate) use definitions::definitions;
 
+use super::Limits;
 use super::paths::ToolPath;
-use super::{CallStatus, Limits};
+use crate::session::CallStatus;
 
 /// A tool the agent offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

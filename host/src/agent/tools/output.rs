@@ -2,13 +2,7 @@
 
 /// Cut `text` to at most `cap` bytes on a character boundary.
 pub(super) fn truncate(text: &mut String, cap: usize) {
-    if text.len() > cap {
-        let mut cut = cap;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-    }
+    text.truncate(text.floor_char_boundary(cap));
 }
 
 /// Append a bracketed note on its own line, after any output.

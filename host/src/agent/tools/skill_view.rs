@@ -7,8 +7,8 @@ use super::ToolOutput;
 use super::files::{self, Scope, Target};
 use super::output::{truncate, with_note};
 use super::skills::{self, SKILLS_DIR};
-use crate::agent::CallStatus;
 use crate::agent::paths::ToolPath;
+use crate::session::CallStatus;
 
 /// Without `name`, the list of skills; with `name`, its `SKILL.md`; with `file` too, that
 /// file of the skill. A skill that cannot be loaded is a failed call saying why.

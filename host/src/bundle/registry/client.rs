@@ -19,6 +19,7 @@ use super::layout::{
 };
 use crate::bundle::BundleError;
 use crate::bundle::manifest::sha256_hex;
+use crate::message::error_chain;
 
 /// How to reach a registry.
 #[derive(Debug, Clone, Default)]
@@ -71,7 +72,7 @@ impl Registry {
         reference: &OciReference,
         options: &RegistryOptions,
     ) -> Result<Self, BundleError> {
-        crate::provider::install_crypto_provider();
+        crate::tls::install_crypto_provider();
         let config = ClientConfig {
             protocol: protocol(reference, options.insecure),
             connect_timeout: Some(Duration::from_secs(30)),
@@ -296,21 +297,6 @@ fn protocol(reference: &OciReference, insecure: bool) -> ClientProtocol {
     } else {
         ClientProtocol::Https
     }
-}
-
-/// An error and its causes, `: `-joined (reqwest puts "connection refused" in a source).
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let message = cause.to_string();
-        if !text.contains(&message) {
-            text.push_str(": ");
-            text.push_str(&message);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

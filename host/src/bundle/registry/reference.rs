@@ -83,7 +83,7 @@ impl OciReference {
         }
         if let Some(digest) = digest {
             let hex = digest.strip_prefix("sha256:").unwrap_or("");
-            if !crate::bundle::store::is_digest(hex) {
+            if !crate::bundle::manifest::is_digest(hex) {
                 return Err(bad(&format!(
                     "`{digest}` is not a digest (sha256: and 64 lowercase hex digits)"
                 )));

@@ -23,7 +23,8 @@ use std::path::Path;
 
 use super::error::Problems;
 use super::read::read_text;
-use super::{Approve, Case, CaseError, Execution, Location};
+use super::{Case, CaseError, Execution, Location};
+use crate::session::Approve;
 
 /// Checks that depend on the environment the fixtures run in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

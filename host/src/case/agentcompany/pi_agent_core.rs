@@ -30,6 +30,7 @@ const PACKAGE_JSON: &str = "node_modules/@mariozechner/pi-agent-core/package.jso
 
 /// Why the pi-agent-core adapter cannot run.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PiAgentCoreError {
     #[error(
         "`--agent pi-agent-core` needs Node.js 20 or later, and there is no `node` on PATH; install it (e.g. `apt-get install nodejs`)"

@@ -111,7 +111,7 @@ pub fn turns_from_session(records: &[crate::session::Record]) -> Vec<Value> {
                 "role": "toolResult",
                 "toolUseId": call_id,
                 "content": [{"type": "text", "text": output}],
-                "isError": *status != crate::agent::CallStatus::Completed,
+                "isError": *status != crate::session::CallStatus::Completed,
             })),
             _ => {}
         }

@@ -8,11 +8,10 @@ use std::path::Path;
 use super::invalid;
 use super::lines::TokenLedger;
 use super::lines::{Block, Role, Turn};
-use crate::agent::CallStatus;
 use crate::case::error::Problems;
-use crate::case::{
-    CaseError, Location, RecordedToolResult, RecordedUsage, ScriptReply, ScriptStep,
-};
+use crate::case::{CaseError, Location, RecordedUsage, ScriptReply, ScriptStep};
+use crate::session::CallStatus;
+use crate::session::RecordedToolResult;
 
 /// What a replay of the fixture serves.
 pub(super) struct Replay {

@@ -28,7 +28,8 @@ use super::error::Problems;
 use super::located::Doc;
 use super::read::read_text;
 use super::yaml::{Node, Value};
-use super::{Approve, Case, CaseError, Execution};
+use super::{Case, CaseError, Execution};
+use crate::session::Approve;
 
 /// The fields of `case.yaml`.
 pub const CASE_FIELDS: &[&str] = &[

@@ -40,6 +40,7 @@ pub struct Promoted {
 
 /// Why promotion failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PromoteError {
     /// The case id cannot name a case directory.
     #[error("invalid case id {id:?}: {reason}")]

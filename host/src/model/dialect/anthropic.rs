@@ -13,9 +13,9 @@ use serde_json::{Value, json};
 
 use super::Answering;
 use super::responses::{split_deltas, sse};
-use crate::model::SseEvent;
 use crate::model::record::Reply;
 use crate::session::OutputItem;
+use crate::wire::SseEvent;
 
 /// A block's content: text, or a call's input as a JSON object.
 fn block(item: &OutputItem) -> Value {

@@ -13,9 +13,9 @@ use serde_json::{Value, json};
 
 use super::Answering;
 use super::responses::{split_deltas, sse};
-use crate::model::SseEvent;
 use crate::model::record::Reply;
 use crate::session::OutputItem;
+use crate::wire::SseEvent;
 
 fn text(reply: &Reply) -> Option<String> {
     let texts: Vec<&str> = reply.output.iter().filter_map(OutputItem::text).collect();

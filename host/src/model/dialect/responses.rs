@@ -21,9 +21,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::Answering;
-use crate::model::SseEvent;
 use crate::model::record::Reply;
 use crate::session::OutputItem;
+use crate::wire::SseEvent;
 
 /// How many deltas a text or an argument string is split into, at most.
 pub(crate) const DELTAS: usize = 3;
@@ -552,10 +552,7 @@ pub(crate) fn split_deltas(text: &str) -> Vec<&str> {
     let mut pieces = Vec::with_capacity(DELTAS);
     let mut start = 0;
     for k in 1..DELTAS {
-        let mut cut = text.len() * k / DELTAS;
-        while !text.is_char_boundary(cut) {
-            cut += 1;
-        }
+        let cut = text.ceil_char_boundary(text.len() * k / DELTAS);
         if cut > start {
             pieces.push(&text[start..cut]);
             start = cut;

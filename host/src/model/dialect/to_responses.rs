@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::Dialect;
 use super::results::content_text;
-use crate::model::responses::{FunctionTool, InputItem, ResponsesRequest};
+use crate::wire::responses::{FunctionTool, InputItem, ResponsesRequest};
 
 /// `request` (a body in `dialect`) as a Responses request, or why it is not one.
 pub(crate) fn to_responses_request(

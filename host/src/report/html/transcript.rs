@@ -93,10 +93,7 @@ pub(super) fn shown(content: &str) -> String {
     if content.len() <= MAX_SHOWN {
         return text(content);
     }
-    let mut cut = MAX_SHOWN;
-    while !content.is_char_boundary(cut) {
-        cut -= 1;
-    }
+    let cut = content.floor_char_boundary(MAX_SHOWN);
     format!(
         "{}\n<span class=\"note\">… cut: {} of {} bytes shown</span>",
         text(&content[..cut]),

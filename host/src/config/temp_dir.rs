@@ -17,7 +17,7 @@ pub const MIN_SHM_FREE: u64 = 1 << 30;
 const SHM: &str = "/dev/shm";
 
 /// The directory temp roots are made in (decided once per process).
-pub(crate) fn temp_parent() -> &'static Path {
+pub fn temp_parent() -> &'static Path {
     static PARENT: OnceLock<PathBuf> = OnceLock::new();
     PARENT.get_or_init(|| choose(std::env::var_os("TMPDIR").filter(|v| !v.is_empty())))
 }

@@ -7,13 +7,14 @@
 //! replaced, never an error. The only error is an event larger than the configured limit,
 //! which stops a hostile or broken stream from growing memory without bound.
 
-use super::sse::SseEvent;
+use super::SseEvent;
 
 /// Default cap on one event (its pending line plus accumulated data): 16 MiB.
 pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
 /// Why an event stream could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SseError {
     /// One event grew past the limit before a blank line ended it.
     #[error("server-sent event exceeds {limit} bytes")]
