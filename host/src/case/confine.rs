@@ -11,25 +11,35 @@
 
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::confine::Widening;
 
-/// The field as written.
-#[derive(Deserialize)]
+// The field as written, and its part of the case format (`format.rs`).
+/// Widening of a run's confinement.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ConfineField {
+#[schemars(rename = "Confine")]
+pub(super) struct ConfineField {
+    /// Paths the run's processes may also read and execute: absolute, or starting with `~/`.
     #[serde(default)]
+    #[schemars(inner(regex(pattern = r"^(/|~/)")))]
     read: Vec<String>,
+    /// Paths the run's processes may also write: absolute, or starting with `~/`.
     #[serde(default)]
+    #[schemars(inner(regex(pattern = r"^(/|~/)")))]
     write: Vec<String>,
+    /// TCP ports the run's processes may also connect to.
     #[serde(default)]
+    #[schemars(inner(range(min = 1)))]
     connect: Vec<u16>,
+    /// `any`: connect to every TCP port (default `endpoint`: the model endpoint's only).
     network: Option<Network>,
 }
 
 /// `network:`: which TCP ports a run may connect to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum Network {
     /// The model endpoint's port, and `connect:`'s (the default).

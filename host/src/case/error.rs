@@ -1,7 +1,7 @@
 //! Where a case file went wrong, and how.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A place in a case file (ordered by file, line, column).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -20,6 +20,17 @@ impl fmt::Display for Location {
             (0, _) => write!(f, "{}", self.path.display()),
             (line, 0) => write!(f, "{}:{line}", self.path.display()),
             (line, column) => write!(f, "{}:{line}:{column}", self.path.display()),
+        }
+    }
+}
+
+impl Location {
+    /// Line `line` of the file `path`, with no column (0: the whole file).
+    pub(crate) fn line(path: &Path, line: usize) -> Location {
+        Location {
+            path: path.to_path_buf(),
+            line,
+            column: 0,
         }
     }
 }
@@ -83,6 +94,14 @@ pub enum CaseError {
 pub(crate) const MAX_PROBLEMS_PER_FILE: usize = 20;
 
 impl CaseError {
+    /// A [`CaseError::Malformed`] about line `line` of `path` (0: the whole file).
+    pub(crate) fn malformed(path: &Path, line: usize, message: impl Into<String>) -> CaseError {
+        CaseError::Malformed {
+            location: Location::line(path, line),
+            message: message.into(),
+        }
+    }
+
     /// `problems` as one error: the problem itself when there is one, else
     /// [`CaseError::Several`] (nested lists flattened).
     pub fn several(problems: Vec<CaseError>) -> CaseError {

@@ -2,8 +2,12 @@
 //! loop, talking to evalhost's loopback model endpoint: a program (`command:`) or a preset
 //! of a real agent (`preset:`, [`crate::agent_preset`]).
 
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Deserialize;
 
+use super::MAX_TIMEOUT_SECS;
 use crate::agent_preset::Preset;
 
 /// An external agent.
@@ -25,20 +29,49 @@ pub enum ExternalAgent {
     },
 }
 
-/// The `agent:` field as written. Its `timeout_secs` is the case's run timeout, spelled
-/// where it was before the case-level `timeout_secs` existed.
-#[derive(Deserialize)]
+// The `agent:` field as written, and its part of the case format (`format.rs`). Its
+// `timeout_secs` is the case's run timeout, spelled where it was before the case-level
+// `timeout_secs` existed.
+/// An external agent: a program (`command`) or a preset of a real agent (`preset`).
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct AgentField {
+#[schemars(rename = "Agent")]
+pub(super) struct AgentField {
+    /// Program and arguments (no shell), started in the run's workspace.
+    #[schemars(length(min = 1))]
     command: Option<Vec<String>>,
+    /// A real agent evalhost runs against the endpoint (docs/agents.md).
+    #[schemars(with = "Option<PresetName>")]
     preset: Option<String>,
+    /// A preset's extra arguments, appended to its own.
     args: Option<Vec<String>>,
+    /// How the prompt reaches a `command` (default `stdin`).
     prompt: Option<PromptVia>,
+    /// The case's run timeout, in its older place: the same as the case's `timeout_secs`
+    /// (give one or the other).
+    #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_TIMEOUT_SECS))]
     timeout_secs: Option<f64>,
 }
 
+/// The name of an agent preset ([`Preset::ALL`]).
+struct PresetName;
+
+impl JsonSchema for PresetName {
+    fn schema_name() -> Cow<'static, str> {
+        "PresetName".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "The agent presets (`crate::agent_preset::Preset`).",
+            "enum": Preset::ALL.map(Preset::as_str),
+            "type": "string",
+        })
+    }
+}
+
 /// How an external agent receives the prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PromptVia {
     /// On standard input, which is then closed.

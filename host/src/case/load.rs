@@ -2,13 +2,13 @@
 //! subdirectories) in name order.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::agentcompany::{self, FixtureOptions};
 use super::nexus;
 use super::parse::{Parsed, parse};
-use super::{Case, CaseError, Location, MAX_CASE_FILE_BYTES};
+use super::read::read_text;
+use super::{Case, CaseError, Location};
 
 /// Most cases loaded from one directory.
 pub const MAX_CASES_PER_DIR: usize = 256;
@@ -110,22 +110,14 @@ fn load_each_source(sources: &[PathBuf], options: &LoadOptions) -> Vec<Result<Ca
 /// One case source: a Nexus case directory, an AgentCompany fixture, or a case file.
 fn load_source(file: &Path, options: &LoadOptions) -> Result<Parsed, CaseError> {
     if file.is_dir() {
-        let name_location = Location {
-            path: file.join("case.yaml"),
-            line: 0,
-            column: 0,
-        };
+        let name_location = Location::line(&file.join("case.yaml"), 0);
         Ok(Parsed {
             case: nexus::load_nexus_case(file)?,
             name_location,
         })
     } else if agentcompany::is_fixture(file) {
         let case = agentcompany::load_fixture(file, &options.fixtures)?;
-        let name_location = Location {
-            path: file.to_path_buf(),
-            line: 1,
-            column: 0,
-        };
+        let name_location = Location::line(file, 1);
         Ok(Parsed {
             case,
             name_location,
@@ -177,17 +169,14 @@ fn walk(dir: &Path, ancestors: &mut Vec<PathBuf>, found: &mut Vec<Result<PathBuf
         Err(error) => return found.push(Err(read_error(dir, error))),
     };
     if ancestors.contains(&canonical) {
-        return found.push(Err(CaseError::Malformed {
-            location: Location {
-                path: dir.to_path_buf(),
-                line: 0,
-                column: 0,
-            },
-            message: format!(
+        return found.push(Err(CaseError::malformed(
+            dir,
+            0,
+            format!(
                 "a symlink loop: this directory is {}, which is being searched already",
                 canonical.display()
             ),
-        }));
+        )));
     }
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -255,52 +244,5 @@ fn walk(dir: &Path, ancestors: &mut Vec<PathBuf>, found: &mut Vec<Result<PathBuf
 }
 
 fn read_case(path: &Path) -> Result<Parsed, CaseError> {
-    let read_error = |error| CaseError::Read {
-        path: path.to_path_buf(),
-        error,
-    };
-    let file = std::fs::File::open(path).map_err(read_error)?;
-    let mut bytes = Vec::new();
-    // Read one byte past the limit to tell "at the limit" from "over it" without trusting
-    // the file's reported size.
-    file.take(MAX_CASE_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_error)?;
-    if bytes.len() > MAX_CASE_FILE_BYTES {
-        return Err(CaseError::Malformed {
-            location: Location {
-                path: path.to_path_buf(),
-                line: 0,
-                column: 0,
-            },
-            message: format!(
-                "the file is larger than {} MiB, the most a case file may be",
-                MAX_CASE_FILE_BYTES / (1024 * 1024)
-            ),
-        });
-    }
-    parse(path, decode(path, &bytes)?)
-}
-
-/// The file as UTF-8 text, or an error at the first byte that is not.
-fn decode<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, CaseError> {
-    std::str::from_utf8(bytes).map_err(|e| {
-        let valid = bytes
-            .get(..e.valid_up_to())
-            .and_then(|b| std::str::from_utf8(b).ok())
-            .unwrap_or_default();
-        let line = valid.matches('\n').count() + 1;
-        let column = valid.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        let byte = bytes.get(e.valid_up_to()).copied().unwrap_or_default();
-        CaseError::Malformed {
-            location: Location {
-                path: path.to_path_buf(),
-                line,
-                column,
-            },
-            message: format!(
-                "the file is not valid UTF-8 (byte 0x{byte:02x}); save case files as UTF-8"
-            ),
-        }
-    })
+    parse(path, &read_text(path, "case file")?)
 }

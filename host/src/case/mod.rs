@@ -22,20 +22,22 @@ pub mod agentcompany;
 mod confine;
 mod error;
 mod external;
+mod format;
 mod load;
+mod located;
 pub mod nexus;
 mod parse;
+mod read;
 mod recorded;
 mod schema;
 mod workspace;
 pub(crate) mod yaml;
 
 pub use error::{CaseError, Location};
-pub use external::ExternalAgent;
-pub use external::PromptVia;
+pub use external::{ExternalAgent, PromptVia};
 pub use load::{LoadOptions, MAX_CASES_PER_DIR, load_case, load_cases, load_cases_with, load_each};
 #[cfg(feature = "run")]
-pub(crate) use parse::child as child_field;
+pub(crate) use located::child as child_field;
 pub use parse::parse_case;
 pub use recorded::RecordError;
 pub use recorded::replay_case_yaml;

@@ -65,6 +65,16 @@ impl Value {
 }
 
 impl Node {
+    /// An empty map where this node is: an empty document read as a map of no fields.
+    pub fn empty_map_here(&self) -> Node {
+        Node {
+            value: Value::Map(Vec::new()),
+            line: self.line,
+            column: self.column,
+            raw: None,
+        }
+    }
+
     /// The node as text if it is a scalar other than null: strings as they are, and numbers
     /// and booleans as written in the file, as YAML loaders do for string-typed fields.
     pub(crate) fn scalar_text(&self, source: &str) -> Option<String> {

@@ -155,3 +155,37 @@ fn scalars_the_parser_reads_as_text_are_valid() {
     assert_eq!(case.graders[0].config, serde_json::json!(2026));
     assert_eq!(problems(&validator(), text), Vec::<String>::new());
 }
+
+/// A model step gives exactly one of `text`, `call` or `calls`: the schema and the parser
+/// agree (both follow the one declaration of the format).
+#[test]
+fn a_step_gives_exactly_one_reply() {
+    let validator = validator();
+    let case = |step: &str| {
+        format!("name: c\nprompt: Hi.\nmodel:\n  - {step}\ngraders:\n  - max_requests: 1\n")
+    };
+    let parses = |step: &str| evalhost::case::parse_case(Path::new("c.yaml"), &case(step)).is_ok();
+    for step in [
+        "text: hi",
+        "call: {tool: bash}",
+        "calls: [{tool: bash}, {tool: read_file, arguments: {path: a}}]",
+        "{text: hi, expect_input_contains: Go}",
+    ] {
+        assert!(problems(&validator, &case(step)).is_empty(), "{step}");
+        assert!(parses(step), "{step}");
+    }
+    for step in [
+        "{text: hi, call: {tool: bash}}",
+        "{call: {tool: bash}, calls: [{tool: bash}]}",
+        "{expect_input_contains: Go}",
+        "calls: []",
+        "{text: hi, expect_input_contains: ''}",
+        "{text: hi, shout: x}",
+    ] {
+        assert!(!problems(&validator, &case(step)).is_empty(), "{step}");
+        assert!(!parses(step), "{step}");
+    }
+    // A null reply is no reply to the parser; the schema refuses it outright.
+    assert!(!problems(&validator, &case("text: null")).is_empty());
+    assert!(!problems(&validator, &case("{text: hi, call: null}")).is_empty());
+}

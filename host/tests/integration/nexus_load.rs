@@ -189,6 +189,24 @@ fn malformed_journals_are_reported_at_file_and_line() {
     );
 }
 
+/// A Nexus case file is checked as a case file is (one toolkit): every problem of the file
+/// at once, duplicate keys with where the first was given, typos with a suggestion.
+#[test]
+fn every_problem_of_a_case_yaml_is_reported_at_once() {
+    let (_tmp, dir) = copy_case();
+    std::fs::write(
+        dir.join("case.yaml"),
+        "name: build-error-fix\ntags: react\nname: again\nownr: me\n",
+    )
+    .unwrap();
+    assert_eq!(
+        error(&dir),
+        "<case>/case.yaml:2:7: tags: expected a list, found a string\n\
+         <case>/case.yaml:3:1: name: duplicate key (first given at line 1, column 1)\n\
+         <case>/case.yaml:4:1: ownr: unknown field, expected one of: name, description, tags, owner, freshness_days, model_baseline, recorded_at; did you mean `owner`?"
+    );
+}
+
 #[test]
 fn malformed_case_and_assertion_files_are_reported_at_file_line_col() {
     let cases: &[(&str, &str, &str)] = &[
@@ -210,7 +228,7 @@ fn malformed_case_and_assertion_files_are_reported_at_file_line_col() {
         (
             "assertions.yaml",
             "deterministic: []\nphase5: []\n",
-            "<case>/assertions.yaml:2:1: phase5: unknown field (expected one of: deterministic, semantic)",
+            "<case>/assertions.yaml:2:1: phase5: unknown field, expected one of: deterministic, semantic",
         ),
         (
             "assertions.yaml",
@@ -235,7 +253,7 @@ fn malformed_case_and_assertion_files_are_reported_at_file_line_col() {
         (
             "case.yaml",
             "name: build-error-fix\nowners: [a]\n",
-            "<case>/case.yaml:2:1: owners: unknown field (expected one of: name, description, tags, owner, freshness_days, model_baseline, recorded_at)",
+            "<case>/case.yaml:2:1: owners: unknown field, expected one of: name, description, tags, owner, freshness_days, model_baseline, recorded_at; did you mean `owner`?",
         ),
         (
             "case.yaml",

@@ -6,8 +6,9 @@ use sha2::{Digest, Sha256};
 
 use super::lines::Meta;
 use super::{FixtureOptions, invalid};
+use crate::case::CaseError;
 use crate::case::error::Problems;
-use crate::case::{CaseError, Location};
+use crate::case::read::read_text;
 
 /// The scenario directory of a fixture: `scenarios/<fixtureId>/` next to the fixture, or
 /// next to the fixture's directory (the seed's `fixtures/` + `scenarios/` layout).
@@ -128,24 +129,13 @@ pub(super) fn check(
 
 /// A scenario file's text; missing, unreadable, not UTF-8 or empty files are errors.
 fn read_scenario_file(path: &Path) -> Result<String, CaseError> {
-    let at = Location {
-        path: path.to_path_buf(),
-        line: 0,
-        column: 0,
-    };
-    let bytes = std::fs::read(path).map_err(|error| CaseError::Read {
-        path: path.to_path_buf(),
-        error,
-    })?;
-    let text = String::from_utf8(bytes).map_err(|_| CaseError::Malformed {
-        location: at.clone(),
-        message: "the scenario file is not valid UTF-8".into(),
-    })?;
+    let text = read_text(path, "scenario file")?;
     if text.trim().is_empty() {
-        return Err(CaseError::Malformed {
-            location: at,
-            message: "the scenario file is empty; a fixture with no real prompt captures no real behaviour".into(),
-        });
+        return Err(CaseError::malformed(
+            path,
+            0,
+            "the scenario file is empty; a fixture with no real prompt captures no real behaviour",
+        ));
     }
     Ok(text)
 }

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::{invalid, malformed};
+use super::invalid;
 use crate::case::CaseError;
 use crate::case::error::Problems;
 
@@ -158,14 +158,14 @@ pub(super) fn split(path: &Path, text: &str) -> Result<Lines, CaseError> {
         }
     }
     if last_line == 0 {
-        problems.push(malformed(
+        problems.push(CaseError::malformed(
             path,
             1,
             "the fixture is empty; it needs a meta line, turns and an assertions line",
         ));
     } else if assertions_at.is_none() && problems.count() == 0 {
         // (After a broken line, a missing assertions line may be the broken one.)
-        problems.push(malformed(
+        problems.push(CaseError::malformed(
             path,
             last_line,
             "no assertions line; a fixture must end with one",
@@ -191,14 +191,15 @@ fn record(
     assertions_at: Option<usize>,
 ) -> Result<(String, Value), CaseError> {
     if line.trim().is_empty() {
-        return Err(malformed(
+        return Err(CaseError::malformed(
             path,
             n,
             "blank line; every line of a fixture is one JSON record",
         ));
     }
-    let value: Value = serde_json::from_str(line)
-        .map_err(|e| malformed(path, n, format!("invalid JSON: {}", strip_position(&e))))?;
+    let value: Value = serde_json::from_str(line).map_err(|e| {
+        CaseError::malformed(path, n, format!("invalid JSON: {}", strip_position(&e)))
+    })?;
     let kind = value
         .get("type")
         .and_then(Value::as_str)

@@ -29,11 +29,7 @@ pub(super) fn graders(
     line: usize,
     block: &Assertions,
 ) -> Result<Vec<GraderUse>, CaseError> {
-    let location = Location {
-        path: path.to_path_buf(),
-        line,
-        column: 0,
-    };
+    let location = Location::line(path, line);
     let mut problems = Problems::default();
     if block.semantic_rubric.is_empty() {
         problems.push(invalid(

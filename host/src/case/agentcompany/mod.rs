@@ -19,11 +19,11 @@ pub use pi_agent_core::PiAgentCore;
 pub use pi_agent_core::PiAgentCoreError;
 pub use record::{FixtureHeader, fixture_text, turns_from_session};
 
-use std::io::Read;
 use std::path::Path;
 
 use super::error::Problems;
-use super::{Case, CaseError, Execution, Location, MAX_CASE_FILE_BYTES};
+use super::read::read_text;
+use super::{Case, CaseError, Execution, Location};
 use crate::session::Approve;
 
 /// Checks that depend on the environment the fixtures run in.
@@ -40,32 +40,8 @@ pub fn is_fixture(path: &Path) -> bool {
 
 /// Read, validate and drift-check one fixture file.
 pub fn load_fixture(path: &Path, options: &FixtureOptions) -> Result<Case, CaseError> {
-    let read_error = |error| CaseError::Read {
-        path: path.to_path_buf(),
-        error,
-    };
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .map_err(read_error)?
-        .take(MAX_CASE_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_error)?;
-    if bytes.len() > MAX_CASE_FILE_BYTES {
-        return Err(malformed(
-            path,
-            0,
-            "the file is larger than 8 MiB, the most a fixture may be",
-        ));
-    }
-    let text = std::str::from_utf8(&bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            + 1;
-        malformed(path, line, "the file is not valid UTF-8")
-    })?;
-    parse_fixture(path, text, options)
+    let text = read_text(path, "fixture")?;
+    parse_fixture(path, &text, options)
 }
 
 /// Validate fixture `text` as the file `path` (scenario files are looked up next to it).
@@ -107,27 +83,11 @@ pub(crate) fn parse_fixture(
     }))
 }
 
-/// An error about the whole of line `line` (0: the whole file).
-fn malformed(path: &Path, line: usize, message: impl Into<String>) -> CaseError {
-    CaseError::Malformed {
-        location: at(path, line),
-        message: message.into(),
-    }
-}
-
 /// An error about `field` on line `line`.
 fn invalid(path: &Path, line: usize, field: &str, message: impl Into<String>) -> CaseError {
     CaseError::Invalid {
-        location: at(path, line),
+        location: Location::line(path, line),
         field: field.to_owned(),
         message: message.into(),
-    }
-}
-
-fn at(path: &Path, line: usize) -> Location {
-    Location {
-        path: path.to_path_buf(),
-        line,
-        column: 0,
     }
 }

@@ -179,11 +179,7 @@ fn replay_turns(
                 steps.push(ScriptStep {
                     reply,
                     expect_input_contains: None,
-                    location: Location {
-                        path: path.to_path_buf(),
-                        line,
-                        column: 0,
-                    },
+                    location: Location::line(path, line),
                     usage: Some(usage(path, line, ledger)?),
                 });
             }

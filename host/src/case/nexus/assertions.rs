@@ -5,10 +5,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::super::located::{Doc, child};
 use super::super::yaml::{Node, Value as Yaml};
 use super::super::{CaseError, GraderUse, MAX_GRADERS};
 use super::journal::Journal;
-use super::yaml::{entries, invalid, loc, read_map, to_json};
 
 /// Nexus's deterministic assertion kinds.
 pub(crate) const KINDS: &[&str] = &[
@@ -37,118 +37,104 @@ pub(crate) fn golden_events(journal: &Journal) -> Value {
 
 /// Read `assertions.yaml` at `path` into grader entries.
 pub(crate) fn read_assertions(path: &Path, journal: &Journal) -> Result<Vec<GraderUse>, CaseError> {
-    let root = read_map(path)?;
     let golden = golden_events(journal);
-    let mut graders = Vec::new();
-    for (key, node) in entries(path, &root, "", Some(&["deterministic", "semantic"]))? {
-        let Yaml::Seq(items) = &node.value else {
+    super::read_yaml(path, |doc, root| {
+        let fields = doc.fields(root, "", &["deterministic", "semantic"])?;
+        let mut graders = Vec::new();
+        let mut given = 0;
+        for (key, node) in fields.iter() {
             if matches!(node.value, Yaml::Null) {
                 continue;
             }
-            return Err(invalid(
-                path,
-                node,
-                &key,
-                format!("expected a list, found {}", node.value.kind()),
-            ));
-        };
-        for (index, item) in items.iter().enumerate() {
-            let field = format!("{key}[{index}]");
-            let grader = if key == "semantic" {
-                GraderUse {
-                    name: "semantic".into(),
-                    config: to_json(path, item, &field)?,
-                    location: loc(path, item),
-                    judge: false,
-                }
-            } else {
-                deterministic(path, item, &field, &golden)?
+            let Some(items) = doc.seq(node, key, "a list") else {
+                continue;
             };
-            graders.push(grader);
+            for (index, item) in items.iter().enumerate() {
+                given += 1;
+                let field = format!("{key}[{index}]");
+                if key == "semantic" {
+                    graders.push(GraderUse {
+                        name: "semantic".into(),
+                        config: doc.json(item, &field),
+                        location: doc.loc(item),
+                        judge: false,
+                    });
+                } else {
+                    graders.extend(deterministic(doc, item, &field, &golden));
+                }
+            }
         }
-    }
-    if graders.is_empty() {
-        return Err(CaseError::Invalid {
-            location: loc(path, &root),
-            field: "deterministic".into(),
-            message: "no assertions; a case needs at least one".into(),
-        });
-    }
-    if graders.len() > MAX_GRADERS {
-        return Err(CaseError::Invalid {
-            location: loc(path, &root),
-            field: String::new(),
-            message: format!(
-                "{} assertions; at most {MAX_GRADERS} are allowed",
-                graders.len()
-            ),
-        });
-    }
-    Ok(graders)
+        // (A misspelt section was reported already.)
+        if given == 0 && !fields.unknown {
+            doc.note(doc.invalid(
+                root,
+                "deterministic",
+                "no assertions; a case needs at least one",
+            ));
+        }
+        if given > MAX_GRADERS {
+            doc.note(doc.invalid(
+                root,
+                "",
+                format!("{given} assertions; at most {MAX_GRADERS} are allowed"),
+            ));
+        }
+        Some(graders)
+    })
 }
 
-fn deterministic(
-    path: &Path,
-    item: &Node,
-    field: &str,
-    golden: &Value,
-) -> Result<GraderUse, CaseError> {
+fn deterministic(doc: &Doc, item: &Node, field: &str, golden: &Value) -> Option<GraderUse> {
     if !matches!(item.value, Yaml::Map(_)) {
-        return Err(invalid(
-            path,
+        doc.note(doc.invalid(
             item,
             field,
             format!("expected a map with `kind`, found {}", item.value.kind()),
         ));
+        return None;
     }
-    let fields = entries(path, item, field, None)?;
-    let Some((_, kind_node)) = fields.iter().find(|(k, _)| k == "kind") else {
-        return Err(invalid(path, item, field, "missing field `kind`"));
+    let entries = doc.map(item, field, "a map")?;
+    let Some((_, _, kind_node)) = entries.iter().find(|(k, _, _)| k == "kind") else {
+        doc.note(doc.invalid(item, field, "missing field `kind`"));
+        return None;
     };
+    let kind_field = child(field, "kind");
     let Yaml::String(kind) = &kind_node.value else {
-        return Err(invalid(
-            path,
-            kind_node,
-            &format!("{field}.kind"),
-            "expected a string",
-        ));
+        doc.note(doc.invalid(kind_node, &kind_field, "expected a string"));
+        return None;
     };
     if !KINDS.contains(&kind.as_str()) {
-        return Err(invalid(
-            path,
+        doc.note(doc.invalid(
             kind_node,
-            &format!("{field}.kind"),
+            &kind_field,
             format!(
                 "unknown assertion kind `{kind}` (known kinds: {})",
                 KINDS.join(", ")
             ),
         ));
+        return None;
     }
     let mut config = serde_json::Map::new();
-    for (key, value) in &fields {
+    for (key, _, value) in &entries {
         if key == "kind" {
             continue;
         }
         if key == "golden" {
-            return Err(invalid(
-                path,
+            doc.note(doc.invalid(
                 value,
-                &format!("{field}.golden"),
+                &child(field, "golden"),
                 "`golden` is filled in from the case's journal; remove it",
             ));
+            continue;
         }
-        config.insert(
-            key.clone(),
-            to_json(path, value, &format!("{field}.{key}"))?,
-        );
+        config.insert(key.clone(), doc.json(value, &child(field, key)));
     }
     if GOLDEN_KINDS.contains(&kind.as_str()) {
         config.insert("golden".into(), golden.clone());
     }
-    Ok(GraderUse {
+    Some(GraderUse {
         name: kind.clone(),
         config: Value::Object(config),
-        location: loc(path, item),
+        location: doc.loc(item),
         judge: false,
     })
 }

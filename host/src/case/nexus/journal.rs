@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::super::{CaseError, Location};
+use super::super::CaseError;
+use super::super::read::read_bytes;
 use super::time::parse_rfc3339_ms;
 
 /// Journal schema versions this reader understands.
@@ -54,43 +55,28 @@ struct RawEnvelope {
     payload: serde_json::Value,
 }
 
-fn at(path: &Path, line: usize) -> Location {
-    Location {
-        path: path.to_path_buf(),
-        line,
-        column: 0,
-    }
-}
-
-fn malformed(path: &Path, line: usize, message: impl Into<String>) -> CaseError {
-    CaseError::Malformed {
-        location: at(path, line),
-        message: message.into(),
-    }
-}
-
 /// Read the journal in directory `dir`.
 pub(crate) fn read_journal(dir: &Path) -> Result<Journal, CaseError> {
     let header_path = dir.join("header.json");
     if !header_path.is_file() {
-        return Err(malformed(
+        return Err(CaseError::malformed(
             &header_path,
             0,
             "the journal has no header.json (it is required)",
         ));
     }
-    let header = read_capped(&header_path, std::fs::File::open(&header_path))?;
+    let header = read_bytes(&header_path, MAX_SEGMENT_BYTES, "journal file")?;
     let mut journal = Journal::from_header(&header_path, &header)?;
     let files = segment_files(dir)?;
     if files.is_empty() {
-        return Err(malformed(
+        return Err(CaseError::malformed(
             &dir.join("events.jsonl"),
             0,
             "the journal has no events.jsonl and no events-NNN.jsonl.zst segment",
         ));
     }
     for file in files {
-        let bytes = read_capped(&file, std::fs::File::open(&file))?;
+        let bytes = read_bytes(&file, MAX_SEGMENT_BYTES, "journal file")?;
         journal.push_segment(&file, &bytes)?;
     }
     Ok(journal)
@@ -102,7 +88,7 @@ impl Journal {
     pub(crate) fn from_header(path: &Path, bytes: &[u8]) -> Result<Journal, CaseError> {
         check_size(path, bytes.len())?;
         let header: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
-            malformed(
+            CaseError::malformed(
                 path,
                 e.line(),
                 format!("invalid JSON: {}", without_position(&e)),
@@ -112,16 +98,22 @@ impl Journal {
             Some(serde_json::Value::String(v)) => v.clone(),
             Some(serde_json::Value::Number(n)) => n.to_string(),
             Some(other) => {
-                return Err(malformed(
+                return Err(CaseError::malformed(
                     path,
                     0,
                     format!("schema_version must be a string, found {other}"),
                 ));
             }
-            None => return Err(malformed(path, 0, "missing field `schema_version`")),
+            None => {
+                return Err(CaseError::malformed(
+                    path,
+                    0,
+                    "missing field `schema_version`",
+                ));
+            }
         };
         if !SUPPORTED_SCHEMA_VERSIONS.contains(&version.as_str()) {
-            return Err(malformed(
+            return Err(CaseError::malformed(
                 path,
                 0,
                 format!(
@@ -173,9 +165,9 @@ pub(crate) fn segment_files(dir: &Path) -> Result<Vec<PathBuf>, CaseError> {
             .and_then(|rest| rest.strip_suffix(".jsonl.zst"))
             .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
         if let Some(number) = number {
-            let n = number
-                .parse()
-                .map_err(|_| malformed(&entry.path(), 0, "segment number is too large"))?;
+            let n = number.parse().map_err(|_| {
+                CaseError::malformed(&entry.path(), 0, "segment number is too large")
+            })?;
             segments.push((n, entry.path()));
         }
     }
@@ -188,23 +180,9 @@ pub(crate) fn segment_files(dir: &Path) -> Result<Vec<PathBuf>, CaseError> {
     Ok(files)
 }
 
-fn read_capped(path: &Path, file: std::io::Result<std::fs::File>) -> Result<Vec<u8>, CaseError> {
-    let read_error = |error| CaseError::Read {
-        path: path.to_path_buf(),
-        error,
-    };
-    let mut bytes = Vec::new();
-    file.map_err(read_error)?
-        .take(MAX_SEGMENT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_error)?;
-    check_size(path, bytes.len())?;
-    Ok(bytes)
-}
-
 fn check_size(path: &Path, len: usize) -> Result<(), CaseError> {
     if len as u64 > MAX_SEGMENT_BYTES {
-        return Err(malformed(
+        return Err(CaseError::malformed(
             path,
             0,
             format!("larger than {} MiB", MAX_SEGMENT_BYTES / (1024 * 1024)),
@@ -216,12 +194,12 @@ fn check_size(path: &Path, len: usize) -> Result<(), CaseError> {
 /// A `.zst` segment's bytes, decompressed.
 fn decompress(path: &Path, compressed: &[u8]) -> Result<Vec<u8>, CaseError> {
     let decoder = ruzstd::decoding::StreamingDecoder::new(compressed)
-        .map_err(|e| malformed(path, 0, format!("not a zstd stream: {e}")))?;
+        .map_err(|e| CaseError::malformed(path, 0, format!("not a zstd stream: {e}")))?;
     let mut bytes = Vec::new();
     decoder
         .take(MAX_SEGMENT_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| malformed(path, 0, format!("corrupt zstd stream: {e}")))?;
+        .map_err(|e| CaseError::malformed(path, 0, format!("corrupt zstd stream: {e}")))?;
     check_size(path, bytes.len())?;
     Ok(bytes)
 }
@@ -230,30 +208,34 @@ fn parse_lines(path: &Path, bytes: &[u8], events: &mut Vec<Envelope>) -> Result<
     for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
         let number = index + 1;
         let line = std::str::from_utf8(line)
-            .map_err(|_| malformed(path, number, "the line is not valid UTF-8"))?;
+            .map_err(|_| CaseError::malformed(path, number, "the line is not valid UTF-8"))?;
         let line = line.trim_end_matches('\r');
         if line.trim().is_empty() {
             continue;
         }
         let raw: RawEnvelope = serde_json::from_str(line).map_err(|e| {
-            malformed(
+            CaseError::malformed(
                 path,
                 number,
                 format!("invalid journal envelope: {}", without_position(&e)),
             )
         })?;
         if raw.event_type.is_empty() {
-            return Err(malformed(path, number, "the envelope's type is empty"));
+            return Err(CaseError::malformed(
+                path,
+                number,
+                "the envelope's type is empty",
+            ));
         }
         let ts_ms = parse_rfc3339_ms(&raw.ts).ok_or_else(|| {
-            malformed(
+            CaseError::malformed(
                 path,
                 number,
                 format!("ts {:?} is not an RFC 3339 timestamp", raw.ts),
             )
         })?;
         if events.len() == MAX_EVENTS {
-            return Err(malformed(
+            return Err(CaseError::malformed(
                 path,
                 number,
                 format!("more than {MAX_EVENTS} events"),

@@ -15,7 +15,6 @@ mod evidence;
 mod journal;
 pub mod promote;
 mod time;
-mod yaml;
 
 #[cfg(feature = "run")]
 pub(crate) use assertions::golden_events;
@@ -27,9 +26,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::error::Problems;
-use super::{Case, CaseError, Execution, Location};
+use super::located::Doc;
+use super::read::read_text;
+use super::yaml::{Node, Value};
+use super::{Case, CaseError, Execution};
 use crate::session::Approve;
-use yaml::{entries, invalid, read_map, string, strings};
 
 /// The fields of `case.yaml`.
 pub(crate) const CASE_FIELDS: &[&str] = &[
@@ -60,13 +61,11 @@ pub(crate) fn load_nexus_case(dir: &Path) -> Result<Case, CaseError> {
         .unwrap_or_default();
     let case_path = dir.join("case.yaml");
     if id.is_empty() {
-        return Err(CaseError::Malformed {
-            location: Location {
-                path: dir.to_path_buf(),
-                ..Location::default()
-            },
-            message: "a case directory needs a name".into(),
-        });
+        return Err(CaseError::malformed(
+            dir,
+            0,
+            "a case directory needs a name",
+        ));
     }
     // Each file of the directory is checked on its own, so a load reports the problems of
     // all of them (the assertions only once the journal they refer to has loaded).
@@ -112,31 +111,37 @@ pub(crate) fn load_nexus_case(dir: &Path) -> Result<Case, CaseError> {
 
 /// `description` and `tags` of `case.yaml`, whose `name` must be `id`.
 fn read_case_yaml(case_path: &Path, id: &str) -> Result<(String, Vec<String>), CaseError> {
-    let root = read_map(case_path)?;
-    let mut description = String::new();
-    let mut tags = Vec::new();
-    for (key, node) in entries(case_path, &root, "", Some(CASE_FIELDS))? {
-        match key.as_str() {
-            "name" => {
-                let name = string(case_path, node, "name")?;
-                if name != id {
-                    return Err(invalid(
-                        case_path,
-                        node,
-                        "name",
-                        format!("{name:?} does not match the directory name {id:?}"),
-                    ));
+    read_yaml(case_path, |doc, root| {
+        let fields = doc.fields(root, "", CASE_FIELDS)?;
+        let mut description = String::new();
+        let mut tags = Vec::new();
+        for (key, node) in fields.iter() {
+            match key {
+                "name" => {
+                    if let Some(name) = doc.keep(doc.string(node, "name"))
+                        && name != id
+                    {
+                        doc.note(doc.invalid(
+                            node,
+                            "name",
+                            format!("{name:?} does not match the directory name {id:?}"),
+                        ));
+                    }
+                }
+                "description" => {
+                    description = doc
+                        .keep(doc.string(node, "description"))
+                        .unwrap_or_default();
+                }
+                "tags" => tags = strings(doc, node, "tags"),
+                _ => {
+                    // Metadata for people; checked to be a scalar.
+                    doc.keep(doc.string(node, key));
                 }
             }
-            "description" => description = string(case_path, node, "description")?,
-            "tags" => tags = strings(case_path, node, "tags")?,
-            _ => {
-                // Metadata for people; checked to be a scalar.
-                string(case_path, node, &key)?;
-            }
         }
-    }
-    Ok((description, tags))
+        Some((description, tags))
+    })
 }
 
 /// `inputs:` of `input/inputs.yaml` (empty when the file is absent).
@@ -144,10 +149,48 @@ pub(crate) fn read_inputs(path: &Path) -> Result<Vec<String>, CaseError> {
     if !path.exists() {
         return Ok(Vec::new());
     }
-    let root = read_map(path)?;
-    let mut inputs = Vec::new();
-    for (_, node) in entries(path, &root, "", Some(&["inputs"]))? {
-        inputs = strings(path, node, "inputs")?;
+    read_yaml(path, |doc, root| {
+        let fields = doc.fields(root, "", &["inputs"])?;
+        Some(
+            fields
+                .get("inputs")
+                .map(|node| strings(doc, node, "inputs"))
+                .unwrap_or_default(),
+        )
+    })
+}
+
+/// Check the YAML file `path` of a case directory with `check`, given its top level, which
+/// must be a map (an empty file is an empty map). Every problem `check` notes is reported.
+fn read_yaml<T>(path: &Path, check: impl FnOnce(&Doc, &Node) -> Option<T>) -> Result<T, CaseError> {
+    let text = read_text(path, "case file")?;
+    let doc = Doc::new(path, &text);
+    let mut root = doc.root()?;
+    match &root.value {
+        Value::Map(_) => {}
+        Value::Null => root = root.empty_map_here(),
+        other => {
+            return Err(CaseError::Malformed {
+                location: doc.loc(&root),
+                message: format!("expected a map of fields, found {}", other.kind()),
+            });
+        }
     }
-    Ok(inputs)
+    let value = check(&doc, &root);
+    doc.finish(value)
+}
+
+/// A list of strings (null: none).
+fn strings(doc: &Doc, node: &Node, field: &str) -> Vec<String> {
+    if matches!(node.value, Value::Null) {
+        return Vec::new();
+    }
+    let Some(items) = doc.seq(node, field, "a list") else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(index, item)| doc.keep(doc.string(item, &format!("{field}[{index}]"))))
+        .collect()
 }

@@ -1,0 +1,218 @@
+//! The case file format, declared once: the fields of each map in the order the docs list
+//! them, what each holds, its limits, and the words an editor shows for it. `parse.rs`
+//! checks a document against it (the field names, the `approve` values and the limits come
+//! from here) and `schema.rs` generates the JSON Schema from it. The `agent:` and `confine:`
+//! values are declared where they are read (`external.rs`, `confine.rs`).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde_json::{Value, json};
+
+use super::confine::ConfineField;
+use super::external::AgentField;
+use super::{MAX_GRADERS, MAX_RUNS, MAX_SEED_FILES, MAX_TIMEOUT_SECS};
+use crate::session::Approve;
+
+/// A map of the format: the struct (for its schema) and `FIELDS`, its field names in the
+/// order declared, which the parser allows and lists in its messages.
+macro_rules! format_map {
+    (
+        $(#[$meta:meta])*
+        struct $name:ident {
+            $($(#[$field_meta:meta])* $field:ident: $ty:ty,)*
+        }
+    ) => {
+        #[derive(JsonSchema)]
+        #[schemars(deny_unknown_fields)]
+        $(#[$meta])*
+        #[allow(dead_code)] // Only the schema and the field names are used.
+        pub(super) struct $name {
+            $($(#[$field_meta])* $field: $ty,)*
+        }
+
+        impl $name {
+            /// The field names, in the order declared.
+            pub(super) const FIELDS: &'static [&'static str] = &[$(stringify!($field)),*];
+        }
+    };
+}
+
+format_map! {
+    /// An evalhost case file: one eval case (a superset of Mino's case format).
+    #[schemars(title = "evalhost case")]
+    struct CaseFile {
+        /// The case name; must equal the file name without `.yaml`.
+        #[schemars(length(min = 1))]
+        name: Text,
+        /// What the case checks, for people reading the suite.
+        description: Option<Text>,
+        /// What the user types: the agent's task.
+        #[schemars(length(min = 1))]
+        prompt: Text,
+        /// Replaces evalhost's default agent instructions.
+        instructions: Option<Text>,
+        /// The answer to every confirmation the agent asks for (default `none`).
+        approve: Option<ApproveValue>,
+        /// What the workspace holds before every run.
+        workspace: Option<Workspace>,
+        /// The scripted model: step N answers model request N (replay mode). Leave it out for
+        /// a live-only case.
+        #[schemars(length(min = 1))]
+        model: Option<Vec<Step>>,
+        /// How a run is judged: a list of one-key maps from grader name to its config.
+        #[schemars(length(min = 1, max = MAX_GRADERS))]
+        graders: Vec<GraderEntry>,
+        /// Runs of this case, overriding `--runs`.
+        #[schemars(range(min = 1, max = MAX_RUNS))]
+        runs: Option<u32>,
+        /// Seconds a run's agent may take (its turns, or the external agent) before every
+        /// process of the run is killed and the run errors with `turn failed: timed out after N
+        /// s`; fractions allowed (default 600; `evalhost run --timeout` overrides it).
+        #[schemars(extend("exclusiveMinimum" = 0, "maximum" = MAX_TIMEOUT_SECS))]
+        timeout_secs: Option<f64>,
+        /// `false` marks a replay-only case, skipped by `evalhost run --live` (default true).
+        live: Option<bool>,
+        /// Free-form labels, for `evalhost run --tags` and `evalhost list`.
+        tags: Option<Vec<Tag>>,
+        /// Run this external agent program instead of evalhost's own agent.
+        agent: Option<AgentField>,
+        /// What this case's runs may do beyond the default confinement (write the workspace,
+        /// HOME and TMPDIR; read the system but not the user's home; connect to the model
+        /// endpoint only): docs/security.md.
+        confine: Option<ConfineField>,
+    }
+}
+
+format_map! {
+    /// The workspace seeded before every run.
+    struct Workspace {
+        /// Files to write: relative path → text content (at most 64 KiB each).
+        #[schemars(extend("maxProperties" = MAX_SEED_FILES))]
+        files: Option<BTreeMap<String, Text>>,
+    }
+}
+
+format_map! {
+    /// One step of the model script: exactly one of `text`, `call` or `calls`.
+    #[schemars(transform = one_reply)]
+    struct Step {
+        /// The model answers with this text, streamed back.
+        text: Option<Text>,
+        /// The model answers with this tool call.
+        call: Option<Call>,
+        /// The model answers with these tool calls in one response (parallel tool calls), in
+        /// order.
+        #[schemars(length(min = 1))]
+        calls: Option<Vec<Call>>,
+        /// The request this step answers must contain this text.
+        #[schemars(length(min = 1))]
+        expect_input_contains: Option<Text>,
+    }
+}
+
+/// The replies of a step: exactly one is given.
+const REPLIES: [&str; 3] = ["text", "call", "calls"];
+
+/// A step gives exactly one reply, and a reply given is not null.
+fn one_reply(schema: &mut Schema) {
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        for reply in REPLIES {
+            if let Some(Value::Object(property)) = properties.get_mut(reply) {
+                if let Some(Value::Array(types)) = property.get_mut("type") {
+                    types.retain(|t| t != "null");
+                }
+                if let Some(Value::Array(any_of)) = property.get_mut("anyOf") {
+                    any_of.retain(|s| *s != json!({"type": "null"}));
+                }
+            }
+        }
+    }
+    let one_of: Vec<Value> = REPLIES
+        .iter()
+        .map(|reply| json!({ "required": [reply] }))
+        .collect();
+    schema.insert("oneOf".into(), Value::Array(one_of));
+}
+
+format_map! {
+    /// A tool call of the scripted model.
+    struct Call {
+        /// The tool's name (it need not exist: an unknown tool is something a case may test).
+        #[schemars(length(min = 1))]
+        tool: Text,
+        /// The call's arguments (default `{}`).
+        arguments: Option<serde_json::Map<String, Value>>,
+    }
+}
+
+/// The values of `approve`: what is written, what it means, and the words an editor shows.
+pub(super) const APPROVE: [(&str, Approve, &str); 2] = [
+    (
+        "none",
+        Approve::None,
+        "Decline every call that needs confirmation.",
+    ),
+    (
+        "all",
+        Approve::All,
+        "Approve every call that needs confirmation (protected paths are still refused).",
+    ),
+];
+
+/// The answer to every confirmation question ([`APPROVE`]).
+pub(super) struct ApproveValue;
+
+impl JsonSchema for ApproveValue {
+    fn schema_name() -> Cow<'static, str> {
+        "Approve".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let values: Vec<Value> = APPROVE
+            .iter()
+            .map(|(name, _, description)| {
+                json!({ "const": name, "description": description, "type": "string" })
+            })
+            .collect();
+        json_schema!({
+            "description": "The answer to every confirmation question.",
+            "oneOf": values,
+        })
+    }
+}
+
+/// One grader: `grader_name: config`. A built-in grader by name, a component file as
+/// `path/to/grader.wasm#grader` (with `judge: true` beside it to grant it the judge), or a
+/// bundle's grader as `bundle/grader`.
+// (`schema.rs` adds the graders' names and configs.)
+#[derive(JsonSchema)]
+#[schemars(extend("minProperties" = 1, "maxProperties" = 1))]
+#[allow(dead_code)]
+pub(super) struct GraderEntry(BTreeMap<String, Value>);
+
+/// A non-empty label.
+#[derive(JsonSchema)]
+#[schemars(transparent)]
+#[allow(dead_code)]
+struct Tag(#[schemars(length(min = 1))] Text);
+
+/// Text, as the parser reads it: a string, or a number or boolean taken as the text it was
+/// written as (`prompt: 2026` is the prompt `2026`, as a YAML scalar decoded into a string is
+/// in Mino).
+pub(super) struct Text;
+
+impl JsonSchema for Text {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        "Text".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": ["string", "number", "boolean"] })
+    }
+}
