@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::repo;
+use crate::support::common::repo;
 
 /// maturin, as `.ci/run` installs it.
 const MATURIN_INSTALL: &str = "pip install maturin==1.16.0";

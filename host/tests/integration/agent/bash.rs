@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::agent_support::{Harness, call, text};
+use crate::support::agent::{Harness, call, text};
 use evalhost::case::Approve;
 use serde_json::json;
 

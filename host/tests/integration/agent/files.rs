@@ -1,7 +1,7 @@
 //! The file tools' behaviour inside the workspace: write, read, edit (exactly one
 //! occurrence), list, and the output cap.
 
-use crate::agent_support::{Harness, call, text};
+use crate::support::agent::{Harness, call, text};
 use evalhost::case::Approve;
 use serde_json::{Value, json};
 

@@ -2,7 +2,7 @@
 //! refused in every mode before confirmation, confirmation answers, path escapes, unknown
 //! tools and invalid arguments.
 
-use crate::agent_support::{Harness, call, expecting, text};
+use crate::support::agent::{Harness, call, expecting, text};
 use evalhost::case::Approve;
 use serde_json::{Value, json};
 

@@ -3,7 +3,7 @@
 //! folder), says clearly what is wrong with a malformed SKILL.md, and the session log's
 //! `session_skills` record holds the skills found at the start.
 
-use crate::agent_support::{Harness, Run, call, text};
+use crate::support::agent::{Harness, Run, call, text};
 use evalhost::case::Approve;
 use evalhost::evidence::ToolCall;
 use evalhost::session::{Event, SkillProblem, SkillSummary};

@@ -2,18 +2,21 @@
 //! `--out` keeps the `session_skills` record and the evidence's `skills`, and the
 //! `skill_viewed` grader passes or fails with its message.
 
-use crate::common::evalhost;
+use crate::support::evalhost::{Evalhost, Output};
 
 #[test]
 fn the_skill_view_case_passes_and_out_keeps_the_session_skills_record() {
     let out = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = evalhost(&[
-        "run",
-        "--out",
-        out.path().to_str().unwrap(),
-        "cases/beyond/skill-view.yaml",
-    ]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--out",
+            out.path().to_str().unwrap(),
+            "cases/beyond/skill-view.yaml",
+        ])
+        .run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(
         stdout
             .lines()
@@ -50,25 +53,26 @@ fn the_skill_view_case_passes_and_out_keeps_the_session_skills_record() {
     );
 }
 
-/// A case in a temp dir: `(exit code, stdout, stderr)` of `evalhost run` on it.
-fn run_case(name: &str, body: &str) -> (i32, String, String) {
+/// A case in a temp dir: what `evalhost run` on it printed.
+fn run_case(name: &str, body: &str) -> Output {
     let dir = tempfile::tempdir().unwrap();
     let case = dir.path().join(format!("{name}.yaml"));
     std::fs::write(&case, format!("name: {name}\n{body}")).unwrap();
-    evalhost(&["run", case.to_str().unwrap()])
+    Evalhost::new().arg("run").arg(&case).run()
 }
 
 const SEEDED: &str = "prompt: Write release notes.\nworkspace:\n  files:\n    .agents/skills/release-notes/SKILL.md: \"---\\nname: release-notes\\ndescription: Write release notes.\\n---\\nUse CHANGES.txt.\\n\"\n";
 
 #[test]
 fn skill_viewed_fails_when_the_skill_was_only_listed() {
-    let (code, stdout, stderr) = run_case(
+    let output = run_case(
         "skill-skipped",
         &format!(
             "{SEEDED}model:\n  - call: {{tool: skill_view, arguments: {{}}}}\n  - text: I listed the skills and read none.\ngraders:\n  - skill_viewed: release-notes\n"
         ),
     );
-    assert_eq!(code, 1, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("skill_viewed release-notes: skills viewed []\n"),
         "{stdout}"
@@ -77,22 +81,23 @@ fn skill_viewed_fails_when_the_skill_was_only_listed() {
 
 #[test]
 fn skill_viewed_passes_when_the_skill_was_read() {
-    let (code, stdout, stderr) = run_case(
+    let output = run_case(
         "skill-read",
         &format!(
             "{SEEDED}model:\n  - call: {{tool: skill_view, arguments: {{name: release-notes}}}}\n  - text: Done.\n    expect_input_contains: Use CHANGES.txt.\ngraders:\n  - skill_viewed: release-notes\n  - event_emitted: {{type: skill.discover, where: {{Count: 1}}}}\n"
         ),
     );
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    output.assert_code(0);
 }
 
 #[test]
 fn skill_viewed_takes_only_a_skill_name() {
-    let (code, stdout, stderr) = run_case(
+    let output = run_case(
         "skill-typo",
         "prompt: hi\nmodel:\n  - text: hello\ngraders:\n  - skill_viewed: Release_Notes\n",
     );
-    assert_eq!(code, 2, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains(
             "skill-typo.yaml:6:5: graders[0].skill_viewed: invalid config: \"Release_Notes\" is not a skill name: 1 to 64 lowercase letters, digits and hyphens, not starting or ending with a hyphen, without `--`"

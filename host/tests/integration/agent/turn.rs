@@ -1,7 +1,7 @@
 //! The agent loop end to end: real HTTP to the scripted model on 127.0.0.1, real tools,
 //! and the session log the graders' evidence is built from.
 
-use crate::agent_support::{Harness, call, expecting, text};
+use crate::support::agent::{Harness, call, expecting, text};
 use evalhost::case::Approve;
 use evalhost::session::{Event, OutputItem};
 use serde_json::json;

@@ -2,8 +2,8 @@
 //! only, `tests/external_agent/agent.py`) makes one tool-call round trip against the scripted
 //! endpoint; the evidence comes from what crossed it, plus the workspace.
 
+use crate::support::evalhost::{Evalhost, Output};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn agent_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/external_agent/agent.py")
@@ -30,8 +30,8 @@ graders:
     )
 }
 
-fn run(dir: &Path, extra: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
+fn run(dir: &Path, extra: &[&str]) -> Output {
+    Evalhost::new()
         .arg("run")
         .args(extra)
         .arg(dir.join("cases"))
@@ -40,13 +40,7 @@ fn run(dir: &Path, extra: &[&str]) -> (i32, String, String) {
             "XDG_CACHE_HOME",
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-cache"),
         )
-        .output()
-        .unwrap();
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+        .run()
 }
 
 fn suite(cases: &[(&str, String)]) -> tempfile::TempDir {
@@ -74,8 +68,8 @@ fn a_case_agent_round_trips_a_tool_call_and_is_graded_from_the_endpoint() {
         ("via-arg", case("via-arg", &arg, "forty-two")),
     ]);
     let out = dir.path().join("out");
-    let (code, stdout, stderr) = run(dir.path(), &["--out", out.to_str().unwrap()]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let output = run(dir.path(), &["--out", out.to_str().unwrap()]);
+    output.assert_code(0);
     let evidence: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(out.join("via-stdin/run-1.evidence.json")).unwrap(),
     )
@@ -99,8 +93,9 @@ fn a_broken_script_expectation_fails_the_run_with_the_script_failure() {
     let script = agent_script();
     let agent = format!("agent: {{command: [python3, \"{}\"]}}\n", script.display());
     let dir = suite(&[("wrong", case("wrong", &agent, "not-in-the-file"))]);
-    let (code, stdout, stderr) = run(dir.path(), &[]);
-    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let output = run(dir.path(), &[]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("wrong run 1: ") && stdout.contains("did not contain \"not-in-the-file\""),
         "{stdout}"
@@ -112,8 +107,8 @@ fn agent_cmd_runs_every_agent_case_with_the_command() {
     let plain = case("plain", "", "forty-two");
     let dir = suite(&[("plain", plain)]);
     let command = format!("python3 '{}'", agent_script().display());
-    let (code, stdout, stderr) = run(dir.path(), &["--agent-cmd", &command]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let output = run(dir.path(), &["--agent-cmd", &command]);
+    output.assert_code(0);
 }
 
 #[test]
@@ -124,7 +119,9 @@ fn a_hanging_agent_times_out_and_its_process_group_is_killed() {
     );
     let dir = suite(&[("hang", case("hang", &agent, "forty-two"))]);
     let started = std::time::Instant::now();
-    let (code, stdout, stderr) = run(dir.path(), &[]);
+    let output = run(dir.path(), &[]);
+    let code = output.code();
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert!(started.elapsed() < std::time::Duration::from_secs(15));
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     assert!(
@@ -162,8 +159,9 @@ fn an_external_agent_case_needs_a_script_only_when_its_agent_asks_the_model() {
         ),
     );
     let dir = suite(&[("quiet", quiet), ("asking", asking)]);
-    let (code, stdout, stderr) = run(dir.path(), &[]);
-    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let output = run(dir.path(), &[]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     let row = |name: &str| {
         stdout
             .lines()

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::live_support::{FakeProvider, Project, Step, chat_call, chat_text, responses_output};
+use crate::support::live::{FakeProvider, Project, Step, chat_call, chat_text, responses_output};
 use serde_json::json;
 
 #[test]
@@ -36,9 +36,9 @@ fn an_external_agent_runs_live_through_the_recording_endpoint() {
         ),
     );
     let out = project.path().join("out");
-    let (code, stdout, stderr) =
-        project.evalhost(&["run", "--live", "--out", out.to_str().unwrap(), "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "--out", out.to_str().unwrap(), "cases"]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("Eval live mode: 1 cases, 1 runs each, model fake-model."),
         "the header counts the runs the case set, not --runs: {stdout}"
@@ -88,13 +88,13 @@ fn every_tool_kind_a_responses_client_declares_reaches_the_provider_as_sent() {
         ),
     );
     let out = project.path().join("out");
-    let (code, stdout, stderr) =
-        project.evalhost(&["run", "--live", "--out", out.to_str().unwrap(), "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "--out", out.to_str().unwrap(), "cases"]);
+    output.assert_code(0);
     let received = fake.received();
     assert_eq!(received.len(), 1);
-    let sent: serde_json::Value = serde_json::from_str(include_str!("../data/endpoint/tools.json"))
-        .expect("the tools the agent declares");
+    let sent: serde_json::Value =
+        serde_json::from_str(include_str!("../../data/endpoint/tools.json"))
+            .expect("the tools the agent declares");
     assert_eq!(received[0].body["tools"], sent);
 }
 
@@ -102,7 +102,7 @@ fn every_tool_kind_a_responses_client_declares_reaches_the_provider_as_sent() {
 /// Chat Completions provider and back, tool call round trip included.
 #[test]
 fn chat_and_anthropic_clients_pass_through_live() {
-    if crate::common::python_sdks().is_none() {
+    if crate::support::common::python_sdks().is_none() {
         return;
     }
     let round = || {
@@ -140,7 +140,7 @@ fn chat_and_anthropic_clients_pass_through_live() {
         );
     }
     let out = project.path().join("out");
-    let (code, stdout, stderr) = project.evalhost(&[
+    let evalhost_output = project.evalhost(&[
         "run",
         "--live",
         "--jobs",
@@ -149,7 +149,7 @@ fn chat_and_anthropic_clients_pass_through_live() {
         out.to_str().unwrap(),
         "cases",
     ]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    evalhost_output.assert_code(0);
     let received = fake.received();
     assert_eq!(received.len(), 4);
     // The second request of each round carries the tool result, in the provider's dialect.

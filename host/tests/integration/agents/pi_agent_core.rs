@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{copy_dir, evalhost, evalhost_with_env, repo};
+use crate::support::common::{copy_dir, repo};
+use crate::support::evalhost::Evalhost;
 
 /// The install command, as `.ci/run` runs it.
 const NPM_LINE: &str = "npm ci --prefix agents/pi-agent-core";
@@ -64,15 +65,18 @@ fn the_fixtures_replay_green_through_pi_agent_core_with_the_default_replay_s_ver
     let Some(()) = adapter() else { return };
     let out = tempfile::tempdir().unwrap();
     let out_dir = out.path().to_str().unwrap();
-    let (code, stdout, stderr) = evalhost(&[
-        "run",
-        "--agent",
-        "pi-agent-core",
-        "--out",
-        out_dir,
-        "cases/agentcompany",
-    ]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let evalhost_output = Evalhost::new()
+        .args([
+            "run",
+            "--agent",
+            "pi-agent-core",
+            "--out",
+            out_dir,
+            "cases/agentcompany",
+        ])
+        .run();
+    evalhost_output.assert_code(0);
+    let stdout = evalhost_output.stdout();
     let adapter_dir = repo().join("agents/pi-agent-core");
     assert!(
         stdout.starts_with(&format!(
@@ -81,8 +85,9 @@ fn the_fixtures_replay_green_through_pi_agent_core_with_the_default_replay_s_ver
         )),
         "{stdout}"
     );
-    let (default_code, default_stdout, _) = evalhost(&["run", "cases/agentcompany"]);
-    assert_eq!(default_code, 0);
+    let evalhost_output = Evalhost::new().args(["run", "cases/agentcompany"]).run();
+    evalhost_output.assert_code(0);
+    let default_stdout = evalhost_output.stdout();
     assert_eq!(rows(&stdout), rows(&default_stdout));
     assert_eq!(rows(&stdout).len(), 3, "{stdout}");
 
@@ -184,13 +189,16 @@ fn a_seed_style_fixtures_directory_replays() {
     )
     .unwrap();
     let fixtures = eval.join("fixtures");
-    let (code, stdout, stderr) = evalhost(&[
-        "run",
-        "--agent",
-        "pi-agent-core",
-        fixtures.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--agent",
+            "pi-agent-core",
+            fixtures.to_str().unwrap(),
+        ])
+        .run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("\ntype-error-fix  1     1     1.00    1.00    3.0  2.0  "),
         "{stdout}"
@@ -206,10 +214,14 @@ fn the_failing_fixture_fails_as_in_the_default_replay() {
         "pi-agent-core",
         "cases/agentcompany-failing",
     ];
-    let (code, stdout, stderr) = evalhost(&args);
-    assert_eq!(code, 1, "stdout:\n{stdout}\nstderr:\n{stderr}");
-    let (default_code, default_stdout, _) = evalhost(&["run", "cases/agentcompany-failing"]);
-    assert_eq!(default_code, 1);
+    let output = Evalhost::new().args(args).run();
+    output.assert_code(1);
+    let stdout = output.stdout();
+    let output = Evalhost::new()
+        .args(["run", "cases/agentcompany-failing"])
+        .run();
+    output.assert_code(1);
+    let default_stdout = output.stdout();
     assert_eq!(rows(&stdout), rows(&default_stdout));
     assert!(
         stdout.contains("graders[0] tool_call_count hire_agent max_count 2: 3 calls"),
@@ -235,13 +247,16 @@ fn drifted(fixture: &str, version: &str) -> (tempfile::TempDir, PathBuf) {
 fn a_drifted_agent_core_version_is_the_drift_error_before_any_run() {
     let Some(()) = adapter() else { return };
     let (dir, path) = drifted("type-error-fix.jsonl", "0.66.0");
-    let (code, stdout, stderr) = evalhost(&[
-        "run",
-        "--agent",
-        "pi-agent-core",
-        dir.path().to_str().unwrap(),
-    ]);
-    assert_eq!(code, 2, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--agent",
+            "pi-agent-core",
+            dir.path().to_str().unwrap(),
+        ])
+        .run();
+    output.assert_code(2);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert_eq!(stdout, "");
     assert_eq!(
         stderr,
@@ -251,18 +266,23 @@ fn a_drifted_agent_core_version_is_the_drift_error_before_any_run() {
         )
     );
     // The default replay does not pin the version.
-    let (code, _, stderr) = evalhost(&["run", dir.path().to_str().unwrap()]);
-    assert_eq!(code, 0, "{stderr}");
+    let output = Evalhost::new()
+        .args(["run", dir.path().to_str().unwrap()])
+        .run();
+    output.assert_code(0);
     // A pin that disagrees with the installed adapter is refused.
-    let (code, _, stderr) = evalhost(&[
-        "run",
-        "--agent",
-        "pi-agent-core",
-        "--expect-agent-core-version",
-        "0.66.0",
-        "cases/agentcompany",
-    ]);
-    assert_eq!(code, 2);
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--agent",
+            "pi-agent-core",
+            "--expect-agent-core-version",
+            "0.66.0",
+            "cases/agentcompany",
+        ])
+        .run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert_eq!(
         stderr,
         "Error: --expect-agent-core-version 0.66.0 disagrees with the installed pi-agent-core 0.67.68; --agent pi-agent-core checks fixtures against the installed version\n"
@@ -272,14 +292,17 @@ fn a_drifted_agent_core_version_is_the_drift_error_before_any_run() {
 #[test]
 fn other_case_kinds_are_refused_before_any_run() {
     let Some(()) = adapter() else { return };
-    let (code, stdout, stderr) = evalhost(&[
-        "run",
-        "--agent",
-        "pi-agent-core",
-        "cases/agentcompany",
-        "cases/mino/bash-denied.yaml",
-    ]);
-    assert_eq!(code, 2, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--agent",
+            "pi-agent-core",
+            "cases/agentcompany",
+            "cases/mino/bash-denied.yaml",
+        ])
+        .run();
+    output.assert_code(2);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert_eq!(stdout, "");
     assert_eq!(
         stderr,
@@ -291,11 +314,12 @@ fn other_case_kinds_are_refused_before_any_run() {
 fn a_missing_adapter_install_says_the_install_command() {
     let empty = tempfile::tempdir().unwrap();
     let dir = empty.path().to_str().unwrap();
-    let (code, stdout, stderr) = evalhost_with_env(
-        &["run", "--agent", "pi-agent-core", "cases/agentcompany"],
-        &[("EVALHOST_PI_AGENT_CORE_DIR", dir)],
-    );
-    assert_eq!(code, 2, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = Evalhost::new()
+        .args(["run", "--agent", "pi-agent-core", "cases/agentcompany"])
+        .envs([("EVALHOST_PI_AGENT_CORE_DIR", dir)])
+        .run();
+    output.assert_code(2);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert_eq!(stdout, "");
     let no_node = "Error: `--agent pi-agent-core` needs Node.js 20 or later, and there is no `node` on PATH; install it (e.g. `apt-get install nodejs`)\n";
     if stderr != no_node {
@@ -307,18 +331,22 @@ fn a_missing_adapter_install_says_the_install_command() {
         );
     }
     // Without node on PATH.
-    let (code, _, stderr) = evalhost_with_env(
-        &["run", "--agent", "pi-agent-core", "cases/agentcompany"],
-        &[("PATH", dir)],
-    );
-    assert_eq!(code, 2);
+    let output = Evalhost::new()
+        .args(["run", "--agent", "pi-agent-core", "cases/agentcompany"])
+        .envs([("PATH", dir)])
+        .run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert_eq!(stderr, no_node);
 }
 
 #[test]
 fn an_unknown_agent_is_a_usage_error() {
-    let (code, _, stderr) = evalhost(&["run", "--agent", "nope", "cases/agentcompany"]);
-    assert_eq!(code, 2);
+    let output = Evalhost::new()
+        .args(["run", "--agent", "nope", "cases/agentcompany"])
+        .run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert_eq!(
         stderr,
         "error: invalid value 'nope' for '--agent <NAME>': unknown agent `nope` (known: codex, claude-code, pi, mini-swe-agent, pi-agent-core)\n\nFor more information, try '--help'.\n"
@@ -369,8 +397,11 @@ fn a_call_the_recording_does_not_answer_fails_the_run() {
         )
         .unwrap();
     }
-    let (code, stdout, stderr) = evalhost(&["run", dir.path().to_str().unwrap()]);
-    assert_eq!(code, 1, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = Evalhost::new()
+        .args(["run", dir.path().to_str().unwrap()])
+        .run();
+    output.assert_code(1);
+    let stdout = output.stdout();
     for line in [
         "  other-tool run 1: external agent `node` failed: exit status: 1; stderr: tool call 1 (approve_ceo_strategy): the recording has a result for `hire_agent` at this position\n",
         "  exhausted run 1: external agent `node` failed: exit status: 1; stderr: tool call 3 (shell): replay exhausted: the recording has 2 tool result(s)\n",

@@ -12,8 +12,9 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::common::repo;
-use crate::live_support::{
+use crate::support::common::repo;
+use crate::support::evalhost::{Evalhost, Output};
+use crate::support::live::{
     FakeProvider, Project, Step, anthropic_call, anthropic_text, chat_call, chat_text,
     responses_output,
 };
@@ -59,13 +60,9 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
-fn output(mut command: Command) -> (i32, String, String) {
+fn run(mut command: Command) -> Output {
     let output = command.output().expect("runs");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    Output::from_process(&command, output)
 }
 
 fn evidence(out: &Path, case: &str) -> Value {
@@ -124,8 +121,9 @@ fn every_example_suite_replays_green_with_its_real_agent_offline() {
         .current_dir(dir.path())
         .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
         .env("XDG_CONFIG_HOME", dir.path().join("xdg"));
-    let (code, stdout, stderr) = output(command);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = run(command);
+    output.assert_code(0);
+    let stdout = output.stdout();
     let mut lines = stdout.lines();
     assert_eq!(
         lines.next(),
@@ -198,15 +196,15 @@ fn a_missing_agent_stops_the_suite_with_how_to_install_it() {
     .unwrap();
     let empty = dir.path().join("bin");
     std::fs::create_dir(&empty).unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_evalhost"));
-    command
+    let output = run(Evalhost::new()
         .args(["run", "--agent", "pi"])
         .arg(&case)
         .current_dir(dir.path())
         .env("PATH", &empty)
-        .env("XDG_CONFIG_HOME", dir.path().join("xdg"));
-    let (code, stdout, stderr) = output(command);
-    assert_eq!(code, 2, "{stdout}{stderr}");
+        .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
+        .into_command());
+    output.assert_code(2);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert_eq!(stdout, "", "nothing ran");
     assert_eq!(
         stderr,
@@ -224,14 +222,14 @@ fn a_missing_agent_stops_the_suite_with_how_to_install_it() {
         "[agents]\ncodex = \"tools/codex\"\n",
     )
     .unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_evalhost"));
-    command
+    let output = run(Evalhost::new()
         .args(["run"])
         .arg(&case)
         .current_dir(dir.path())
-        .env("XDG_CONFIG_HOME", dir.path().join("xdg"));
-    let (code, stdout, stderr) = output(command);
-    assert_eq!(code, 2, "{stdout}{stderr}");
+        .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
+        .into_command());
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert_eq!(
         stderr,
         format!(
@@ -349,62 +347,46 @@ fn each_preset_runs_live_through_the_pass_through() {
         return;
     }
     // The presets run side by side (agents start slowly); each has its own fake provider.
-    let results: Vec<(
-        String,
-        i32,
-        String,
-        String,
-        PathBuf,
-        usize,
-        tempfile::TempDir,
-    )> = std::thread::scope(|scope| {
-        let handles: Vec<_> = agents
-            .iter()
-            .map(|agent| {
-                scope.spawn(move || {
-                    let fake = FakeProvider::start(
-                        [agent.round.clone(), agent.round.clone()].concat(),
-                        Step::Status(400, None, "unexpected extra request"),
-                    );
-                    let project = Project::for_fake(agent.kind, &fake, "timeout_secs = 60\n");
-                    project.case(
-                        "live-write",
-                        "prompt: Write live to live.txt.\napprove: all\ntimeout_secs: 120\n\
+    let results: Vec<(String, Output, PathBuf, usize, tempfile::TempDir)> =
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = agents
+                .iter()
+                .map(|agent| {
+                    scope.spawn(move || {
+                        let fake = FakeProvider::start(
+                            [agent.round.clone(), agent.round.clone()].concat(),
+                            Step::Status(400, None, "unexpected extra request"),
+                        );
+                        let project = Project::for_fake(agent.kind, &fake, "timeout_secs = 60\n");
+                        project.case(
+                            "live-write",
+                            "prompt: Write live to live.txt.\napprove: all\ntimeout_secs: 120\n\
                              graders:\n  - file_contains: {path: live.txt, text: live}\n",
-                    );
-                    let out = project.path().join("out");
-                    let (code, stdout, stderr) = project.evalhost(&[
-                        "run",
-                        "--live",
-                        "--agent",
-                        agent.preset,
-                        "--runs",
-                        "2",
-                        "--jobs",
-                        "1",
-                        "--out",
-                        out.to_str().unwrap(),
-                        "cases",
-                    ]);
-                    let received = fake.received().len();
-                    (
-                        agent.preset.to_owned(),
-                        code,
-                        stdout,
-                        stderr,
-                        out,
-                        received,
-                        project.dir,
-                    )
+                        );
+                        let out = project.path().join("out");
+                        let output = project.evalhost(&[
+                            "run",
+                            "--live",
+                            "--agent",
+                            agent.preset,
+                            "--runs",
+                            "2",
+                            "--jobs",
+                            "1",
+                            "--out",
+                            out.to_str().unwrap(),
+                            "cases",
+                        ]);
+                        let received = fake.received().len();
+                        (agent.preset.to_owned(), output, out, received, project.dir)
+                    })
                 })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    for ((preset, code, stdout, stderr, out, received, _dir), agent) in
-        results.into_iter().zip(&agents)
-    {
-        assert_eq!(code, 0, "{preset}:\nstdout:\n{stdout}\nstderr:\n{stderr}");
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+    for ((preset, output, out, received, _dir), agent) in results.into_iter().zip(&agents) {
+        output.assert_code(0);
+        let stdout = output.stdout();
         assert!(
             stdout.starts_with("Eval live mode: 1 cases, 2 runs each, model fake-model.\nAgents: "),
             "{preset}: {stdout}"
@@ -433,7 +415,7 @@ fn each_preset_runs_live_through_the_pass_through() {
 
 /// One preset's recording: its name, `(code, stdout, stderr)` of `record` and of the
 /// replay, and the recorded case.
-type Recorded = (String, Vec<(i32, String, String)>, String);
+type Recorded = (String, Vec<Output>, String);
 
 /// Record once, replay free: each preset recorded live against a fake provider becomes a
 /// replay case (its `agent:` kept) that replays green with the provider gone.
@@ -483,20 +465,17 @@ fn each_preset_records_live_and_replays_offline() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     for (preset, steps, recorded) in results {
-        for (code, stdout, stderr) in &steps {
-            assert_eq!(
-                *code, 0,
-                "{preset}:\nstdout:\n{stdout}\nstderr:\n{stderr}\nrecorded:\n{recorded}"
-            );
+        for step in &steps {
+            assert_eq!(step.code(), 0, "{preset}:\n{step}\nrecorded:\n{recorded}");
         }
         assert!(
             recorded.contains(&format!("\nagent: {{preset: {preset}}}\n")),
             "{preset}: {recorded}"
         );
         assert!(
-            steps[1].1.contains("\nrec-replay  1     1     1.00"),
+            steps[1].stdout().contains("\nrec-replay  1     1     1.00"),
             "{preset}: the replay passes: {}",
-            steps[1].1
+            steps[1]
         );
     }
 }

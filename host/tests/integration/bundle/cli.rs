@@ -2,9 +2,10 @@
 //! it, cross-check both ways with the real `ssh-keygen`, install it, and run a case graded
 //! by it; the JSON report names the bundle and the component digest.
 
-use crate::bundle_support;
+use crate::support::bundle;
+use crate::support::guests;
 
-use crate::bundle_support::{IDENTITY, Project, ssh_keygen};
+use crate::support::bundle::{IDENTITY, Project, ssh_keygen};
 use sha2::{Digest, Sha256};
 
 #[test]
@@ -131,11 +132,12 @@ fn an_installed_bundle_grades_a_case_and_the_report_names_it() {
     p.ok(&["bundle", "install", b]);
 
     // The shipped example case, graded by the installed bundle.
-    let example = bundle_support::repo().join("graders/bundles/cases/acme-final-text.yaml");
+    let example = bundle::repo().join("graders/bundles/cases/acme-final-text.yaml");
     std::fs::copy(&example, p.project().join("acme-final-text.yaml")).unwrap();
     p.ok(&["check", "acme-final-text.yaml"]);
-    let (code, out, err) = p.evalhost(&["run", "--out", "out", "acme-final-text.yaml"]);
-    assert_eq!(code, 0, "{out}\n{err}");
+    let output = p.evalhost(&["run", "--out", "out", "acme-final-text.yaml"]);
+    output.assert_code(0);
+    let _out = output.stdout();
     let report: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(p.project().join("out/report.json")).unwrap(),
     )
@@ -147,7 +149,7 @@ fn an_installed_bundle_grades_a_case_and_the_report_names_it() {
         verdict["bundle"],
         serde_json::json!({"name": "acme-checks", "version": "1.0.0"})
     );
-    let component = std::fs::read(bundle_support::COMPONENT).unwrap();
+    let component = std::fs::read(guests::v0_2_0()).unwrap();
     assert_eq!(
         verdict["component_digest"],
         hex::encode(Sha256::digest(&component))
@@ -159,8 +161,8 @@ fn an_installed_bundle_grades_a_case_and_the_report_names_it() {
         "name: fails\nprompt: Say done.\nmodel:\n  - text: not done\ngraders:\n  - acme-checks/final_text_is: done\n",
     )
     .unwrap();
-    let (code, _, _) = p.evalhost(&["run", "fails.yaml"]);
-    assert_eq!(code, 1);
+    let output = p.evalhost(&["run", "fails.yaml"]);
+    output.assert_code(1);
 
     // A built-in grader's verdict has `bundle: null`.
     let case = p.case("builtin", "final_text_contains");
@@ -205,7 +207,7 @@ fn unknown_graders_missing_bundles_and_refused_paths_are_load_time_errors() {
     );
 
     // Loose .wasm components: allowed by default, refused by the policy.
-    std::fs::copy(bundle_support::COMPONENT, p.project().join("loose.wasm")).unwrap();
+    std::fs::copy(guests::v0_2_0(), p.project().join("loose.wasm")).unwrap();
     let case = p.case("loose", "loose.wasm#final_text_is");
     p.ok(&["run", &case]);
     p.trust("allow_wasm_paths = false");
@@ -221,8 +223,9 @@ fn unsigned_bundles_are_accepted_by_default_and_refused_by_policy() {
     let p = Project::new();
     let bundle = p.pack("1.0.0");
     let b = bundle.to_str().unwrap();
-    let (code, out, err) = p.evalhost(&["bundle", "verify", b]);
-    assert_eq!(code, 0, "{out}{err}");
+    let output = p.evalhost(&["bundle", "verify", b]);
+    output.assert_code(0);
+    let (out, err) = (output.stdout(), output.stderr());
     assert!(
         out.contains("UNSIGNED") && err.contains("warning"),
         "{out}{err}"

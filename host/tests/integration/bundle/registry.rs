@@ -8,8 +8,8 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::bundle_support::{IDENTITY, Project};
-use crate::registry_support::{TestRegistry, digest_after, oras, oras_python};
+use crate::support::bundle::{IDENTITY, Project};
+use crate::support::registry::{TestRegistry, digest_after, oras, oras_python};
 
 fn sha256(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
@@ -131,8 +131,8 @@ fn a_pushed_bundle_installs_runs_and_is_listed_and_removed() {
     p.ok(&["bundle", "install", &tag]);
 
     let case = p.case("greet", "acme-checks/final_text_is");
-    let (code, out, err) = p.evalhost(&["run", &case]);
-    assert_eq!(code, 0, "{out}{err}");
+    let output = p.evalhost(&["run", &case]);
+    output.assert_code(0);
 
     let listed = p.ok(&["bundle", "list"]);
     assert_eq!(
@@ -216,7 +216,7 @@ fn a_blob_modified_in_the_registry_is_refused_before_anything_is_stored() {
     // registry, a forged bundle), is refused by the same checks as a file.
     let forged = p.path("forged/acme-checks-1.0.0.tar.gz");
     std::fs::create_dir_all(forged.parent().unwrap()).unwrap();
-    let mut entries = crate::bundle_support::read_entries(&bundle);
+    let mut entries = crate::support::bundle::read_entries(&bundle);
     for (path, bytes) in &mut entries {
         if path == "MANIFEST.toml" {
             let text = String::from_utf8(bytes.clone()).unwrap();
@@ -226,7 +226,7 @@ fn a_blob_modified_in_the_registry_is_refused_before_anything_is_stored() {
                 .into_bytes();
         }
     }
-    crate::bundle_support::write_entries(&forged, &entries);
+    crate::support::bundle::write_entries(&forged, &entries);
     std::fs::copy(
         bundle.with_extension("gz.sig"),
         forged.with_extension("gz.sig"),
@@ -255,8 +255,9 @@ fn an_unreachable_registry_exits_3() {
         .unwrap()
         .port();
     let tag = format!("oci://127.0.0.1:{port}/acme/checks:1.0.0");
-    let (code, _, err) = p.evalhost(&["bundle", "install", &tag]);
-    assert_eq!(code, 3, "{err}");
+    let output = p.evalhost(&["bundle", "install", &tag]);
+    output.assert_code(3);
+    let err = output.stderr();
     assert!(
         err.starts_with(&format!("Error: failed to resolve `{tag}`: ")),
         "{err}"
@@ -352,16 +353,17 @@ fn a_password_protected_registry_takes_credentials_from_docker_config_or_the_env
         ("EVALHOST_REGISTRY_USERNAME", "ci"),
         ("EVALHOST_REGISTRY_PASSWORD", "wrong"),
     ];
-    let (code, _, err) = p.evalhost_env(&["bundle", "install", &tag], &wrong);
-    assert_eq!(code, 2, "{err}");
+    let output = p.evalhost_env(&["bundle", "install", &tag], &wrong);
+    output.assert_code(2);
     assert!(p.store_files().is_empty());
 
     let right = [
         ("EVALHOST_REGISTRY_USERNAME", "ci"),
         ("EVALHOST_REGISTRY_PASSWORD", "s3cret-pw"),
     ];
-    let (code, out, err) = p.evalhost_env(&["bundle", "install", &tag], &right);
-    assert_eq!(code, 0, "{out}{err}");
+    let output = p.evalhost_env(&["bundle", "install", &tag], &right);
+    output.assert_code(0);
+    let out = output.stdout();
     assert!(
         out.starts_with("verified acme-checks 1.0.0: signed by "),
         "{out}"

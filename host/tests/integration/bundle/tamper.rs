@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::bundle_support::{
+use crate::support::bundle::{
     Entry, IDENTITY, Project, read_entries, ssh_keygen, write_entries, write_tar,
 };
 
@@ -266,8 +266,9 @@ fn an_older_version_than_locked_is_refused_at_install_and_at_run() {
     )
     .unwrap();
     let case = other.case("pinned", "acme-checks/final_text_is");
-    let (code, out, err) = other.evalhost(&["run", &case]);
-    assert_eq!(code, 2, "{out}{err}");
+    let output = other.evalhost(&["run", &case]);
+    output.assert_code(2);
+    let (out, err) = (output.stdout(), output.stderr());
     assert!(
         err.contains("pinned.yaml") && err.contains("0.9.0 is older than 1.0.0"),
         "{err}"

@@ -1,8 +1,8 @@
 //! End to end: the real binary on the AgentCompany example suites (`evalhost record` is
-//! tested against a fake provider in `live_record.rs`).
+//! tested against a fake provider in `live/record.rs`).
 
+use crate::support::evalhost::{Evalhost, Output};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -11,26 +11,21 @@ fn repo() -> PathBuf {
         .to_owned()
 }
 
-fn evalhost(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
+fn evalhost(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Evalhost::new()
         .args(args)
         .current_dir(repo())
         .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
         .env_remove("ANTHROPIC_API_KEY")
         .envs(env.iter().copied())
-        .output()
-        .expect("evalhost runs");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+        .run()
 }
 
 #[test]
 fn the_agentcompany_suite_passes() {
-    let (code, stdout, stderr) = evalhost(&["run", "cases/agentcompany"], &[]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = evalhost(&["run", "cases/agentcompany"], &[]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("\ntype-error-fix       1     1     1.00    1.00    3.0  2.0  "),
         "{stdout}"
@@ -47,14 +42,15 @@ fn the_agentcompany_suite_passes() {
 
 #[test]
 fn a_single_fixture_file_runs() {
-    let (code, stdout, stderr) = evalhost(&["run", "cases/agentcompany/type-error-fix.jsonl"], &[]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = evalhost(&["run", "cases/agentcompany/type-error-fix.jsonl"], &[]);
+    output.assert_code(0);
 }
 
 #[test]
 fn failing_assertions_and_rubric_dimensions_are_reported() {
-    let (code, stdout, stderr) = evalhost(&["run", "cases/agentcompany-failing"], &[]);
-    assert_eq!(code, 1, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = evalhost(&["run", "cases/agentcompany-failing"], &[]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("tool_call_count hire_agent max_count 2: 3 calls"),
         "{stdout}"
@@ -64,7 +60,7 @@ fn failing_assertions_and_rubric_dimensions_are_reported() {
 
 #[test]
 fn the_agent_core_version_can_be_pinned() {
-    let (code, _, stderr) = evalhost(
+    let output = evalhost(
         &[
             "run",
             "--expect-agent-core-version",
@@ -73,7 +69,8 @@ fn the_agent_core_version_can_be_pinned() {
         ],
         &[],
     );
-    assert_eq!(code, 2, "{stderr}");
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(stderr.contains(r#"type-error-fix.jsonl:1: meta.piAgentCoreVersion: recorded with "0.67.68", but "1.0.0" is expected"#), "{stderr}");
 }
 
@@ -96,8 +93,9 @@ fn ledger_sums(fixture: &str) -> (u64, u64) {
 fn token_counts_are_the_recorded_ledgers() {
     let out = tempfile::tempdir().unwrap();
     let out_dir = out.path().to_str().unwrap();
-    let (code, stdout, stderr) = evalhost(&["run", "--out", out_dir, "cases/agentcompany"], &[]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = evalhost(&["run", "--out", out_dir, "cases/agentcompany"], &[]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     for name in [
         "type-error-fix",
         "ceo-bootstrap-empty",
@@ -130,7 +128,7 @@ fn token_counts_are_the_recorded_ledgers() {
 fn a_two_turn_fixture_replays_as_one_conversation() {
     let out = tempfile::tempdir().unwrap();
     let out_dir = out.path().to_str().unwrap();
-    let (code, stdout, stderr) = evalhost(
+    let evalhost_output = evalhost(
         &[
             "run",
             "--out",
@@ -139,7 +137,8 @@ fn a_two_turn_fixture_replays_as_one_conversation() {
         ],
         &[],
     );
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    evalhost_output.assert_code(0);
+    let stdout = evalhost_output.stdout();
     assert!(
         stdout.contains("\nceo-plan-follow-up  1     1     1.00    1.00    4.0  2.0  "),
         "{stdout}"
@@ -203,16 +202,8 @@ fn a_two_turn_fixture_replays_as_one_conversation() {
 
 #[test]
 fn the_header_says_token_counts_are_recorded() {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_evalhost"))
-        .args(["run", "cases/agentcompany"])
-        .current_dir(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .parent()
-                .unwrap(),
-        )
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let output = Evalhost::new().args(["run", "cases/agentcompany"]).run();
+    let stdout = output.stdout();
     assert!(
         stdout.starts_with(
             "Eval replay mode: 3 cases, 1 runs each, scripted model (recorded token counts).\n"

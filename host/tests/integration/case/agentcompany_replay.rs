@@ -1,6 +1,6 @@
 //! Replay tools: calls answered from the recording by position; anything else ends the turn.
 
-use crate::agent_support::{Harness, call, text};
+use crate::support::agent::{Harness, call, text};
 use evalhost::agent::CallStatus;
 use evalhost::case::{Location, RecordedToolResult, ScriptReply, ScriptStep};
 use serde_json::json;

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{copy_dir, repo};
+use crate::support::common::{copy_dir, repo};
 use evalhost::case::{Execution, load_cases};
 
 /// A copy of `cases/nexus/build-error-fix` in a temp dir, as `<tmp>/build-error-fix`.

@@ -1,7 +1,8 @@
 //! Nexus cases end to end through the real binary: the peer verdicts, `--tags`, failing
 //! examples, and `promote` round trips.
 
-use crate::common::{evalhost, repo};
+use crate::support::common::repo;
+use crate::support::evalhost::Evalhost;
 
 use std::path::Path;
 
@@ -42,8 +43,9 @@ fn the_peer_cases_get_nexus_s_verdicts_and_boot_events_are_not_evaluable() {
     ];
     args.extend(peers.iter().map(|p| format!("cases/nexus/{p}")));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (code, stdout, stderr) = evalhost(&args);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = Evalhost::new().args(args).run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(stdout.contains("multi-subagent-fanout run 1: not evaluable: graders[0] event_emitted tool.register where {Name=spawn_researcher}: tool.register is emitted live at engine boot and is not in the journal"), "{stdout}");
     let lines = verdicts(out.path());
     let not_evaluable: Vec<&String> = lines.iter().filter(|l| !l.ends_with(" pass")).collect();
@@ -63,8 +65,11 @@ fn the_peer_cases_get_nexus_s_verdicts_and_boot_events_are_not_evaluable() {
 
 #[test]
 fn tags_select_cases_having_every_tag() {
-    let (code, stdout, _) = evalhost(&["run", "--tags", "mock,boot", "cases/nexus"]);
-    assert_eq!(code, 0);
+    let output = Evalhost::new()
+        .args(["run", "--tags", "mock,boot", "cases/nexus"])
+        .run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     for name in [
         "multi-subagent-fanout",
         "provider-fallback",
@@ -73,7 +78,11 @@ fn tags_select_cases_having_every_tag() {
         assert!(stdout.contains(name), "{stdout}");
     }
     assert!(!stdout.contains("build-error-fix"), "{stdout}");
-    let (code, _, stderr) = evalhost(&["run", "--tags", "react,nope", "cases/nexus"]);
+    let output = Evalhost::new()
+        .args(["run", "--tags", "react,nope", "cases/nexus"])
+        .run();
+    let code = output.code();
+    let stderr = output.stderr();
     assert_eq!(
         (code, stderr.trim()),
         (2, "Error: no case has all the tags react,nope (--tags)")
@@ -82,8 +91,9 @@ fn tags_select_cases_having_every_tag() {
 
 #[test]
 fn the_failing_examples_fail_with_their_messages() {
-    let (code, stdout, stderr) = evalhost(&["run", "cases/nexus-failing"]);
-    assert_eq!(code, 1, "{stdout}{stderr}");
+    let output = Evalhost::new().args(["run", "cases/nexus-failing"]).run();
+    output.assert_code(1);
+    let stdout = output.stdout();
     for message in [
         "token_budget max_input_tokens 300: 380 input tokens",
         "event_emitted tool.invoke min 0 max 0: 1 matching event",
@@ -98,13 +108,15 @@ fn promote_round_trips_an_evalhost_session_and_a_nexus_journal() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let cases = tmp.path().join("cases");
-    let (code, _, stderr) = evalhost(&[
-        "run",
-        "--out",
-        out.to_str().unwrap(),
-        "cases/mino/bash-approved.yaml",
-    ]);
-    assert_eq!(code, 0, "{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--out",
+            out.to_str().unwrap(),
+            "cases/mino/bash-approved.yaml",
+        ])
+        .run();
+    output.assert_code(0);
     let log = out.join("bash-approved/run-1.jsonl");
     let promote = |session: &Path, id: &str, force: bool| {
         let mut args = vec![
@@ -119,18 +131,15 @@ fn promote_round_trips_an_evalhost_session_and_a_nexus_journal() {
         if force {
             args.push("--force");
         }
-        evalhost(&args)
+        Evalhost::new().args(args).run()
     };
-    assert_eq!(promote(&log, "from-session", false).0, 0);
-    assert_eq!(
-        promote(
-            &repo().join("cases/nexus/build-error-fix/journal"),
-            "from-journal",
-            false
-        )
-        .0,
-        0
-    );
+    promote(&log, "from-session", false).assert_code(0);
+    promote(
+        &repo().join("cases/nexus/build-error-fix/journal"),
+        "from-journal",
+        false,
+    )
+    .assert_code(0);
     // The journal is copied verbatim.
     assert_eq!(
         std::fs::read(cases.join("from-journal/journal/events.jsonl")).unwrap(),
@@ -150,18 +159,16 @@ fn promote_round_trips_an_evalhost_session_and_a_nexus_journal() {
     ] {
         assert!(assertions.contains(line), "{line}\n{assertions}");
     }
-    let (code, stdout, stderr) = evalhost(&["run", cases.to_str().unwrap()]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = Evalhost::new().args(["run", cases.to_str().unwrap()]).run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(stdout.contains("from-session") && stdout.contains("from-journal"));
 
     // Refuses to overwrite without --force.
-    let (code, _, stderr) = promote(&log, "from-session", false);
-    assert_eq!(code, 2);
-    assert!(
-        stderr.contains("the case directory already exists (use --force to overwrite it)"),
-        "{stderr}"
-    );
-    assert_eq!(promote(&log, "from-session", true).0, 0);
+    promote(&log, "from-session", false)
+        .assert_code(2)
+        .assert_stderr_contains("the case directory already exists (use --force to overwrite it)");
+    promote(&log, "from-session", true).assert_code(0);
 }
 
 #[test]
@@ -175,16 +182,19 @@ fn promote_warns_on_failed_sessions() {
         "{\"seq\":1,\"ts\":\"2026-05-01T12:00:00Z\",\"type\":\"io.input\",\"payload\":{\"Content\":\"hi\"}}\n{\"seq\":2,\"ts\":\"2026-05-01T12:00:01Z\",\"type\":\"llm.error\"}\n",
     )
     .unwrap();
-    let (code, _, stderr) = evalhost(&[
-        "promote",
-        "--session",
-        journal.to_str().unwrap(),
-        "--case",
-        "broken",
-        "--cases-dir",
-        tmp.path().join("cases").to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0);
+    let output = Evalhost::new()
+        .args([
+            "promote",
+            "--session",
+            journal.to_str().unwrap(),
+            "--case",
+            "broken",
+            "--cases-dir",
+            tmp.path().join("cases").to_str().unwrap(),
+        ])
+        .run();
+    output.assert_code(0);
+    let stderr = output.stderr();
     assert!(
         stderr.contains("Warning: the session failed (llm.error at seq 2)"),
         "{stderr}"

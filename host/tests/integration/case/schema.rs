@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{evalhost, repo};
+use crate::support::common::repo;
+use crate::support::evalhost::Evalhost;
 
 const REGENERATE: &str = "cargo run -p evalhost -- schema case > schema/case.schema.json";
 
@@ -36,8 +37,9 @@ fn problems(validator: &jsonschema::Validator, text: &str) -> Vec<String> {
 
 #[test]
 fn the_committed_schema_matches_the_generated_one() {
-    let (code, generated, stderr) = evalhost(&["schema", "case"]);
-    assert_eq!(code, 0, "{stderr}");
+    let output = Evalhost::new().args(["schema", "case"]).run();
+    output.assert_code(0);
+    let generated = output.stdout();
     let committed =
         std::fs::read_to_string(repo().join("schema/case.schema.json")).unwrap_or_default();
     assert!(

@@ -1,16 +1,17 @@
 //! `evalhost baseline --against OLD NEW`: regressions fail with exit 1, a readable table says
 //! which; improvements and one-sided cases are listed without failing.
 
+use crate::support::evalhost::{Evalhost, Output};
 use std::path::{Path, PathBuf};
 
-use crate::common::evalhost;
 use serde_json::Value;
 
 /// A real report of the Mino suite (every case passes), as `run --out` writes it.
 fn mino_report(dir: &Path) -> Value {
-    let (code, stdout, stderr) =
-        evalhost(&["run", "--out", dir.to_str().expect("utf-8"), "cases/mino"]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let output = Evalhost::new()
+        .args(["run", "--out", dir.to_str().expect("utf-8"), "cases/mino"])
+        .run();
+    output.assert_code(0);
     let text = std::fs::read_to_string(dir.join("report.json")).expect("report.json");
     serde_json::from_str(&text).expect("JSON")
 }
@@ -21,11 +22,11 @@ fn write(dir: &Path, name: &str, report: &Value) -> PathBuf {
     path
 }
 
-fn baseline(old: &Path, new: &Path, extra: &[&str]) -> (i32, String, String) {
+fn baseline(old: &Path, new: &Path, extra: &[&str]) -> Output {
     let mut args = vec!["baseline", "--against", old.to_str().expect("utf-8")];
     args.push(new.to_str().expect("utf-8"));
     args.extend_from_slice(extra);
-    evalhost(&args)
+    Evalhost::new().args(args).run()
 }
 
 fn case_mut<'a>(report: &'a mut Value, name: &str) -> &'a mut Value {
@@ -52,8 +53,9 @@ fn the_same_report_has_no_regression() {
     let out = tmp.path().join("out");
     mino_report(&out);
     // A directory stands for its report.json, as with Nexus.
-    let (code, stdout, stderr) = baseline(&out, &out.join("report.json"), &[]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let output = baseline(&out, &out.join("report.json"), &[]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(stdout.contains("Regressions: none."), "{stdout}");
     assert!(stdout.ends_with("No regressions.\n"), "{stdout}");
 }
@@ -78,8 +80,9 @@ fn pass_to_fail_and_token_growth_fail_with_a_table_naming_the_case() {
     let old_path = write(tmp.path(), "old.json", &old);
     let new_path = write(tmp.path(), "new.json", &new);
 
-    let (code, stdout, stderr) = baseline(&old_path, &new_path, &[]);
-    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let output = baseline(&old_path, &new_path, &[]);
+    output.assert_code(1);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert_eq!(
         stderr.trim_end(),
         format!(
@@ -114,8 +117,9 @@ fn pass_to_fail_and_token_growth_fail_with_a_table_naming_the_case() {
     );
 
     // Looser limits let the token growth through; the pass→fail still fails.
-    let (code, stdout, _) = baseline(&old_path, &new_path, &["--max-token-growth", "inf"]);
-    assert_eq!(code, 1);
+    let output = baseline(&old_path, &new_path, &["--max-token-growth", "inf"]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(!stdout.contains("tokens/run"), "{stdout}");
 }
 
@@ -127,8 +131,9 @@ fn a_fixed_case_is_an_improvement_not_a_failure() {
     fail_case(&mut old, "protected-env");
     let old_path = write(tmp.path(), "old.json", &old);
     let new_path = write(tmp.path(), "new.json", &new);
-    let (code, stdout, stderr) = baseline(&old_path, &new_path, &[]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let output = baseline(&old_path, &new_path, &[]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(stdout.contains("Improvements (1):"), "{stdout}");
     assert!(stdout.contains("fail → pass"), "{stdout}");
 }
@@ -140,16 +145,19 @@ fn unreadable_reports_and_bad_thresholds_are_usage_errors() {
     let good = write(tmp.path(), "good.json", &report);
     report["schema_version"] = Value::from(99);
     let future = write(tmp.path(), "future.json", &report);
-    let (code, _, stderr) = baseline(&good, &future, &[]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = baseline(&good, &future, &[]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains("future.json: schema_version: the report has schema version 99"),
         "{stderr}"
     );
-    let (code, _, stderr) = baseline(&tmp.path().join("missing.json"), &good, &[]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = baseline(&tmp.path().join("missing.json"), &good, &[]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(stderr.contains("missing.json"), "{stderr}");
-    let (code, _, stderr) = baseline(&good, &good, &["--max-drop=-1"]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = baseline(&good, &good, &["--max-drop=-1"]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(stderr.contains("expected a number >= 0"), "{stderr}");
 }

@@ -1,14 +1,16 @@
 //! End to end: the real binary on `cases/beyond/` (the `json_schema`, `workspace_diff` and
 //! `no_secret_leak` built-ins), and on variants of those cases whose agent misbehaves.
 
-use crate::common::{evalhost, repo};
+use crate::support::common::repo;
+use crate::support::evalhost::Evalhost;
 
 use std::path::Path;
 
 #[test]
 fn the_beyond_suite_passes_with_every_grader_evaluated() {
-    let (code, stdout, stderr) = evalhost(&["run", "cases/beyond"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = Evalhost::new().args(["run", "cases/beyond"]).run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     for case in ["json-schema", "no-secret-leak", "workspace-diff"] {
         assert!(
             stdout
@@ -71,7 +73,9 @@ fn misbehaving_runs_fail_with_exact_messages() {
             ),
         ],
     );
-    let (code, stdout, stderr) = evalhost(&["run", dir.to_str().unwrap()]);
+    let output = Evalhost::new().args(["run", dir.to_str().unwrap()]).run();
+    let code = output.code();
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(code, 1, "stdout:\n{stdout}\nstderr:\n{stderr}");
     for message in [

@@ -1,6 +1,6 @@
 //! `evalhost check`: validate every case, grader reference and config without running.
 
-use crate::common::evalhost;
+use crate::support::evalhost::Evalhost;
 
 #[test]
 fn the_shipped_suites_are_valid() {
@@ -10,11 +10,13 @@ fn the_shipped_suites_are_valid() {
         "cases/nexus",
         "cases/agentcompany",
     ] {
-        let (code, stdout, stderr) = evalhost(&["check", suite]);
-        assert_eq!(code, 0, "{suite}: {stdout}{stderr}");
+        let output = Evalhost::new().args(["check", suite]).run();
+        output.assert_code(0);
+        let (stdout, stderr) = (output.stdout(), output.stderr());
         assert!(stderr.is_empty(), "{suite}: {stderr}");
         // The counts agree with what `list` sees.
-        let (_, listed, _) = evalhost(&["list", "--json", suite]);
+        let output = Evalhost::new().args(["list", "--json", suite]).run();
+        let listed = output.stdout();
         let cases: serde_json::Value = serde_json::from_str(&listed).expect("JSON");
         let cases = cases.as_array().expect("an array");
         let entries: usize = cases
@@ -35,8 +37,8 @@ fn a_case_name_defined_twice_is_found() {
     // A Nexus case and a YAML case of the same name, each valid on its own.
     let tmp = tempfile::tempdir().unwrap();
     let nexus = tmp.path().join("nexus");
-    crate::common::copy_dir(
-        &crate::common::repo().join("cases/nexus/build-error-fix"),
+    crate::support::common::copy_dir(
+        &crate::support::common::repo().join("cases/nexus/build-error-fix"),
         &nexus.join("build-error-fix"),
     );
     let yaml = tmp.path().join("yaml");
@@ -47,8 +49,9 @@ fn a_case_name_defined_twice_is_found() {
     )
     .unwrap();
     let (n, y) = (nexus.to_str().unwrap(), yaml.to_str().unwrap());
-    let (code, stdout, stderr) = evalhost(&["check", n, y]);
-    assert_eq!(code, 2, "{stdout}{stderr}");
+    let output = Evalhost::new().args(["check", n, y]).run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert_eq!(
         stderr,
         format!(
@@ -80,8 +83,11 @@ fn every_broken_case_is_reported_with_its_location_and_nothing_runs() {
             marker.display()
         ),
     );
-    let (code, stdout, stderr) = evalhost(&["check", dir.path().to_str().unwrap()]);
-    assert_eq!(code, 2, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args(["check", dir.path().to_str().unwrap()])
+        .run();
+    output.assert_code(2);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert!(stdout.is_empty(), "{stdout}");
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 4, "{stderr}");
@@ -108,7 +114,8 @@ fn every_broken_case_is_reported_with_its_location_and_nothing_runs() {
 
 #[test]
 fn a_missing_path_is_a_usage_error() {
-    let (code, stdout, stderr) = evalhost(&["check", "cases/no-such-suite"]);
-    assert_eq!(code, 2, "{stdout}{stderr}");
+    let output = Evalhost::new().args(["check", "cases/no-such-suite"]).run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(stderr.contains("cases/no-such-suite"), "{stderr}");
 }

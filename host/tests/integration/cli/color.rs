@@ -5,15 +5,19 @@
 
 use std::process::Command;
 
-use crate::common::{evalhost, repo};
+use crate::support::common::repo;
+use crate::support::evalhost::Evalhost;
 
 const RED_BOLD: &str = "\x1b[1;31m";
 const GREEN: &str = "\x1b[32m";
 
 #[test]
 fn color_always_paints_status_words_and_the_error_line() {
-    let (code, stdout, stderr) = evalhost(&["run", "--color", "always", "cases/mino-failing"]);
-    assert_eq!(code, 1, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args(["run", "--color", "always", "cases/mino-failing"])
+        .run();
+    output.assert_code(1);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert!(
         stdout.contains(&format!("{RED_BOLD}FAIL\x1b[0m")),
         "{stdout:?}"
@@ -31,7 +35,8 @@ fn color_always_paints_status_words_and_the_error_line() {
         format!("{RED_BOLD}Error:\x1b[0m Eval failed: 1 of 2 cases did not pass every run")
     );
     // Without the codes it is the plain report, byte for byte.
-    let (_, plain, _) = evalhost(&["run", "cases/mino-failing"]);
+    let output = Evalhost::new().args(["run", "cases/mino-failing"]).run();
+    let plain = output.stdout();
     assert_eq!(strip_ansi(&stdout), plain);
 }
 
@@ -42,7 +47,8 @@ fn color_never_and_non_terminals_get_no_escape_codes() {
         &["run", "cases/mino-failing"][..],
         &["--color", "never", "check", "cases/no-such-suite"][..],
     ] {
-        let (_, stdout, stderr) = evalhost(args);
+        let output = Evalhost::new().args(args).run();
+        let (stdout, stderr) = (output.stdout(), output.stderr());
         assert!(!stdout.contains('\x1b'), "{args:?}: {stdout:?}");
         assert!(!stderr.contains('\x1b'), "{args:?}: {stderr:?}");
     }
@@ -94,7 +100,7 @@ fn a_terminal_shows_a_progress_bar_unless_quiet() {
 
 /// Run evalhost with a pseudo-terminal as stdout and stderr; what the terminal received.
 fn on_terminal(args: &[&str], no_color: Option<&str>) -> String {
-    let command = format!("{} {}", env!("CARGO_BIN_EXE_evalhost"), args.join(" "));
+    let command = format!("{} {}", Evalhost::program().display(), args.join(" "));
     let mut script = Command::new("script");
     script
         .args(["--quiet", "--return", "--command", &command, "/dev/null"])

@@ -1,6 +1,6 @@
 //! `--help` of every command: examples and exit codes; shell completions.
 
-use crate::common::evalhost;
+use crate::support::evalhost::Evalhost;
 
 /// The subcommands a `--help` text lists under `Commands:` (without `help`).
 fn subcommands(help: &str) -> Vec<String> {
@@ -18,8 +18,9 @@ fn subcommands(help: &str) -> Vec<String> {
 
 #[test]
 fn every_command_has_examples_and_exit_codes_in_its_help() {
-    let (code, top, _) = evalhost(&["--help"]);
-    assert_eq!(code, 0);
+    let output = Evalhost::new().args(["--help"]).run();
+    output.assert_code(0);
+    let top = output.stdout();
     assert!(
         top.contains("Exit status:\n  0  every case passed"),
         "{top}"
@@ -31,8 +32,9 @@ fn every_command_has_examples_and_exit_codes_in_its_help() {
     while let Some(path) = pending.pop() {
         let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
         args.push("--help");
-        let (code, help, stderr) = evalhost(&args);
-        assert_eq!(code, 0, "{args:?}: {stderr}");
+        let output = Evalhost::new().args(args).run();
+        output.assert_code(0);
+        let help = output.stdout();
         let nested = subcommands(&help);
         let command = format!("evalhost {}", path.join(" "));
         if !help.contains("\nExamples:\n  evalhost ") {
@@ -59,8 +61,9 @@ fn every_command_has_examples_and_exit_codes_in_its_help() {
 
 #[test]
 fn completions_cover_the_subcommands() {
-    let (code, bash, stderr) = evalhost(&["completions", "bash"]);
-    assert_eq!(code, 0, "{stderr}");
+    let output = Evalhost::new().args(["completions", "bash"]).run();
+    output.assert_code(0);
+    let bash = output.stdout();
     for word in [
         "_evalhost()",
         "complete -F _evalhost",
@@ -72,13 +75,14 @@ fn completions_cover_the_subcommands() {
         assert!(bash.contains(word), "bash completion lacks {word}");
     }
     for shell in ["zsh", "fish", "elvish", "powershell"] {
-        let (code, script, stderr) = evalhost(&["completions", shell]);
-        assert_eq!(code, 0, "{shell}: {stderr}");
+        let output = Evalhost::new().args(["completions", shell]).run();
+        output.assert_code(0);
+        let script = output.stdout();
         assert!(
             script.contains("evalhost") && script.contains("check"),
             "{shell}: {script}"
         );
     }
-    let (code, _, stderr) = evalhost(&["completions", "tcsh"]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = Evalhost::new().args(["completions", "tcsh"]).run();
+    output.assert_code(2);
 }

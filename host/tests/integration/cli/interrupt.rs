@@ -2,8 +2,8 @@
 //! `--out` report.json), the running and not-started runs are named as cancelled, the agent's
 //! bash children are gone, and evalhost exits 130 long before the sleeping command would end.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
+use crate::support::evalhost::Evalhost;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
@@ -66,19 +66,14 @@ fn interrupt_with(signal: Signal, token: &str) {
     let out = dir.path().join("out");
     let started = Instant::now();
     let deadline = started + Duration::from_secs(20);
-    let child = Command::new(env!("CARGO_BIN_EXE_evalhost"))
+    let child = Evalhost::new()
         .args(["run", "--jobs", "1", "--out"])
         .arg(&out)
         .arg(&cases)
         .current_dir(dir.path())
-        .env(
-            "XDG_CACHE_HOME",
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-cache"),
-        )
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn();
     let pid = Pid::from_raw(child.id() as i32);
     // The first run has finished (its log is kept), and the second is inside `sleep 30`.
     wait_until("the first run", deadline, || {

@@ -1,16 +1,19 @@
 //! `evalhost list`: every case of the three formats, with its tags, runs and graders.
 
-use crate::common::evalhost;
+use crate::support::evalhost::Evalhost;
 
 #[test]
 fn lists_cases_of_every_format_with_tags_and_graders() {
-    let (code, stdout, stderr) = evalhost(&[
-        "list",
-        "cases/mino",
-        "cases/nexus/build-error-fix",
-        "cases/agentcompany/ceo-bootstrap-empty.jsonl",
-    ]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "list",
+            "cases/mino",
+            "cases/nexus/build-error-fix",
+            "cases/agentcompany/ceo-bootstrap-empty.jsonl",
+        ])
+        .run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(
         lines[0].split_whitespace().collect::<Vec<_>>(),
@@ -67,8 +70,9 @@ fn lists_cases_of_every_format_with_tags_and_graders() {
 fn grader_entries(paths: &[&str]) -> usize {
     let mut args = vec!["list", "--json"];
     args.extend(paths);
-    let (code, stdout, stderr) = evalhost(&args);
-    assert_eq!(code, 0, "{stderr}");
+    let output = Evalhost::new().args(args).run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     let cases: serde_json::Value = serde_json::from_str(&stdout).expect("list --json is JSON");
     cases
         .as_array()
@@ -80,8 +84,11 @@ fn grader_entries(paths: &[&str]) -> usize {
 
 #[test]
 fn json_describes_each_case() {
-    let (code, stdout, stderr) = evalhost(&["list", "--json", "cases/beyond", "cases/nexus"]);
-    assert_eq!(code, 0, "{stderr}");
+    let output = Evalhost::new()
+        .args(["list", "--json", "cases/beyond", "cases/nexus"])
+        .run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     let cases: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
     let cases = cases.as_array().expect("an array");
     let case = |name: &str| {
@@ -115,8 +122,11 @@ fn a_broken_case_is_a_located_error() {
         "name: typo\npromt: Hi.\ngraders:\n  - max_requests: 1\n",
     )
     .unwrap();
-    let (code, stdout, stderr) = evalhost(&["list", dir.path().to_str().unwrap()]);
-    assert_eq!(code, 2, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args(["list", dir.path().to_str().unwrap()])
+        .run();
+    output.assert_code(2);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert!(stdout.is_empty(), "{stdout}");
     assert!(
         stderr.contains("typo.yaml:2:1: promt: unknown field")

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::common::{copy_dir, evalhost, repo};
+use crate::support::common::{copy_dir, repo};
+use crate::support::evalhost::Evalhost;
 
 /// A suite in `dir` with two broken AgentCompany fixtures: `type-error-fix` whose scenario
 /// drifted (its system.txt was edited after recording) and `ceo-bootstrap-empty` with a
@@ -57,16 +58,18 @@ fn run_list_and_check_report_every_broken_fixture_not_only_the_first() {
     let summary = "Error: 2 problems in the cases (each shown above with its file, line and field)";
 
     for command in ["run", "list"] {
-        let (code, stdout, stderr) = evalhost(&[command, dir]);
-        assert_eq!(code, 2, "{command}: {stdout}{stderr}");
+        let output = Evalhost::new().args([command, dir]).run();
+        output.assert_code(2);
+        let (stdout, stderr) = (output.stdout(), output.stderr());
         assert_eq!(stdout, "", "{command}");
         let mut expected = problems.clone();
         expected.push(summary.to_owned());
         assert_eq!(stderr.lines().collect::<Vec<_>>(), expected, "{command}");
     }
 
-    let (code, stdout, stderr) = evalhost(&["check", dir]);
-    assert_eq!(code, 2, "{stdout}{stderr}");
+    let output = Evalhost::new().args(["check", dir]).run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     let mut expected = problems.clone();
     expected.push(
         "Error: check failed: 2 problems (each shown above with its file, line and field)"
@@ -81,8 +84,9 @@ fn one_problem_is_the_error_line_itself() {
     let drifted = broken_fixtures(tmp.path());
     let dir = tmp.path().to_str().unwrap();
     let fixture = format!("{dir}/ceo-bootstrap-empty.jsonl");
-    let (code, stdout, stderr) = evalhost(&["run", &fixture]);
-    assert_eq!(code, 2, "{stdout}{stderr}");
+    let output = Evalhost::new().args(["run", &fixture]).run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert_eq!(
         stderr,
         format!("Error: {}\n", fixture_problems(dir, &drifted)[0])
@@ -109,8 +113,9 @@ fn run_lists_load_and_grader_problems_together_and_runs_nothing() {
     )
     .unwrap();
     let d = dir.to_str().unwrap();
-    let (code, stdout, stderr) = evalhost(&["run", d]);
-    assert_eq!(code, 2, "{stdout}{stderr}");
+    let output = Evalhost::new().args(["run", d]).run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 5, "{stderr}");
     assert!(
@@ -155,8 +160,9 @@ fn check_reports_every_bad_field_of_one_file() {
     )
     .unwrap();
     let p = path.to_str().unwrap();
-    let (code, stdout, stderr) = evalhost(&["check", p]);
-    assert_eq!(code, 2, "{stdout}{stderr}");
+    let output = Evalhost::new().args(["check", p]).run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert_eq!(
         stderr.lines().collect::<Vec<_>>(),
         [
@@ -179,8 +185,9 @@ fn a_yaml_syntax_error_stops_its_file_at_the_first_problem() {
     let path = tmp.path().join("broken.yaml");
     std::fs::write(&path, "name: other\nprompt: [unclosed\nruns: 0\n").unwrap();
     let p = path.to_str().unwrap();
-    let (code, _, stderr) = evalhost(&["check", p]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = Evalhost::new().args(["check", p]).run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 2, "{stderr}");
     assert!(
@@ -200,8 +207,9 @@ fn a_grader_named_by_path_is_quoted_in_the_field_path_and_the_os_error_shown_onc
     .unwrap();
     let p = path.to_str().unwrap();
     let missing = tmp.path().join("../missing.wasm");
-    let (code, _, stderr) = evalhost(&["run", p]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = Evalhost::new().args(["run", p]).run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert_eq!(
         stderr,
         format!(
@@ -213,14 +221,18 @@ fn a_grader_named_by_path_is_quoted_in_the_field_path_and_the_os_error_shown_onc
 
 #[test]
 fn os_errors_are_printed_once() {
-    let (code, _, stderr) = evalhost(&["run", "cases/no-such-suite"]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = Evalhost::new().args(["run", "cases/no-such-suite"]).run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert_eq!(
         stderr,
         "Error: cases/no-such-suite: failed to read case file: No such file or directory (os error 2)\n"
     );
-    let (code, _, stderr) = evalhost(&["report", "merge", "no-such-report.json"]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = Evalhost::new()
+        .args(["report", "merge", "no-such-report.json"])
+        .run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert_eq!(
         stderr.matches("(os error 2)").count(),
         1,
@@ -230,8 +242,9 @@ fn os_errors_are_printed_once() {
 
 #[test]
 fn the_shipped_suites_load_together() {
-    let (code, stdout, stderr) = evalhost(&["list", "cases/"]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = Evalhost::new().args(["list", "cases/"]).run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     for row in [
         "bash-approved ",
         "type-error-fix ",
@@ -246,11 +259,13 @@ fn the_shipped_suites_load_together() {
         );
     }
     // The example of `evalhost list --help`.
-    let (code, stdout, stderr) =
-        evalhost(&["list", "cases/mino", "cases/nexus", "cases/agentcompany"]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
-    let (code, stdout, stderr) = evalhost(&["check", "cases/"]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args(["list", "cases/mino", "cases/nexus", "cases/agentcompany"])
+        .run();
+    output.assert_code(0);
+    let output = Evalhost::new().args(["check", "cases/"]).run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(stdout.starts_with("ok: "), "{stdout}");
 }
 
@@ -259,24 +274,27 @@ fn run_cases_runs_every_suite_and_the_failing_ones_fail() {
     // docs/reports.md: `evalhost run --out out/ --junit junit.xml --html report.html cases/`.
     let out = tempfile::tempdir().unwrap();
     let o = out.path();
-    let (code, stdout, stderr) = evalhost(&[
-        "run",
-        "--out",
-        o.join("out").to_str().unwrap(),
-        "--junit",
-        o.join("junit.xml").to_str().unwrap(),
-        "--html",
-        o.join("report.html").to_str().unwrap(),
-        // Every suite but `cases/agents/`, whose real agents `agent_presets.rs` runs.
-        "cases/agentcompany",
-        "cases/agentcompany-failing",
-        "cases/beyond",
-        "cases/mino",
-        "cases/mino-failing",
-        "cases/nexus",
-        "cases/nexus-failing",
-    ]);
-    assert_eq!(code, 1, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--out",
+            o.join("out").to_str().unwrap(),
+            "--junit",
+            o.join("junit.xml").to_str().unwrap(),
+            "--html",
+            o.join("report.html").to_str().unwrap(),
+            // Every suite but `cases/agents/`, whose real agents `agents/presets.rs` runs.
+            "cases/agentcompany",
+            "cases/agentcompany-failing",
+            "cases/beyond",
+            "cases/mino",
+            "cases/mino-failing",
+            "cases/nexus",
+            "cases/nexus-failing",
+        ])
+        .run();
+    output.assert_code(1);
+    let stderr = output.stderr();
     assert!(
         stderr.ends_with("Error: Eval failed: 3 of 22 cases did not pass every run\n"),
         "{stderr}"

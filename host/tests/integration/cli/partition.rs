@@ -3,17 +3,18 @@
 
 use std::path::Path;
 
-use crate::common::{evalhost, repo};
+use crate::support::common::repo;
+use crate::support::evalhost::{Evalhost, Output};
 use serde_json::Value;
 
 const SUITE: [&str; 2] = ["cases/mino", "cases/nexus"];
 
-fn run_into(out: &Path, extra: &[&str]) -> (i32, String, String) {
+fn run_into(out: &Path, extra: &[&str]) -> Output {
     let out = out.to_str().expect("utf-8 temp path");
     let mut args = vec!["run", "--out", out];
     args.extend_from_slice(extra);
     args.extend_from_slice(&SUITE);
-    evalhost(&args)
+    Evalhost::new().args(args).run()
 }
 
 fn read_json(path: &Path) -> Value {
@@ -51,8 +52,8 @@ fn without_timings(mut value: Value) -> Value {
 fn four_hash_shards_cover_every_case_once_and_merge_into_the_whole_report() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let whole = tmp.path().join("whole");
-    let (code, stdout, stderr) = run_into(&whole, &[]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let output = run_into(&whole, &[]);
+    output.assert_code(0);
     let whole_report = read_json(&whole.join("report.json"));
     let all = case_names(&whole_report);
     assert!(all.len() >= 10, "{all:?}");
@@ -62,8 +63,9 @@ fn four_hash_shards_cover_every_case_once_and_merge_into_the_whole_report() {
     for m in 1..=4 {
         let dir = tmp.path().join(format!("shard-{m}"));
         let partition = format!("hash:{m}/4");
-        let (code, stdout, stderr) = run_into(&dir, &["--partition", &partition]);
-        assert_eq!(code, 0, "{partition}: {stdout}\n{stderr}");
+        let output = run_into(&dir, &["--partition", &partition]);
+        output.assert_code(0);
+        let stdout = output.stdout();
         let names = case_names(&read_json(&dir.join("report.json")));
         assert!(
             stdout.contains(&format!(
@@ -89,8 +91,9 @@ fn four_hash_shards_cover_every_case_once_and_merge_into_the_whole_report() {
         .collect();
     args.extend(shard_args);
     args.extend(["-o", merged.to_str().expect("utf-8")]);
-    let (code, stdout, stderr) = evalhost(&args);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let output = Evalhost::new().args(args).run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(stdout.contains("All cases passed"), "{stdout}");
     assert_eq!(
         without_timings(read_json(&merged)),
@@ -106,8 +109,8 @@ fn a_shard_is_stable_and_slices_are_even() {
     for m in 1..=3 {
         let dir = tmp.path().join(format!("slice-{m}"));
         let partition = format!("slice:{m}/3");
-        let (code, stdout, stderr) = run_into(&dir, &["--partition", &partition]);
-        assert_eq!(code, 0, "{stdout}\n{stderr}");
+        let output = run_into(&dir, &["--partition", &partition]);
+        output.assert_code(0);
         sizes.push(case_names(&read_json(&dir.join("report.json"))).len());
     }
     let (min, max) = (sizes.iter().min(), sizes.iter().max());
@@ -115,14 +118,17 @@ fn a_shard_is_stable_and_slices_are_even() {
 
     // The hash shard of a case does not depend on which other cases are loaded.
     let alone = tmp.path().join("alone");
-    let (_, stdout, _) = evalhost(&[
-        "run",
-        "--partition",
-        "hash:2/4",
-        "--out",
-        alone.to_str().expect("utf-8"),
-        "cases/mino",
-    ]);
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--partition",
+            "hash:2/4",
+            "--out",
+            alone.to_str().expect("utf-8"),
+            "cases/mino",
+        ])
+        .run();
+    let stdout = output.stdout();
     let with_nexus = tmp.path().join("with-nexus");
     let _ = run_into(&with_nexus, &["--partition", "hash:2/4"]);
     let mino_alone = case_names(&read_json(&alone.join("report.json")));
@@ -141,8 +147,11 @@ fn bad_partitions_are_usage_errors() {
         ("hash:0/4", "1 <= M <= N"),
         ("count:1/2", "expected `hash:M/N` or `slice:M/N`"),
     ] {
-        let (code, _, stderr) = evalhost(&["run", "--partition", value, "cases/mino"]);
-        assert_eq!(code, 2, "{value}: {stderr}");
+        let output = Evalhost::new()
+            .args(["run", "--partition", value, "cases/mino"])
+            .run();
+        output.assert_code(2);
+        let stderr = output.stderr();
         assert!(stderr.contains(message), "{value}: {stderr}");
     }
 }
@@ -151,13 +160,16 @@ fn bad_partitions_are_usage_errors() {
 fn merge_refuses_overlapping_shards_and_reports_of_different_runs() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("one");
-    let (code, stdout, stderr) = run_into(&dir, &["--partition", "hash:1/2"]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let output = run_into(&dir, &["--partition", "hash:1/2"]);
+    output.assert_code(0);
     let report = dir.join("report.json");
     let report_arg = report.to_str().expect("utf-8");
 
-    let (code, _, stderr) = evalhost(&["report", "merge", report_arg, report_arg]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = Evalhost::new()
+        .args(["report", "merge", report_arg, report_arg])
+        .run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains("is in both") && stderr.contains("shards must not overlap"),
         "{stderr}"
@@ -168,13 +180,16 @@ fn merge_refuses_overlapping_shards_and_reports_of_different_runs() {
     other["cases"] = Value::Array(Vec::new());
     let other_path = tmp.path().join("other.json");
     std::fs::write(&other_path, other.to_string()).expect("write");
-    let (code, _, stderr) = evalhost(&[
-        "report",
-        "merge",
-        report_arg,
-        other_path.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "report",
+            "merge",
+            report_arg,
+            other_path.to_str().expect("utf-8"),
+        ])
+        .run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains("model is gpt-9, but") && stderr.contains("has scripted"),
         "{stderr}"
@@ -182,7 +197,10 @@ fn merge_refuses_overlapping_shards_and_reports_of_different_runs() {
 
     let broken = tmp.path().join("broken.json");
     std::fs::write(&broken, "{\"schema_version\": 1,\n \"mode\": 3}").expect("write");
-    let (code, _, stderr) = evalhost(&["report", "merge", broken.to_str().expect("utf-8")]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = Evalhost::new()
+        .args(["report", "merge", broken.to_str().expect("utf-8")])
+        .run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(stderr.contains("broken.json:2:"), "{stderr}");
 }

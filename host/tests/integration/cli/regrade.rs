@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use crate::common::{evalhost, repo};
+use crate::support::common::repo;
+use crate::support::evalhost::{Evalhost, Output};
 use serde_json::Value;
 
 /// A suite of two Mino cases copied into `dir/cases`, run once with `--out dir/out`.
@@ -15,20 +16,22 @@ fn saved_run(dir: &Path) {
         std::fs::copy(repo().join("cases/mino").join(&file), cases.join(&file)).expect("copy");
     }
     let out = dir.join("out");
-    let (code, stdout, stderr) = evalhost(&[
-        "run",
-        "--out",
-        out.to_str().expect("utf-8"),
-        cases.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--out",
+            out.to_str().expect("utf-8"),
+            cases.to_str().expect("utf-8"),
+        ])
+        .run();
+    output.assert_code(0);
 }
 
-fn grade(dir: &Path, extra: &[&str]) -> (i32, String, String) {
+fn grade(dir: &Path, extra: &[&str]) -> Output {
     let out = dir.join("out");
     let mut args = vec!["grade", "--evidence", out.to_str().expect("utf-8")];
     args.extend_from_slice(extra);
-    evalhost(&args)
+    Evalhost::new().args(args).run()
 }
 
 fn read_json(path: &Path) -> Value {
@@ -48,8 +51,9 @@ fn out_keeps_the_finished_workspace_and_unchanged_graders_give_the_same_verdicts
     );
 
     let regraded = tmp.path().join("regraded.json");
-    let (code, stdout, stderr) = grade(tmp.path(), &["-o", regraded.to_str().expect("utf-8")]);
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let output = grade(tmp.path(), &["-o", regraded.to_str().expect("utf-8")]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(
         stdout.starts_with("Re-graded 2 runs of 2 cases from "),
         "{stdout}"
@@ -94,8 +98,9 @@ fn changed_graders_in_the_case_file_are_picked_up_and_diffed() {
     std::fs::write(&case, yaml).expect("write");
 
     let regraded = tmp.path().join("regraded.json");
-    let (code, stdout, stderr) = grade(tmp.path(), &["-o", regraded.to_str().expect("utf-8")]);
-    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let output = grade(tmp.path(), &["-o", regraded.to_str().expect("utf-8")]);
+    output.assert_code(1);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert_eq!(
         stderr.trim_end(),
         "Error: Eval failed: 1 of 2 cases did not pass every run"
@@ -129,8 +134,9 @@ fn without_a_workspace_snapshot_file_graders_see_an_empty_workspace() {
     saved_run(tmp.path());
     std::fs::remove_dir_all(tmp.path().join("out/write-then-read/run-1.workspace"))
         .expect("remove snapshot");
-    let (code, stdout, _) = grade(tmp.path(), &[]);
-    assert_eq!(code, 1, "{stdout}");
+    let output = grade(tmp.path(), &[]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("Note: write-then-read run 1 has no workspace snapshot"),
         "{stdout}"
@@ -147,8 +153,9 @@ fn without_a_workspace_snapshot_file_graders_see_an_empty_workspace() {
 fn cases_missing_from_the_paths_and_broken_evidence_are_usage_errors() {
     let tmp = tempfile::tempdir().expect("tempdir");
     saved_run(tmp.path());
-    let (code, _, stderr) = grade(tmp.path(), &["cases/nexus"]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = grade(tmp.path(), &["cases/nexus"]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains("of the saved report is not among the cases loaded from `cases/nexus`"),
         "{stderr}"
@@ -156,8 +163,9 @@ fn cases_missing_from_the_paths_and_broken_evidence_are_usage_errors() {
 
     let evidence = tmp.path().join("out/bash-denied/run-1.evidence.json");
     std::fs::write(&evidence, "{\n  \"case_name\": 7\n}").expect("write");
-    let (code, _, stderr) = grade(tmp.path(), &[]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = grade(tmp.path(), &[]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains("run-1.evidence.json:2:") && stderr.contains("not an evidence file"),
         "{stderr}"

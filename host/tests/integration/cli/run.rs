@@ -1,20 +1,20 @@
 //! End to end: the real `evalhost` binary on the shipped example suites.
 
-use crate::common::{evalhost, repo};
-
-use std::process::Command;
+use crate::support::evalhost::Evalhost;
 
 #[test]
 fn the_mino_suite_passes() {
-    let (code, stdout, stderr) = evalhost(&["run", "cases/mino"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = Evalhost::new().args(["run", "cases/mino"]).run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     insta::assert_snapshot!(stdout);
 }
 
 #[test]
 fn a_failing_case_prints_the_seed_failure_line_and_exits_1() {
-    let (code, stdout, stderr) = evalhost(&["run", "cases/mino-failing"]);
-    assert_eq!(code, 1, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = Evalhost::new().args(["run", "cases/mino-failing"]).run();
+    output.assert_code(1);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     insta::assert_snapshot!(stdout);
     assert_eq!(
         stderr.trim_end(),
@@ -24,8 +24,11 @@ fn a_failing_case_prints_the_seed_failure_line_and_exits_1() {
 
 #[test]
 fn filter_and_runs_select_and_repeat() {
-    let (code, stdout, _) = evalhost(&["run", "--runs", "2", "--filter", "bash-de", "cases/mino"]);
-    assert_eq!(code, 0, "{stdout}");
+    let output = Evalhost::new()
+        .args(["run", "--runs", "2", "--filter", "bash-de", "cases/mino"])
+        .run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(
         stdout.starts_with("Eval replay mode: 1 cases, 2 runs each"),
         "{stdout}"
@@ -40,15 +43,17 @@ fn filter_and_runs_select_and_repeat() {
 fn out_keeps_session_logs_evidence_and_report() {
     let out = tempfile::tempdir().unwrap();
     let out_arg = out.path().to_str().unwrap();
-    let (code, stdout, stderr) = evalhost(&[
-        "run",
-        "--out",
-        out_arg,
-        "--filter",
-        "write-then-read",
-        "cases/mino",
-    ]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--out",
+            out_arg,
+            "--filter",
+            "write-then-read",
+            "cases/mino",
+        ])
+        .run();
+    output.assert_code(0);
     let log = std::fs::read_to_string(out.path().join("write-then-read/run-1.jsonl")).unwrap();
     assert!(
         log.lines().any(|l| l.contains("\"type\":\"tool_result\"")),
@@ -73,8 +78,9 @@ fn an_invalid_case_is_a_located_error_with_exit_2() {
         "name: bad-regex\nprompt: hi\nmodel:\n  - text: hello\ngraders:\n  - final_text_matches: \"(unclosed\"\n",
     )
     .unwrap();
-    let (code, stdout, stderr) = evalhost(&["run", case.to_str().unwrap()]);
-    assert_eq!(code, 2, "{stdout}{stderr}");
+    let output = Evalhost::new().args(["run", case.to_str().unwrap()]).run();
+    output.assert_code(2);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert!(
         stderr.contains("bad-regex.yaml:6:5: graders[0].final_text_matches: invalid config:"),
         "{stderr}"
@@ -91,8 +97,9 @@ fn an_unknown_grader_is_a_located_error_with_exit_2() {
         "name: typo\nprompt: hi\nmodel:\n  - text: hello\ngraders:\n  - final_text_contain: hello\n",
     )
     .unwrap();
-    let (code, _, stderr) = evalhost(&["run", case.to_str().unwrap()]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = Evalhost::new().args(["run", case.to_str().unwrap()]).run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains(
             "typo.yaml:6:5: graders[0].final_text_contain: unknown grader `final_text_contain`"
@@ -114,8 +121,11 @@ fn an_exhausted_script_is_an_errored_run_shown_with_its_error() {
         "name: wrong-input\nprompt: List the files.\nmodel:\n  - call: {tool: list_files, arguments: {}}\n  - text: Nothing here.\n    expect_input_contains: no-such-text\ngraders:\n  - tool_called: list_files\n",
     )
     .unwrap();
-    let (code, stdout, stderr) = evalhost(&["run", dir.path().to_str().unwrap()]);
-    assert_eq!(code, 1, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args(["run", dir.path().to_str().unwrap()])
+        .run();
+    output.assert_code(1);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert!(
         stdout.contains(
             "\n  short-script run 1: Model script exhausted: request 2 has no scripted response\n"
@@ -135,22 +145,20 @@ fn an_exhausted_script_is_an_errored_run_shown_with_its_error() {
 #[test]
 fn runs_leave_nothing_behind_in_the_temp_directory() {
     let tmp = tempfile::tempdir().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
+    Evalhost::new()
         .args(["run", "cases/mino"])
-        .current_dir(repo())
         .env("TMPDIR", tmp.path())
-        .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
+        .run()
+        .assert_success();
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "temp roots left behind: {left:?}");
 }
 
 #[test]
 fn graders_lists_the_eleven_mino_graders() {
-    let (code, stdout, _) = evalhost(&["graders"]);
-    assert_eq!(code, 0);
+    let output = Evalhost::new().args(["graders"]).run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     for name in [
         "final_text_contains",
         "final_text_not_contains",

@@ -4,12 +4,11 @@
 //! Mino's test: "a sleep 5 step under a 300 ms timeout fails the run as turn failed".
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::repo;
+use crate::support::evalhost::{Evalhost, Output};
 
 /// A case whose one bash step sleeps 5 s as a process named `token` (so the test can look
 /// for it afterwards); `extra` adds top-level fields.
@@ -28,24 +27,17 @@ graders:
 }
 
 /// Run `evalhost run ARGS DIR/cases` with `--out DIR/out`: (code, stdout, stderr, elapsed).
-fn run(dir: &Path, args: &[&str]) -> (i32, String, String, Duration) {
+fn run(dir: &Path, args: &[&str]) -> (Output, Duration) {
     let started = Instant::now();
-    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
+    let output = Evalhost::new()
         .arg("run")
         .args(args)
         .arg("--out")
         .arg(dir.join("out"))
         .arg(dir.join("cases"))
         .current_dir(dir)
-        .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
-        .output()
-        .unwrap();
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-        started.elapsed(),
-    )
+        .run();
+    (output, started.elapsed())
 }
 
 fn suite(cases: &[(&str, String)]) -> tempfile::TempDir {
@@ -89,9 +81,10 @@ fn a_sleep_5_step_under_a_300_ms_timeout_fails_the_run_as_turn_failed() {
         "slow-step",
         sleeping_case("slow-step", token, "timeout_secs: 0.3\n"),
     )]);
-    let (code, stdout, stderr, elapsed) = run(dir.path(), &[]);
+    let (output, elapsed) = run(dir.path(), &[]);
     assert!(elapsed < Duration::from_secs(4), "took {elapsed:?}");
-    assert_eq!(code, 1, "{stdout}{stderr}");
+    output.assert_code(1);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert!(
         stdout.contains("\n  slow-step run 1: turn failed: timed out after 0.3 s\n"),
         "{stdout}"
@@ -117,9 +110,10 @@ fn the_timeout_flag_overrides_every_case() {
             sleeping_case("long-field", token, "timeout_secs: 60\n"),
         ),
     ]);
-    let (code, stdout, stderr, elapsed) = run(dir.path(), &["--timeout", "0.5"]);
+    let (output, elapsed) = run(dir.path(), &["--timeout", "0.5"]);
     assert!(elapsed < Duration::from_secs(4), "took {elapsed:?}");
-    assert_eq!(code, 1, "{stdout}{stderr}");
+    output.assert_code(1);
+    let stdout = output.stdout();
     for case in ["no-field", "long-field"] {
         assert!(
             stdout.contains(&format!(
@@ -137,8 +131,8 @@ fn a_run_within_its_timeout_is_graded_as_usual() {
         "quick",
         "name: quick\nprompt: Echo.\napprove: all\ntimeout_secs: 20\nmodel:\n  - call: {tool: bash, arguments: {command: echo hi}}\n  - text: Done.\ngraders:\n  - final_text_contains: Done\n".to_owned(),
     )]);
-    let (code, stdout, stderr, _) = run(dir.path(), &["--timeout", "30"]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (output, _) = run(dir.path(), &["--timeout", "30"]);
+    output.assert_code(0);
 }
 
 #[test]
@@ -158,9 +152,10 @@ graders:
 "
     );
     let dir = suite(&[("slow-agent", case)]);
-    let (code, stdout, stderr, elapsed) = run(dir.path(), &[]);
+    let (output, elapsed) = run(dir.path(), &[]);
     assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
-    assert_eq!(code, 1, "{stdout}{stderr}");
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("\n  slow-agent run 1: turn failed: timed out after 1 s\n"),
         "{stdout}"
@@ -174,16 +169,18 @@ graders:
 #[test]
 fn bad_timeouts_are_refused() {
     let dir = suite(&[("zero", sleeping_case("zero", "unused", "timeout_secs: 0\n"))]);
-    let (code, _, stderr, _) = run(dir.path(), &[]);
-    assert_eq!(code, 2);
+    let (output, _) = run(dir.path(), &[]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.ends_with(
             "zero.yaml:4:15: timeout_secs: must be more than 0 and at most 3600 seconds, found 0\n"
         ),
         "{stderr}"
     );
-    let (code, _, stderr, _) = run(dir.path(), &["--timeout", "soon"]);
-    assert_eq!(code, 2);
+    let (output, _) = run(dir.path(), &["--timeout", "soon"]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains(
             "invalid value 'soon' for '--timeout <SECS>': expected a number of seconds, found `soon`"

@@ -8,13 +8,13 @@
 //! Without the SDKs the tests are skipped, unless `EVALHOST_REQUIRE_TOOLCHAINS=1` (as `.ci/run`
 //! sets it), where a missing SDK fails them.
 
+use crate::support::evalhost::{Evalhost, Output};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
 fn sdks() -> Option<()> {
-    crate::common::python_sdks()
+    crate::support::common::python_sdks()
 }
 
 fn agent(script: &str) -> PathBuf {
@@ -39,22 +39,16 @@ fn suite(script: &str, modes: &[&str], body: &str) -> tempfile::TempDir {
     dir
 }
 
-fn run(dir: &Path) -> (i32, String, String) {
+fn run(dir: &Path) -> Output {
     let out = dir.join("out");
-    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
+    Evalhost::new()
         .args(["run", "--out", out.to_str().unwrap(), "cases"])
         .current_dir(dir)
         .env(
             "XDG_CACHE_HOME",
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-cache"),
         )
-        .output()
-        .unwrap();
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+        .run()
 }
 
 fn evidence(dir: &Path, case: &str) -> Value {
@@ -97,8 +91,8 @@ graders:
   - max_requests: 2
 ",
     );
-    let (code, stdout, stderr) = run(dir.path());
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let evalhost_output = run(dir.path());
+    evalhost_output.assert_code(0);
     for mode in modes {
         let evidence = evidence(dir.path(), mode);
         let calls = &evidence["calls"];
@@ -147,8 +141,8 @@ graders:
   - file_contains: {path: answer.txt, text: The file says forty-two.}
 ",
     );
-    let (code, stdout, stderr) = run(dir.path());
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let evalhost_output = run(dir.path());
+    evalhost_output.assert_code(0);
     for mode in modes {
         let evidence = evidence(dir.path(), mode);
         assert_eq!(evidence["calls"][1]["call_id"], "call_2", "{mode}");
@@ -178,8 +172,8 @@ graders:
   - max_requests: 3
 ",
     );
-    let (code, stdout, stderr) = run(dir.path());
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let evalhost_output = run(dir.path());
+    evalhost_output.assert_code(0);
     for mode in modes {
         let evidence = evidence(dir.path(), mode);
         assert_eq!(evidence["calls"][0]["call_id"], "toolu_01", "{mode}");
@@ -208,19 +202,14 @@ fn unserved_requests_are_warnings_in_every_report_and_fail_no_endpoint_errors() 
     .unwrap();
     let out = dir.path().join("out");
     let html = dir.path().join("report.html");
-    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
+    let output = Evalhost::new()
         .args(["run", "--out", out.to_str().unwrap(), "--html"])
         .arg(&html)
         .arg("cases")
         .current_dir(dir.path())
-        .env(
-            "XDG_CACHE_HOME",
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-cache"),
-        )
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(1), "{stdout}");
+        .run();
+    output.assert_code(1);
+    let stdout = output.stdout();
     let warnings = [
         "warning: model endpoint: GET /v1/responses answered 404: WebSocket upgrade to /v1/responses is not served: evalhost's endpoint speaks HTTP; POST /v1/responses instead",
         "warning: model endpoint: POST /v1/completions answered 404: POST /v1/completions is not served: the endpoint serves POST /v1/responses, POST /v1/chat/completions and POST /v1/messages",

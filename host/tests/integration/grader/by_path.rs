@@ -1,27 +1,21 @@
 //! Cases naming a grader component by path (`path/to/grader.wasm#NAME`), end to end through
 //! `evalhost run`: resolved relative to the case file, checked, config validated at load.
 
+use crate::support::evalhost::{Evalhost, Output};
 use std::path::Path;
-use std::process::Command;
 
 const BUILTIN: &str = env!("EVALHOST_BUILTIN_GRADERS_WASM");
 /// Any file that is not WebAssembly.
 const CORRUPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
 
-fn evalhost(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
+fn evalhost(args: &[&str]) -> Output {
+    Evalhost::new()
         .args(args)
         .env(
             "XDG_CACHE_HOME",
             std::env::temp_dir().join("evalhost-test-cache"),
         )
-        .output()
-        .expect("run evalhost");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+        .run()
 }
 
 /// `dir/graders/<file>` copied from `from`, and a case `dir/cases/<name>.yaml` with `graders`.
@@ -51,8 +45,9 @@ fn a_component_named_by_path_relative_to_the_case_grades_the_run() {
         "  - ../graders/mine.wasm#final_text_contains: Hello\n  - ../graders/mine.wasm#final_text_not_contains: Goodbye\n  - max_requests: 1\n",
     );
     let out = dir.path().join("out");
-    let (code, stdout, stderr) = evalhost(&["run", "--out", out.to_str().unwrap(), &case]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = evalhost(&["run", "--out", out.to_str().unwrap(), &case]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(stdout.contains("All cases passed."), "{stdout}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
@@ -70,8 +65,9 @@ fn a_component_named_by_path_relative_to_the_case_grades_the_run() {
         "by-path-fails",
         "  - ../graders/mine.wasm#final_text_contains: Goodbye\n",
     );
-    let (code, stdout, stderr) = evalhost(&["run", &case]);
-    assert_eq!(code, 1, "{stdout}{stderr}");
+    let output = evalhost(&["run", &case]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains(
             r#"by-path-fails run 1: graders[0] ../graders/mine.wasm#final_text_contains "Goodbye": final text "Hello there!""#
@@ -90,8 +86,9 @@ fn a_bad_config_for_a_path_named_grader_is_a_located_error_before_any_run() {
         "bad-config",
         "  - ../graders/mine.wasm#final_text_matches: \"(unclosed\"\n",
     );
-    let (code, stdout, stderr) = evalhost(&["run", &case]);
-    assert_eq!(code, 2, "{stdout}{stderr}");
+    let output = evalhost(&["run", &case]);
+    output.assert_code(2);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert!(
         stderr.contains(
             "bad-config.yaml:6:5: graders[0].\"../graders/mine.wasm#final_text_matches\": invalid config:"
@@ -138,8 +135,9 @@ fn path_reference_errors_are_located_and_say_what_is_wrong() {
             (BUILTIN, "mine.wasm")
         };
         let case = suite(dir.path(), from, file, name, graders);
-        let (code, _, stderr) = evalhost(&["run", &case]);
-        assert_eq!(code, 2, "{name}: {stderr}");
+        let output = evalhost(&["run", &case]);
+        output.assert_code(2);
+        let stderr = output.stderr();
         assert!(
             stderr.contains(&format!("{name}.yaml:6:5: graders[0]")),
             "{stderr}"

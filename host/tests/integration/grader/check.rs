@@ -3,14 +3,14 @@
 //! component for another world, a component importing something the sandbox lacks, and
 //! corrupt files.
 
-use crate::common::evalhost;
+use crate::support::evalhost::Evalhost;
+use crate::support::guests;
 
 use std::path::{Path, PathBuf};
 
 use evalhost::grader::{CheckError, GraderHost, Limits};
 
 const BUILTIN: &str = env!("EVALHOST_BUILTIN_GRADERS_WASM");
-const HOSTILE: &str = env!("EVALHOST_TEST_HOSTILE_WASM");
 
 fn host() -> GraderHost {
     GraderHost::new(Limits::default(), None).expect("engine")
@@ -55,7 +55,7 @@ fn the_builtin_component_passes_with_its_graders_and_schemas() {
 #[test]
 fn socket_imports_are_reported_as_denied_and_refused_when_strict() {
     let (_, report) = host()
-        .check_component_file(Path::new(HOSTILE))
+        .check_component_file(Path::new(guests::hostile()))
         .expect("sockets are linked (and refused at run time), so the component loads");
     assert!(
         report
@@ -155,8 +155,9 @@ fn corrupt_and_truncated_files_are_refused() {
 
 #[test]
 fn cli_check_lists_graders_and_fails_with_exit_2() {
-    let (code, stdout, stderr) = evalhost(&["grader", "check", BUILTIN]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = Evalhost::new().args(["grader", "check", BUILTIN]).run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("is an evalhost grader component"),
         "{stdout}"
@@ -168,21 +169,33 @@ fn cli_check_lists_graders_and_fails_with_exit_2() {
     assert!(stdout.contains("    file_contains "), "{stdout}");
     assert!(stdout.contains("      config schema: {"), "{stdout}");
 
-    let (code, stdout, _) = evalhost(&["grader", "check", "--json", BUILTIN]);
-    assert_eq!(code, 0);
+    let output = Evalhost::new()
+        .args(["grader", "check", "--json", BUILTIN])
+        .run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(json["world_version"], "0.3.0");
 
-    let (code, stdout, _) = evalhost(&["grader", "check", HOSTILE]);
-    assert_eq!(code, 0, "{stdout}");
+    let output = Evalhost::new()
+        .args(["grader", "check", guests::hostile()])
+        .run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(stdout.contains("  denied:  wasi:sockets/"), "{stdout}");
-    let (code, _, stderr) = evalhost(&["grader", "check", "--strict", HOSTILE]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = Evalhost::new()
+        .args(["grader", "check", "--strict", guests::hostile()])
+        .run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(stderr.starts_with("Error: `"), "{stderr}");
     assert!(stderr.contains("wasi:sockets/tcp@"), "{stderr}");
 
-    let (code, _, stderr) = evalhost(&["grader", "check", "no/such/file.wasm"]);
-    assert_eq!(code, 2);
+    let output = Evalhost::new()
+        .args(["grader", "check", "no/such/file.wasm"])
+        .run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains("failed to read `no/such/file.wasm`"),
         "{stderr}"
@@ -191,15 +204,17 @@ fn cli_check_lists_graders_and_fails_with_exit_2() {
 
 /// Evidence as `evalhost run --out` writes it, for the `write-then-read` Mino case.
 fn saved_evidence(out: &Path) -> PathBuf {
-    let (code, stdout, stderr) = evalhost(&[
-        "run",
-        "--out",
-        out.to_str().unwrap(),
-        "--filter",
-        "write-then-read",
-        "cases/mino",
-    ]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--out",
+            out.to_str().unwrap(),
+            "--filter",
+            "write-then-read",
+            "cases/mino",
+        ])
+        .run();
+    output.assert_code(0);
     out.join("write-then-read/run-1.evidence.json")
 }
 
@@ -211,18 +226,21 @@ fn cli_test_grades_saved_evidence_with_verdict_fuel_and_time() {
     let config = out.path().join("config.json");
 
     std::fs::write(&config, r#""write_file""#).unwrap();
-    let (code, stdout, stderr) = evalhost(&[
-        "grader",
-        "test",
-        BUILTIN,
-        "--grader",
-        "tool_called",
-        "--evidence",
-        evidence,
-        "--config",
-        config.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "grader",
+            "test",
+            BUILTIN,
+            "--grader",
+            "tool_called",
+            "--evidence",
+            evidence,
+            "--config",
+            config.to_str().unwrap(),
+        ])
+        .run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(stdout.contains("verdict:   pass (score 1.00)"), "{stdout}");
     let fuel = stdout
         .lines()
@@ -233,51 +251,66 @@ fn cli_test_grades_saved_evidence_with_verdict_fuel_and_time() {
     assert!(stdout.contains("time:      "), "{stdout}");
 
     std::fs::write(&config, r#""delete_file""#).unwrap();
-    let (code, stdout, _) = evalhost(&[
-        "grader",
-        "test",
-        BUILTIN,
-        "--grader",
-        "tool_called",
-        "--evidence",
-        evidence,
-        "--config",
-        config.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 1, "{stdout}");
+    let output = Evalhost::new()
+        .args([
+            "grader",
+            "test",
+            BUILTIN,
+            "--grader",
+            "tool_called",
+            "--evidence",
+            evidence,
+            "--config",
+            config.to_str().unwrap(),
+        ])
+        .run();
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(stdout.contains("verdict:   fail (score 0.00)"), "{stdout}");
     assert!(stdout.contains("message:   tool_called"), "{stdout}");
 
     // A config the grader refuses, a grader the component lacks, and no --grader with many.
     std::fs::write(&config, r#"{"nope": 1}"#).unwrap();
-    let (code, _, stderr) = evalhost(&[
-        "grader",
-        "test",
-        BUILTIN,
-        "--grader",
-        "tool_called",
-        "--evidence",
-        evidence,
-        "--config",
-        config.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "grader",
+            "test",
+            BUILTIN,
+            "--grader",
+            "tool_called",
+            "--evidence",
+            evidence,
+            "--config",
+            config.to_str().unwrap(),
+        ])
+        .run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(stderr.contains("invalid config"), "{stderr}");
-    let (code, _, stderr) = evalhost(&[
-        "grader",
-        "test",
-        BUILTIN,
-        "--grader",
-        "nope",
-        "--evidence",
-        evidence,
-    ]);
-    assert_eq!(code, 2);
+    let output = Evalhost::new()
+        .args([
+            "grader",
+            "test",
+            BUILTIN,
+            "--grader",
+            "nope",
+            "--evidence",
+            evidence,
+        ])
+        .run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(stderr.contains("provides no grader `nope`"), "{stderr}");
-    let (code, _, stderr) = evalhost(&["grader", "test", BUILTIN, "--evidence", evidence]);
-    assert_eq!(code, 2);
+    let output = Evalhost::new()
+        .args(["grader", "test", BUILTIN, "--evidence", evidence])
+        .run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(stderr.contains("pick one with --grader"), "{stderr}");
-    let (code, _, stderr) = evalhost(&["grader", "test", BUILTIN, "--evidence", BUILTIN]);
-    assert_eq!(code, 2);
+    let output = Evalhost::new()
+        .args(["grader", "test", BUILTIN, "--evidence", BUILTIN])
+        .run();
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(stderr.contains("failed to read evidence"), "{stderr}");
 }

@@ -5,6 +5,7 @@
 //! A test whose toolchain is missing prints why and passes, unless
 //! `EVALHOST_REQUIRE_TOOLCHAINS=1` (as `.ci/run` sets it), where a missing toolchain fails.
 
+use crate::support::evalhost::{Evalhost, Output};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -15,24 +16,15 @@ fn repo() -> PathBuf {
         .to_owned()
 }
 
-fn cache_env(command: &mut Command) -> &mut Command {
-    command.env(
-        "XDG_CACHE_HOME",
-        std::env::temp_dir().join("evalhost-test-cache"),
-    )
-}
-
-fn evalhost(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let output = cache_env(&mut Command::new(env!("CARGO_BIN_EXE_evalhost")))
+fn evalhost(dir: &Path, args: &[&str]) -> Output {
+    Evalhost::new()
+        .env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("evalhost-test-cache"),
+        )
         .args(args)
         .current_dir(dir)
-        .output()
-        .expect("run evalhost");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+        .run()
 }
 
 /// Whether `program args` runs and exits 0.
@@ -136,16 +128,18 @@ fn example(lang: &str, name: &str, grader: &str, passes: &str, fails: &str, expe
     }
     let dir = repo().join("graders/examples").join(lang).join(name);
     build(&dir);
-    let (code, stdout, stderr) = evalhost(&dir, &["grader", "check", "grader.wasm"]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = evalhost(&dir, &["grader", "check", "grader.wasm"]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(
         stdout.contains(&format!("    {grader} 1.0.0: ")),
         "{stdout}"
     );
-    let (code, stdout, stderr) = evalhost(&dir, &["run", &format!("cases/{passes}.yaml")]);
-    assert_eq!(code, 0, "{lang} {passes}: {stdout}{stderr}");
-    let (code, stdout, stderr) = evalhost(&dir, &["run", &format!("cases/{fails}.yaml")]);
-    assert_eq!(code, 1, "{lang} {fails}: {stdout}{stderr}");
+    let output = evalhost(&dir, &["run", &format!("cases/{passes}.yaml")]);
+    output.assert_code(0);
+    let output = evalhost(&dir, &["run", &format!("cases/{fails}.yaml")]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains(&format!("{fails} run 1: {expected}")),
         "{lang}: {stdout}"
@@ -210,18 +204,19 @@ fn scaffold(lang: &str) {
     }
     let parent = tempfile::tempdir().unwrap();
     let name = format!("fresh-{lang}");
-    let (code, stdout, stderr) = evalhost(parent.path(), &["grader", "new", &name, "--lang", lang]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = evalhost(parent.path(), &["grader", "new", &name, "--lang", lang]);
+    output.assert_code(0);
     let dir = parent.path().join(&name);
     build(&dir);
-    let (code, stdout, stderr) = evalhost(&dir, &["grader", "check", "grader.wasm"]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = evalhost(&dir, &["grader", "check", "grader.wasm"]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(
         stdout.contains(&format!("    fresh_{lang} 0.1.0: ")),
         "{stdout}"
     );
-    let (code, stdout, stderr) = evalhost(&dir, &["run", "cases/example.yaml"]);
-    assert_eq!(code, 0, "{lang}: {stdout}{stderr}");
+    let output = evalhost(&dir, &["run", "cases/example.yaml"]);
+    output.assert_code(0);
 }
 
 #[test]
@@ -271,21 +266,22 @@ fn example_wit_copies_are_the_released_wit() {
 /// a judgment from a fake judge on loopback and replays it with the judge gone, and a
 /// replay without the judgment is not evaluable.
 fn judge_scaffold(lang: &str) {
-    use crate::live_support::{FakeProvider, Step, chat_call};
+    use crate::support::live::{FakeProvider, Step, chat_call};
     if toolchain(lang).is_none() {
         return;
     }
     let parent = tempfile::tempdir().unwrap();
     let name = format!("tone-{lang}");
-    let (code, stdout, stderr) = evalhost(
+    let evalhost_output = evalhost(
         parent.path(),
         &["grader", "new", &name, "--lang", lang, "--judge"],
     );
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    evalhost_output.assert_code(0);
     let dir = parent.path().join(&name);
     build(&dir);
-    let (code, stdout, stderr) = evalhost(&dir, &["grader", "check", "grader.wasm"]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let evalhost_output = evalhost(&dir, &["grader", "check", "grader.wasm"]);
+    evalhost_output.assert_code(0);
+    let stdout = evalhost_output.stdout();
     assert!(
         stdout.contains("world:   evalhost:grader@0.3.0"),
         "{stdout}"
@@ -310,14 +306,15 @@ fn judge_scaffold(lang: &str) {
     std::fs::write(dir.join("evalhost.toml"), toml(&fake.base_url)).unwrap();
     let grader = format!("tone_{lang}");
     let expected = format!("{grader}: score 0.90: {reason}");
-    let (code, stdout, stderr) = evalhost(&dir, &["run", "cases/example.yaml"]);
-    assert_eq!(code, 0, "{lang}: {stdout}{stderr}");
+    let evalhost_output = evalhost(&dir, &["run", "cases/example.yaml"]);
+    evalhost_output.assert_code(0);
+    let stdout = evalhost_output.stdout();
     assert!(
         stdout.contains("not evaluable")
             && stdout.contains("evalhost run --judge record cases/example.yaml"),
         "{lang}: {stdout}"
     );
-    let (code, stdout, stderr) = evalhost(
+    let evalhost_output = evalhost(
         &dir,
         &[
             "run",
@@ -328,7 +325,8 @@ fn judge_scaffold(lang: &str) {
             "cases/example.yaml",
         ],
     );
-    assert_eq!(code, 0, "{lang}: {stdout}{stderr}");
+    evalhost_output.assert_code(0);
+    let stdout = evalhost_output.stdout();
     assert!(
         stdout.contains("Judge: example: 1 question, 40 input + 10 output tokens."),
         "{lang}: {stdout}"
@@ -340,8 +338,8 @@ fn judge_scaffold(lang: &str) {
     );
     assert_eq!(fake.received().len(), 1);
     std::fs::write(dir.join("evalhost.toml"), toml("http://127.0.0.1:9/v1")).unwrap();
-    let (code, stdout, stderr) = evalhost(&dir, &["run", "--out", "out", "cases/example.yaml"]);
-    assert_eq!(code, 0, "{lang}: {stdout}{stderr}");
+    let output = evalhost(&dir, &["run", "--out", "out", "cases/example.yaml"]);
+    output.assert_code(0);
     let report = std::fs::read_to_string(dir.join("out/report.json")).unwrap();
     assert!(report.contains(&expected), "{lang}: {report}");
     assert_eq!(fake.received().len(), 1, "replay asked the judge");
@@ -365,11 +363,12 @@ fn js_judge_scaffold_records_and_replays() {
 #[test]
 fn c_has_no_judge_scaffold() {
     let parent = tempfile::tempdir().unwrap();
-    let (code, _, stderr) = evalhost(
+    let output = evalhost(
         parent.path(),
         &["grader", "new", "tone", "--lang", "c", "--judge"],
     );
-    assert_eq!(code, 2);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains("--judge scaffolds a grader in rust, python or js"),
         "{stderr}"

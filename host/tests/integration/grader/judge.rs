@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::bundle_support;
-use crate::live_support::{
+use crate::support::bundle;
+use crate::support::evalhost::Output;
+use crate::support::guests;
+use crate::support::live::{
     FakeProvider, Project, SECRET, Step, anthropic_call, chat_call, chat_text, responses_output,
 };
-
-const HOSTILE: &str = env!("EVALHOST_TEST_HOSTILE_WASM");
 
 /// A port nothing listens on: the "stopped" provider of replays.
 const DEAD_URL: &str = "http://127.0.0.1:9/v1";
@@ -57,20 +57,20 @@ fn rubric_case(project: &Project, name: &str, rubric: &str) -> String {
     format!("cases/{name}.yaml")
 }
 
-/// `evalhost ARGS --out DIR`: exit code, stdout, stderr and report.json.
-fn run(project: &Project, args: &[&str]) -> (i32, String, String, Value) {
+/// `evalhost ARGS --out DIR`: what it printed and report.json.
+fn run(project: &Project, args: &[&str]) -> (Output, Value) {
     let out = tempfile::tempdir().unwrap();
     let mut all: Vec<&str> = args.to_vec();
     let out_arg = out.path().to_str().unwrap().to_owned();
     all.extend(["--out", &out_arg]);
-    let (code, stdout, stderr) = project.evalhost(&all);
+    let output = project.evalhost(&all);
     let report = std::fs::read_to_string(out.path().join("report.json"))
         .map(|t| serde_json::from_str(&t).unwrap())
         .unwrap_or(Value::Null);
-    for text in [&stdout, &stderr, &report.to_string()] {
+    for text in [output.stdout(), output.stderr(), &report.to_string()] {
         assert!(!text.contains(SECRET), "the key leaked: {text}");
     }
-    (code, stdout, stderr, report)
+    (output, report)
 }
 
 fn judgments(project: &Project) -> Vec<Value> {
@@ -96,8 +96,9 @@ fn record_then_replay_with_the_provider_stopped_in_each_dialect() {
         let project = Project::new(&judge_toml(kind, &fake.base_url));
         let case = rubric_case(&project, "fruit", "The answer names three fruits.");
 
-        let (code, stdout, stderr, report) = run(&project, &["run", "--judge", "record", &case]);
-        assert_eq!(code, 0, "{kind}: {stdout}{stderr}");
+        let (output, report) = run(&project, &["run", "--judge", "record", &case]);
+        output.assert_code(0);
+        let stdout = output.stdout();
         let verdict = &report["cases"][0]["runs"][0]["verdicts"][0];
         assert_eq!(verdict["outcome"], "pass", "{kind}: {report}");
         assert_eq!(
@@ -150,8 +151,8 @@ fn record_then_replay_with_the_provider_stopped_in_each_dialect() {
 
         // Replay (the default) with the provider gone: the same verdict, no request made.
         set_judge(&project, kind, DEAD_URL);
-        let (code, again, stderr, replayed) = run(&project, &["run", &case]);
-        assert_eq!(code, 0, "{kind}: {again}{stderr}");
+        let (output, replayed) = run(&project, &["run", &case]);
+        output.assert_code(0);
         assert_eq!(
             replayed["cases"][0]["runs"][0]["verdicts"][0]["message"],
             verdict["message"]
@@ -184,24 +185,27 @@ fn a_recorded_suite_replays_identically_twenty_times_at_one_and_four_jobs() {
     let project = Project::new(&judge_toml("openai-chat", &fake.base_url));
     rubric_case(&project, "fruit", "The answer names three fruits.");
     rubric_case(&project, "polite", "The answer is polite.");
-    let (code, stdout, stderr, _) = run(
+    let (output, _) = run(
         &project,
         &["run", "--judge", "record", "--runs", "2", "cases"],
     );
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    output.assert_code(0);
     assert_eq!(judgments(&project).len(), 2, "one judgment per question");
     set_judge(&project, "openai-chat", DEAD_URL);
     let mut first: Option<(String, Value)> = None;
     for i in 0..20 {
         let jobs = if i % 2 == 0 { "1" } else { "4" };
-        let (code, stdout, stderr, mut report) =
-            run(&project, &["run", "--runs", "2", "--jobs", jobs, "cases"]);
-        assert_eq!(code, 0, "{stdout}{stderr}");
+        let (output, mut report) = run(&project, &["run", "--runs", "2", "--jobs", jobs, "cases"]);
+        output.assert_code(0);
         without_timings(&mut report);
         match &first {
-            None => first = Some((stdout, report)),
+            None => first = Some((output.stdout().to_owned(), report)),
             Some((text, json)) => {
-                assert_eq!(&stdout, text, "replay {i} (--jobs {jobs}): text report");
+                assert_eq!(
+                    output.stdout(),
+                    text,
+                    "replay {i} (--jobs {jobs}): text report"
+                );
                 assert_eq!(&report, json, "replay {i} (--jobs {jobs}): report.json");
             }
         }
@@ -213,7 +217,9 @@ fn a_recorded_suite_replays_identically_twenty_times_at_one_and_four_jobs() {
 fn a_missing_judgment_is_not_evaluable_and_names_the_command_that_records_it() {
     let project = Project::new(&judge_toml("openai-chat", DEAD_URL));
     let case = rubric_case(&project, "fruit", "The answer names three fruits.");
-    let (code, stdout, stderr, report) = run(&project, &["run", &case]);
+    let (output, report) = run(&project, &["run", &case]);
+    let code = output.code();
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     let verdict = &report["cases"][0]["runs"][0]["verdicts"][0];
     assert_eq!(verdict["outcome"], "not_evaluable", "{report}");
     let key = judgments_key("judge-model", &report);
@@ -241,20 +247,23 @@ fn a_changed_rubric_needs_a_new_recording() {
     let fake = FakeProvider::start(vec![], verdict_answer("openai-chat", 0.9));
     let project = Project::new(&judge_toml("openai-chat", &fake.base_url));
     let case = rubric_case(&project, "fruit", "The answer names three fruits.");
-    let (code, ..) = run(&project, &["run", "--judge", "record", &case]);
-    assert_eq!(code, 0);
+    run(&project, &["run", "--judge", "record", &case])
+        .0
+        .assert_code(0);
     rubric_case(&project, "fruit", "The answer names four fruits.");
-    let (_, stdout, _, report) = run(&project, &["run", &case]);
+    let (output, report) = run(&project, &["run", &case]);
+    let stdout = output.stdout();
     assert_eq!(
         report["cases"][0]["runs"][0]["verdicts"][0]["outcome"], "not_evaluable",
         "{stdout}"
     );
-    let (code, ..) = run(&project, &["run", "--judge", "record", &case]);
-    assert_eq!(code, 0);
+    run(&project, &["run", "--judge", "record", &case])
+        .0
+        .assert_code(0);
     assert_eq!(judgments(&project).len(), 2, "the old judgment stays");
     assert_eq!(fake.received().len(), 2);
-    let (code, _, _, report) = run(&project, &["run", &case]);
-    assert_eq!(code, 0);
+    let (output, report) = run(&project, &["run", &case]);
+    output.assert_code(0);
     assert_eq!(
         report["cases"][0]["runs"][0]["verdicts"][0]["outcome"],
         "pass"
@@ -266,8 +275,9 @@ fn a_low_score_fails_with_the_judges_reason() {
     let fake = FakeProvider::start(vec![], verdict_answer("openai-chat", 0.4));
     let project = Project::new(&judge_toml("openai-chat", &fake.base_url));
     let case = rubric_case(&project, "fruit", "The answer names three fruits.");
-    let (code, stdout, _, _) = run(&project, &["run", "--judge", "live", &case]);
-    assert_eq!(code, 1, "{stdout}");
+    let (output, _) = run(&project, &["run", "--judge", "live", &case]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains(&format!(
             "  fruit run 1: graders[0] rubric \"The answer names three fruits.\": score 0.40 (threshold 0.70): {REASON}"
@@ -283,7 +293,7 @@ fn a_low_score_fails_with_the_judges_reason() {
 /// A project with the hostile component beside `cases/`.
 fn hostile_project(toml: &str) -> Project {
     let project = Project::new(toml);
-    std::fs::copy(HOSTILE, project.path().join("hostile.wasm")).unwrap();
+    std::fs::copy(guests::hostile(), project.path().join("hostile.wasm")).unwrap();
     project
 }
 
@@ -303,8 +313,9 @@ fn a_component_by_path_asks_only_when_its_entry_grants_the_judge() {
     let fake = FakeProvider::start(vec![], Step::Sse(chat_text("I see a pear.", 5, 4)));
     let project = hostile_project(&judge_toml("openai-chat", &fake.base_url));
     let ungranted = hostile_case(&project, "ungranted", "judge-once", false);
-    let (code, stdout, _, report) = run(&project, &["run", "--judge", "record", &ungranted]);
-    assert_eq!(code, 1, "{stdout}");
+    let (output, report) = run(&project, &["run", "--judge", "record", &ungranted]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("  ungranted run 1: error: graders[0] ../hostile.wasm#judge-once {}: judge not granted: this grader may not ask the judge: give its case entry `judge: true`"),
         "{stdout}"
@@ -313,8 +324,8 @@ fn a_component_by_path_asks_only_when_its_entry_grants_the_judge() {
     assert!(report["cases"][0]["runs"][0]["verdicts"][0]["judge"].is_null());
 
     let granted = hostile_case(&project, "granted", "judge-once", true);
-    let (code, stdout, _, report) = run(&project, &["run", "--judge", "record", &granted]);
-    assert_eq!(code, 0, "{stdout}");
+    let (output, report) = run(&project, &["run", "--judge", "record", &granted]);
+    output.assert_code(0);
     assert_eq!(
         report["cases"][0]["runs"][0]["verdicts"][0]["message"],
         "judge said \"I see a pear.\""
@@ -329,8 +340,9 @@ fn judge_true_on_a_builtin_is_a_load_error() {
         "wrong",
         "prompt: Go.\nmodel:\n  - text: hi\ngraders:\n  - final_text_contains: hi\n    judge: true\n",
     );
-    let (code, _, stderr) = project.evalhost(&["check", "cases/wrong.yaml"]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = project.evalhost(&["check", "cases/wrong.yaml"]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains("graders[0].final_text_contains: `judge: true` grants the judge to a component named by path; built-in graders may always ask it"),
         "{stderr}"
@@ -339,8 +351,9 @@ fn judge_true_on_a_builtin_is_a_load_error() {
         "typo",
         "prompt: Go.\nmodel:\n  - text: hi\ngraders:\n  - ../g.wasm#x: {}\n    judge: often\n",
     );
-    let (code, _, stderr) = project.evalhost(&["check", "cases/typo.yaml"]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = project.evalhost(&["check", "cases/typo.yaml"]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains("typo.yaml:7:12: graders[0].judge: expected true or false, found a string"),
         "{stderr}"
@@ -353,11 +366,12 @@ fn the_call_cap_bounds_a_grader_looping_on_the_judge() {
     let project = hostile_project(&judge_toml("openai-chat", &fake.base_url));
     let case = hostile_case(&project, "loop", "judge-loop", true);
     let started = Instant::now();
-    let (code, stdout, _, report) = run(
+    let (output, report) = run(
         &project,
         &["run", "--judge", "record", "--judge-max-calls", "3", &case],
     );
-    assert_eq!(code, 1, "{stdout}");
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("  loop run 1: error: graders[0] ../hostile.wasm#judge-loop {}: judge call limit: the grader asked more than 3 questions in one grading call"),
         "{stdout}"
@@ -376,8 +390,9 @@ fn the_call_cap_bounds_a_grader_looping_on_the_judge() {
 
     // Replaying the loop: the fourth question is refused as before, without any request.
     set_judge(&project, "openai-chat", DEAD_URL);
-    let (code, stdout, _, _) = run(&project, &["run", "--judge-max-calls", "3", &case]);
-    assert_eq!(code, 1);
+    let (output, _) = run(&project, &["run", "--judge-max-calls", "3", &case]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(stdout.contains("judge call limit"), "{stdout}");
     assert_eq!(fake.received().len(), 3);
 }
@@ -390,7 +405,7 @@ fn the_suite_token_cap_stops_further_questions() {
         "two",
         "prompt: Name three fruits.\nmodel:\n  - text: Apples, pears and plums.\ngraders:\n  - rubric: {rubric: Names fruits.}\n  - rubric: {rubric: Is polite.}\n",
     );
-    let (code, stdout, _, _) = run(
+    let (output, _) = run(
         &project,
         &[
             "run",
@@ -401,7 +416,8 @@ fn the_suite_token_cap_stops_further_questions() {
             "cases/two.yaml",
         ],
     );
-    assert_eq!(code, 1, "{stdout}");
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("  two run 1: error: graders[1] rubric {\"rubric\":\"Is polite.\"}: judge token limit: the suite has spent 42 judge tokens (cap 40)"),
         "{stdout}"
@@ -413,26 +429,29 @@ fn the_suite_token_cap_stops_further_questions() {
 fn without_a_judge_a_rubric_is_an_error_and_record_needs_one() {
     let project = Project::new("");
     let case = rubric_case(&project, "fruit", "The answer names three fruits.");
-    let (code, stdout, _, _) = run(&project, &["run", &case]);
-    assert_eq!(code, 1, "{stdout}");
+    let (output, _) = run(&project, &["run", &case]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("  fruit run 1: error: graders[0] rubric {\"rubric\":\"The answer names three fruits.\",\"threshold\":0.7}: grader failed: no judge configured: set [judge]"),
         "{stdout}"
     );
-    let (code, _, stderr) = project.evalhost(&["run", "--judge", "record", &case]);
-    assert_eq!(code, 2);
+    let output = project.evalhost(&["run", "--judge", "record", &case]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains("--judge record needs a judge: set [judge] (kind, base_url, model, api_key_env) in evalhost.toml"),
         "{stderr}"
     );
-    let (code, _, stderr) = project.evalhost_with(
+    let output = project.evalhost_with(
         &["run", "--judge", "live", &case],
         &[
             ("EVALHOST_JUDGE_PROVIDER", "openai-chat"),
             ("EVALHOST_JUDGE_BASE_URL", DEAD_URL),
         ],
     );
-    assert_eq!(code, 2);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains("the judge needs judge field `model`: set `model` under [judge] in"),
         "{stderr}"
@@ -448,8 +467,9 @@ fn a_failing_judge_provider_is_an_error_without_the_key() {
     );
     let project = Project::new(&judge_toml("openai-chat", &fake.base_url));
     let case = rubric_case(&project, "fruit", "The answer names three fruits.");
-    let (code, stdout, _, _) = run(&project, &["run", "--judge", "record", &case]);
-    assert_eq!(code, 1, "{stdout}");
+    let (output, _) = run(&project, &["run", "--judge", "record", &case]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("error: graders[0] rubric {\"rubric\":\"The answer names three fruits.\",\"threshold\":0.7}: judge failed: the provider reported an error: HTTP 401: bad key <redacted>") && stdout.contains("<redacted>"),
         "{stdout}"
@@ -458,7 +478,7 @@ fn a_failing_judge_provider_is_an_error_without_the_key() {
 
 #[test]
 fn a_bundle_grader_asking_for_the_judge_is_refused_by_the_trust_policy() {
-    let p = bundle_support::Project::new();
+    let p = bundle::Project::new();
     let src = p.bundle_source("1.0.0");
     let toml = std::fs::read_to_string(src.join("bundle.toml")).unwrap();
     std::fs::write(
@@ -501,13 +521,13 @@ fn pass_answer(pass: bool, reason: &str) -> Step {
 fn agentcompany_rubric_dimensions_are_judged_only_when_a_judge_is_configured() {
     let fixture = "ceo-bootstrap-empty.jsonl";
     let copy = |project: &Project| {
-        let from = crate::common::repo().join("cases/agentcompany");
+        let from = crate::support::common::repo().join("cases/agentcompany");
         std::fs::copy(
             from.join(fixture),
             project.path().join("cases").join(fixture),
         )
         .unwrap();
-        crate::common::copy_dir(
+        crate::support::common::copy_dir(
             &from.join("scenarios"),
             &project.path().join("cases/scenarios"),
         );
@@ -526,8 +546,8 @@ fn agentcompany_rubric_dimensions_are_judged_only_when_a_judge_is_configured() {
     // No judge: the deterministic check alone, as before.
     let plain = Project::new("");
     let case = copy(&plain);
-    let (code, stdout, _, report) = run(&plain, &["run", &case]);
-    assert_eq!(code, 0, "{stdout}");
+    let (output, report) = run(&plain, &["run", &case]);
+    output.assert_code(0);
     let verdict = rubric_verdict(&report);
     assert_eq!(verdict["outcome"], "pass");
     assert_eq!(verdict["message"], "");
@@ -537,8 +557,8 @@ fn agentcompany_rubric_dimensions_are_judged_only_when_a_judge_is_configured() {
     let fake = FakeProvider::start(vec![], pass_answer(false, "No research lead was hired."));
     let project = Project::new(&judge_toml("openai-chat", &fake.base_url));
     let case = copy(&project);
-    let (code, stdout, _, report) = run(&project, &["run", "--judge", "record", &case]);
-    assert_eq!(code, 1, "{stdout}");
+    let (output, report) = run(&project, &["run", "--judge", "record", &case]);
+    output.assert_code(1);
     let verdict = rubric_verdict(&report);
     assert_eq!(verdict["outcome"], "fail");
     assert_eq!(
@@ -553,8 +573,8 @@ fn agentcompany_rubric_dimensions_are_judged_only_when_a_judge_is_configured() {
     );
     // Replayed with the judge gone: the same verdict.
     set_judge(&project, "openai-chat", DEAD_URL);
-    let (code, _, _, replayed) = run(&project, &["run", &case]);
-    assert_eq!(code, 1);
+    let (output, replayed) = run(&project, &["run", &case]);
+    output.assert_code(1);
     assert_eq!(rubric_verdict(&replayed)["message"], verdict["message"]);
     assert_eq!(fake.received().len(), 1);
 }
@@ -564,8 +584,8 @@ fn nexus_semantic_entries_with_a_rubric_are_judged() {
     let fake = FakeProvider::start(vec![], verdict_answer("openai-chat", 0.8));
     let project = Project::new(&judge_toml("openai-chat", &fake.base_url));
     let dir = project.path().join("cases/build-error-fix");
-    crate::common::copy_dir(
-        &crate::common::repo().join("cases/nexus/build-error-fix"),
+    crate::support::common::copy_dir(
+        &crate::support::common::repo().join("cases/nexus/build-error-fix"),
         &dir,
     );
     let assertions = std::fs::read_to_string(dir.join("assertions.yaml")).unwrap();
@@ -577,11 +597,11 @@ fn nexus_semantic_entries_with_a_rubric_are_judged() {
         ),
     )
     .unwrap();
-    let (code, stdout, _, report) = run(
+    let (output, report) = run(
         &project,
         &["run", "--judge", "record", "cases/build-error-fix"],
     );
-    assert_eq!(code, 0, "{stdout}");
+    output.assert_code(0);
     let verdicts = report["cases"][0]["runs"][0]["verdicts"]
         .as_array()
         .unwrap();
@@ -608,8 +628,8 @@ fn nexus_semantic_entries_with_a_rubric_are_judged() {
     // Without a judge configured, the judged shape is not evaluable, never an error.
     set_judge(&project, "openai-chat", DEAD_URL);
     std::fs::write(project.path().join("evalhost.toml"), "").unwrap();
-    let (code, stdout, _, report) = run(&project, &["run", "cases/build-error-fix"]);
-    assert_eq!(code, 0, "{stdout}");
+    let (output, report) = run(&project, &["run", "cases/build-error-fix"]);
+    output.assert_code(0);
     let verdict = report["cases"][0]["runs"][0]["verdicts"]
         .as_array()
         .unwrap()
@@ -670,7 +690,9 @@ fn waiting_for_the_judge_does_not_count_against_the_deadline() {
         None,
     )
     .unwrap();
-    let component = host.load_component_file(Path::new(HOSTILE)).unwrap();
+    let component = host
+        .load_component_file(Path::new(guests::hostile()))
+        .unwrap();
     let mut evidence = Evidence::from_session(&[], RunFacts::default());
     evidence.final_text = "a pear".into();
     let evidence = PreparedEvidence::new(&evidence);

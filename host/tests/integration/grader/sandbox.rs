@@ -1,13 +1,15 @@
 //! The grader host against real hostile guest components (built from `tests/guests/` by the
 //! host build): every probe ends with its own named error, leaves the workspace unchanged,
-//! and the next call works. The probes are data in `hostile_support`; `hardening_probes.rs`
+//! and the next call works. The probes are data in `support::hostile`; `hardening/probes.rs`
 //! runs them all in one process for the timing table and host memory.
 
-use crate::hostile_support;
+use crate::support::evalhost::Evalhost;
+use crate::support::guests;
+use crate::support::hostile;
 
 use std::time::Duration;
 
-use crate::hostile_support::{Expect, Sandbox, evidence, host, hostile, probe, run};
+use crate::support::hostile::{Expect, Sandbox, evidence, host, hostile, probe, run};
 use evalhost::grader::{GraderError, Limits};
 
 /// One test per probe: `name` stopped as `expect` says, with the error text checked.
@@ -197,7 +199,7 @@ fn clock_and_random_are_virtual_and_deterministic() {
         "virtual wall clock: {first:?}"
     );
     // A second host (another process, another day) sees the same.
-    let other = hostile(&hostile_support::host(Limits::default()));
+    let other = hostile(&hostile::host(Limits::default()));
     let (again, _) = other.grade("clock", "null", &evidence(), Some(&sandbox.workspace));
     assert_eq!(again.expect("clock probe"), first);
 }
@@ -246,7 +248,7 @@ fn the_fuel_budget_stops_a_loop_whatever_the_deadline() {
 #[test]
 fn a_case_with_hostile_graders_does_not_affect_the_next_case() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(hostile_support::HOSTILE, dir.path().join("hostile.wasm")).unwrap();
+    std::fs::copy(guests::hostile(), dir.path().join("hostile.wasm")).unwrap();
     let case = |name: &str, graders: &str| {
         let path = dir.path().join(format!("{name}.yaml"));
         std::fs::write(
@@ -267,7 +269,7 @@ fn a_case_with_hostile_graders_does_not_affect_the_next_case() {
         "  - final_text_contains: Hello\n  - hostile.wasm#ok: null\n",
     );
     let out = dir.path().join("out");
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_evalhost"))
+    let output = Evalhost::new()
         .args(["run", "--jobs", "1", "--out"])
         .arg(&out)
         .args([&hostile_case, &next_case])
@@ -275,10 +277,9 @@ fn a_case_with_hostile_graders_does_not_affect_the_next_case() {
             "XDG_CACHE_HOME",
             std::env::temp_dir().join("evalhost-test-cache"),
         )
-        .output()
-        .expect("evalhost runs");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
+        .run();
+    output.assert_code(1);
+    let stderr = output.stderr();
     assert!(!stderr.contains("panicked at"), "{stderr}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();

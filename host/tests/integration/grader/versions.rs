@@ -2,14 +2,14 @@
 //! loading and grading, a 0.2.0 component (which adds `describe`) loads beside it, and the
 //! built-ins and the hostile probes (the SDK) target 0.3.0 (which adds the `judge` import).
 
+use crate::support::evalhost::Evalhost;
+use crate::support::guests;
 use std::path::Path;
 
 use evalhost::evidence::{Evidence, RunFacts};
 use evalhost::grader::{GraderHost, Limits, PreparedEvidence, WORLD_VERSIONS};
 
 const BUILTIN: &str = env!("EVALHOST_BUILTIN_GRADERS_WASM");
-const V0_1_0: &str = env!("EVALHOST_TEST_V0_1_0_WASM");
-const V0_2_0: &str = env!("EVALHOST_TEST_V0_2_0_WASM");
 
 fn host() -> GraderHost {
     GraderHost::new(Limits::default(), None).expect("engine")
@@ -38,7 +38,9 @@ fn every_released_wit_version_has_a_frozen_copy() {
 #[test]
 fn a_0_1_0_component_still_loads_and_grades() {
     let host = host();
-    let (component, report) = host.check_component_file(Path::new(V0_1_0)).unwrap();
+    let (component, report) = host
+        .check_component_file(Path::new(guests::v0_1_0()))
+        .unwrap();
     assert_eq!(report.world_version, "0.1.0");
     assert!(
         report
@@ -57,7 +59,7 @@ fn a_0_1_0_component_still_loads_and_grades() {
 #[test]
 fn a_0_2_0_component_loads_beside_0_1_0_and_describes() {
     let mut host = GraderHost::with_builtins().unwrap();
-    let bytes = std::fs::read(V0_2_0).unwrap();
+    let bytes = std::fs::read(guests::v0_2_0()).unwrap();
     let component = host.add_component(&bytes, "v0.2.0 test").unwrap().clone();
     assert_eq!(component.world_version(), "0.2.0");
     assert_eq!(
@@ -129,12 +131,11 @@ fn the_sdk_targets_0_3_0_which_imports_the_judge_and_describes() {
 
 #[test]
 fn grader_check_and_test_show_the_version_and_description() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalhost"))
-        .args(["grader", "check", V0_2_0])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
+    let output = Evalhost::new()
+        .args(["grader", "check", guests::v0_2_0()])
+        .run();
+    output.assert_success();
+    let stdout = output.stdout();
     assert!(
         stdout.contains("world:   evalhost:grader@0.2.0"),
         "{stdout}"
@@ -147,15 +148,14 @@ fn grader_check_and_test_show_the_version_and_description() {
     std::fs::write(&evidence_path, serde_json::to_string(&e).unwrap()).unwrap();
     let config = dir.path().join("c.json");
     std::fs::write(&config, r#""done""#).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalhost"))
-        .args(["grader", "test", V0_2_0, "--evidence"])
+    let output = Evalhost::new()
+        .args(["grader", "test", guests::v0_2_0(), "--evidence"])
         .arg(&evidence_path)
         .arg("--config")
         .arg(&config)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
+        .run();
+    output.assert_success();
+    let stdout = output.stdout();
     assert!(
         stdout.contains(r#"checks:    final text is exactly "done""#),
         "{stdout}"

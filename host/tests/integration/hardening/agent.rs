@@ -3,7 +3,7 @@
 //! `setsid`), bash sees none of evalhost's environment, and tool output is capped before
 //! it reaches the model.
 
-use crate::common;
+use crate::support::evalhost::{Evalhost, Output};
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -11,9 +11,14 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 /// `evalhost run --out OUT CASE` with `env` added to evalhost's environment.
-fn run(case: &Path, out: &Path, env: &[(&str, &str)]) -> (i32, String, String) {
-    let (out, case) = (out.to_string_lossy(), case.to_string_lossy());
-    common::evalhost_with_env(&["run", "--out", &out, &case], env)
+fn run(case: &Path, out: &Path, env: &[(&str, &str)]) -> Output {
+    Evalhost::new()
+        .arg("run")
+        .arg("--out")
+        .arg(out)
+        .arg(case)
+        .envs(env.iter().copied())
+        .run()
 }
 
 /// A case `name` whose script makes one bash call with `command`, then answers `done`.
@@ -77,8 +82,8 @@ fn a_double_forked_sleeper_does_not_survive_the_run() {
         format!("(setsid bash -c 'exec -a {marker} sleep 300' > /dev/null 2>&1 &) ; echo ok");
     let case = bash_case(dir.path(), "sleeper", &command);
     let out = dir.path().join("out");
-    let (code, stdout, stderr) = run(&case, &out, &[]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = run(&case, &out, &[]);
+    output.assert_code(0);
     // SIGKILL is immediate, the kernel's teardown is not.
     let deadline = Instant::now() + Duration::from_secs(5);
     while !processes_with(&marker).is_empty() && Instant::now() < deadline {
@@ -110,8 +115,9 @@ fn bash_does_not_see_evalhosts_environment() {
         "echo \"secret=[$EVALHOST_TEST_SECRET]\"; env",
     );
     let out = dir.path().join("out");
-    let (code, stdout, stderr) = run(&case, &out, &[("EVALHOST_TEST_SECRET", "hunter2")]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = run(&case, &out, &[("EVALHOST_TEST_SECRET", "hunter2")]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     let log = std::fs::read_to_string(out.join("planted/run-1.jsonl")).unwrap();
     assert!(
         log.contains("secret=[]"),
@@ -120,7 +126,7 @@ fn bash_does_not_see_evalhosts_environment() {
     for place in [
         log,
         std::fs::read_to_string(out.join("report.json")).unwrap(),
-        stdout,
+        stdout.to_owned(),
     ] {
         assert!(
             !place.contains("hunter2"),
@@ -139,8 +145,8 @@ fn tool_output_is_capped_before_it_reaches_the_model() {
         "head -c 10000000 /dev/zero | tr '\\0' y",
     );
     let out = dir.path().join("out");
-    let (code, stdout, stderr) = run(&case, &out, &[]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let evalhost_output = run(&case, &out, &[]);
+    evalhost_output.assert_code(0);
     let records = session(&out, "flood");
     let second_request = records
         .iter()

@@ -1,21 +1,24 @@
 //! Bad input through the real binary: one test per class of hostile or broken case input.
 //! Each must end with exit code 2 and an `Error:` naming the file (and line:column where
-//! the input has one), and never a panic. `case_parse.rs` and `case_load.rs` pin the exact
+//! the input has one), and never a panic. `case/parse.rs` and `case/load.rs` pin the exact
 //! library messages; this file checks what a user of `evalhost run` sees.
 
-use crate::common;
+use crate::support::common;
+use crate::support::evalhost::Evalhost;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::common::{copy_dir, evalhost};
+use crate::support::common::copy_dir;
 
 /// `evalhost run PATH`, asserting the bad-input contract: exit 2, no panic, and a first
 /// problem that starts by naming `located` (a path, or `path:line:col`): the `Error:` line
 /// itself, or the first of several problems listed above the `Error:` line. Returns stderr.
 fn refused(path: &Path, located: &str) -> String {
     let started = Instant::now();
-    let (code, stdout, stderr) = evalhost(&["run", path.to_str().unwrap()]);
+    let output = Evalhost::new().args(["run", path.to_str().unwrap()]).run();
+    let code = output.code();
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     let elapsed = started.elapsed();
     assert_eq!(code, 2, "exit code; stdout: {stdout}\nstderr: {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
@@ -35,7 +38,7 @@ fn refused(path: &Path, located: &str) -> String {
     );
     // Loading is bounded: no input may make it crawl (a generous bound, not a benchmark).
     assert!(elapsed < Duration::from_secs(30), "took {elapsed:?}");
-    stderr
+    stderr.to_owned()
 }
 
 /// A fresh directory with `name` holding `text`.

@@ -8,6 +8,7 @@
 //! verdicts are as expected. Then: a case widening its confinement, a kernel lacking
 //! features (`EVALHOST_CONFINE_ABI`), `--require-confinement` and `--no-confine`.
 
+use crate::support::evalhost::{Evalhost, Output};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -130,8 +131,8 @@ const ATTEMPTS: [&str; 9] = [
 ];
 
 /// Run `evalhost run ARGS CASES` with `home` as evalhost's HOME: (exit code, stdout, stderr).
-fn evalhost(home: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
+fn evalhost(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    Evalhost::new()
         .arg("run")
         .args(args)
         .env("HOME", home)
@@ -140,13 +141,7 @@ fn evalhost(home: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, S
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-cache"),
         )
         .envs(env.iter().copied())
-        .output()
-        .unwrap();
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+        .run()
 }
 
 /// `text` as a YAML block scalar's lines, indented by `indent` spaces.
@@ -245,12 +240,13 @@ fn escapes_through_the_agent_loop_are_refused_and_the_work_is_done() {
     )
     .unwrap();
     let out = targets.dir.path().join("out");
-    let (code, stdout, stderr) = evalhost(
+    let output = evalhost(
         &targets.home,
         &["--out", out.to_str().unwrap(), cases.to_str().unwrap()],
         &[],
     );
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(stdout.contains(
         "\nConfinement: runs write only their workspace, HOME and TMPDIR; read the system but not your home; connect only to the model endpoint.\n"
     ), "{stdout}");
@@ -268,12 +264,13 @@ fn escapes_of_an_external_agent_are_refused_and_the_work_is_done() {
     )
     .unwrap();
     let out = targets.dir.path().join("out");
-    let (code, stdout, stderr) = evalhost(
+    let output = evalhost(
         &targets.home,
         &["--out", out.to_str().unwrap(), cases.to_str().unwrap()],
         &[],
     );
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert_refused(&mut targets, &out, "escape-external", &stdout);
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
@@ -298,11 +295,12 @@ fn without_confinement_the_same_script_escapes() {
         external_case(&targets.script()),
     )
     .unwrap();
-    let (_, stdout, stderr) = evalhost(
+    let output = evalhost(
         &targets.home,
         &["--no-confine", cases.to_str().unwrap()],
         &[],
     );
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert!(
         stdout.contains(
             "\nConfinement: off (--no-confine): the agent's processes ran with your full rights.\n"
@@ -350,7 +348,7 @@ graders:
     )
     .unwrap();
     let report_dir = targets.dir.path().join("report");
-    let (code, stdout, stderr) = evalhost(
+    let output = evalhost(
         &targets.home,
         &[
             "--out",
@@ -359,7 +357,8 @@ graders:
         ],
         &[],
     );
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(
         stdout.contains(&format!(
             "\nConfinement of widened: also write {out}; also read {secret}; also connect to port {port}.\n"
@@ -385,24 +384,27 @@ fn a_kernel_without_a_feature_is_named_and_require_confinement_refuses_it() {
     let home = tempfile::tempdir().unwrap();
     let mino = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases/mino");
     let mino = mino.to_str().unwrap();
-    let (code, stdout, stderr) = evalhost(home.path(), &[mino], &[("EVALHOST_CONFINE_ABI", "3")]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = evalhost(home.path(), &[mino], &[("EVALHOST_CONFINE_ABI", "3")]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(stdout.contains(
         "\nConfinement missing: TCP connect rules (Landlock ABI 4), signal and abstract-socket scoping (Landlock ABI 6) (this kernel has Landlock ABI 3).\n"
     ), "{stdout}");
-    let (code, stdout, stderr) = evalhost(
+    let output = evalhost(
         home.path(),
         &["--require-confinement", mino],
         &[("EVALHOST_CONFINE_ABI", "0")],
     );
-    assert_eq!(code, 2, "{stdout}{stderr}");
+    output.assert_code(2);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert_eq!(stdout, "");
     assert_eq!(
         stderr,
         "Error: --require-confinement: this kernel cannot give file system rules (Landlock ABI 1), truncation rules (Landlock ABI 3), TCP connect rules (Landlock ABI 4), signal and abstract-socket scoping (Landlock ABI 6) (its Landlock ABI is 0)\n"
     );
     // The kernel here has every feature: --require-confinement runs.
-    let (code, stdout, stderr) = evalhost(home.path(), &["--require-confinement", mino], &[]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = evalhost(home.path(), &["--require-confinement", mino], &[]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(!stdout.contains("Confinement missing"), "{stdout}");
 }

@@ -2,9 +2,7 @@
 //! half with `--jobs 4`, yields the same JSON report every time apart from wall-clock
 //! durations; the fuel every grader used is part of what must be equal.
 
-use std::process::Command;
-
-use crate::common::repo;
+use crate::support::evalhost::Evalhost;
 use serde_json::Value;
 
 /// The suites run together: Mino's YAML cases (the agent and its bash tool; passing and
@@ -27,20 +25,13 @@ const TIMING_KEYS: [&str; 4] = ["duration_ms", "duration_us", "at_ms", "started_
 /// `evalhost run --jobs JOBS --out DIR SUITES...`: the report.json it wrote.
 fn report(jobs: u32) -> Value {
     let out = tempfile::tempdir().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
+    let output = Evalhost::new()
         .args(["run", "--jobs", &jobs.to_string(), "--out"])
         .arg(out.path())
         .args(SUITES)
-        .current_dir(repo())
-        .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
-        .output()
-        .expect("evalhost runs");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        matches!(output.status.code(), Some(0 | 1)),
-        "{:?}: {stderr}",
-        output.status
-    );
+        .run();
+    let stderr = output.stderr();
+    assert!(matches!(output.code(), 0 | 1), "{output}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     let text = std::fs::read_to_string(out.path().join("report.json")).expect("report.json");
     serde_json::from_str(&text).expect("report.json is JSON")

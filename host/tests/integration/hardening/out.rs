@@ -4,19 +4,11 @@
 //! path, not a crash.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::common::repo;
+use crate::support::evalhost::Evalhost;
 use serde_json::Value;
-
-fn evalhost() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_evalhost"));
-    command
-        .current_dir(repo())
-        .env("XDG_CACHE_HOME", repo().join("target/test-cache"));
-    command
-}
 
 /// Every file under `dir` (recursively), skipping finished-workspace snapshots.
 fn files(dir: &Path) -> Vec<PathBuf> {
@@ -80,15 +72,14 @@ fn sigkill_mid_suite_leaves_no_half_written_file() {
         // The killed runs' temp roots land here and go with it (nothing cleans up after a
         // SIGKILL; left in the default place they would pile up in RAM-backed /dev/shm).
         let run_roots = tempfile::tempdir().unwrap();
-        let mut child = evalhost()
+        let mut child = Evalhost::new()
             .env("TMPDIR", run_roots.path())
             .args(["run", "--runs", "8", "--jobs", "2", "--out"])
             .arg(out.path())
             .args(["cases/agentcompany", "cases/mino"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .spawn()
-            .expect("evalhost starts");
+            .spawn();
         let deadline = Instant::now() + Duration::from_secs(120);
         let mut finished = false;
         while count_evidence(out.path()) < kill_after {
@@ -119,16 +110,14 @@ fn an_uncreatable_temp_directory_makes_every_run_errored_with_the_path() {
     let not_a_dir = dir.path().join("not-a-directory");
     std::fs::write(&not_a_dir, "").unwrap();
     let out = dir.path().join("out");
-    let output = evalhost()
+    let output = Evalhost::new()
         .args(["run", "--runs", "2", "--out"])
         .arg(&out)
         .arg("cases/mino")
         .env("TMPDIR", &not_a_dir)
-        .output()
-        .expect("evalhost runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+        .run();
+    output.assert_code(1);
+    let stderr = output.stderr();
     assert!(!stderr.contains("panicked"), "{stderr}");
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();

@@ -5,9 +5,9 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use crate::common::{evalhost, repo};
+use crate::support::common::repo;
+use crate::support::evalhost::{Evalhost, Output};
 
 const CASE: &str = "name: secret-notes
 prompt: Read the notes.
@@ -57,17 +57,19 @@ fn every_report_and_artifact_file_is_0600_and_every_directory_0700() {
     let junit = tmp.path().join("junit.xml");
     let html = tmp.path().join("report.html");
     let s = |p: &Path| p.to_str().unwrap().to_owned();
-    let (code, stdout, stderr) = evalhost(&[
-        "run",
-        "--out",
-        &s(&out),
-        "--junit",
-        &s(&junit),
-        "--html",
-        &s(&html),
-        &s(&cases),
-    ]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--out",
+            &s(&out),
+            "--junit",
+            &s(&junit),
+            "--html",
+            &s(&html),
+            &s(&cases),
+        ])
+        .run();
+    output.assert_code(0);
 
     let written = tree(&tmp.path().join("reports"));
     let names: Vec<String> = written
@@ -104,24 +106,30 @@ fn every_report_and_artifact_file_is_0600_and_every_directory_0700() {
 
     // The re-graded and merged reports too.
     let regraded = tmp.path().join("regraded.json");
-    let (code, stdout, stderr) = evalhost(&["grade", "--evidence", &s(&out), "-o", &s(&regraded)]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args(["grade", "--evidence", &s(&out), "-o", &s(&regraded)])
+        .run();
+    output.assert_code(0);
     assert_eq!(mode(&regraded), 0o600);
     let merged = tmp.path().join("merged.json");
     let report = out.join("report.json");
-    let (code, stdout, stderr) = evalhost(&["report", "merge", &s(&report), "-o", &s(&merged)]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args(["report", "merge", &s(&report), "-o", &s(&merged)])
+        .run();
+    output.assert_code(0);
     assert_eq!(mode(&merged), 0o600);
     // Written over: the old file's mode does not survive.
     std::fs::set_permissions(&merged, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let (code, _, _) = evalhost(&["report", "merge", &s(&report), "-o", &s(&merged)]);
-    assert_eq!(code, 0);
+    let output = Evalhost::new()
+        .args(["report", "merge", &s(&report), "-o", &s(&merged)])
+        .run();
+    output.assert_code(0);
     assert_eq!(mode(&merged), 0o600);
 }
 
 /// `evalhost ARGS` with `HOME` at `home` and no `XDG_*` variables: `(code, stdout, stderr)`.
-fn evalhost_at_home(home: &Path, args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
+fn evalhost_at_home(home: &Path, args: &[&str]) -> Output {
+    Evalhost::new()
         .args(args)
         .current_dir(repo())
         .env("HOME", home)
@@ -129,13 +137,7 @@ fn evalhost_at_home(home: &Path, args: &[&str]) -> (i32, String, String) {
         .env_remove("XDG_DATA_HOME")
         .env_remove("XDG_CACHE_HOME")
         .env_remove("EVALHOST_BUNDLE_STORE")
-        .output()
-        .expect("evalhost runs");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+        .run()
 }
 
 #[test]
@@ -145,8 +147,9 @@ fn a_report_path_inside_evalhosts_own_directories_is_refused() {
     let h = home.display();
     std::fs::create_dir_all(home.join(".cache/evalhost/components")).unwrap();
     let out = format!("{h}/.cache/evalhost/reports");
-    let (code, stdout, stderr) = evalhost_at_home(&home, &["run", "--out", &out, "cases/mino"]);
-    assert_eq!(code, 2, "{stdout}{stderr}");
+    let output = evalhost_at_home(&home, &["run", "--out", &out, "cases/mino"]);
+    output.assert_code(2);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     assert_eq!(stdout, "");
     assert_eq!(
         stderr,
@@ -158,8 +161,9 @@ fn a_report_path_inside_evalhosts_own_directories_is_refused() {
 
     // The directories need not exist yet; `..` and the other flags do not slip through.
     let junit = format!("{h}/elsewhere/../.config/evalhost/junit.xml");
-    let (code, _, stderr) = evalhost_at_home(&home, &["run", "--junit", &junit, "cases/mino"]);
-    assert_eq!(code, 2);
+    let output = evalhost_at_home(&home, &["run", "--junit", &junit, "cases/mino"]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert_eq!(
         stderr,
         format!(
@@ -167,15 +171,16 @@ fn a_report_path_inside_evalhosts_own_directories_is_refused() {
         )
     );
     let html = format!("{h}/.local/share/evalhost/report.html");
-    let (code, _, stderr) = evalhost_at_home(&home, &["run", "--html", &html, "cases/mino"]);
-    assert_eq!(code, 2);
+    let output = evalhost_at_home(&home, &["run", "--html", &html, "cases/mino"]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.starts_with(&format!(
             "Error: --html `{html}` is inside evalhost's data directory `{h}/.local/share/evalhost`;"
         )),
         "{stderr}"
     );
-    let (code, _, stderr) = evalhost_at_home(
+    let output = evalhost_at_home(
         &home,
         &[
             "report",
@@ -185,9 +190,10 @@ fn a_report_path_inside_evalhosts_own_directories_is_refused() {
             &format!("{h}/.cache/evalhost/m.json"),
         ],
     );
-    assert_eq!(code, 2);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(stderr.starts_with("Error: --out `"), "{stderr}");
-    let (code, _, stderr) = evalhost_at_home(
+    let output = evalhost_at_home(
         &home,
         &[
             "grade",
@@ -197,17 +203,20 @@ fn a_report_path_inside_evalhosts_own_directories_is_refused() {
             &format!("{h}/.cache/evalhost/g.json"),
         ],
     );
-    assert_eq!(code, 2);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(stderr.starts_with("Error: --out `"), "{stderr}");
 
     // Beside them is fine.
     let beside = home.join(".cache/evalhost-reports");
-    let (code, stdout, stderr) = evalhost(&[
-        "run",
-        "--out",
-        beside.to_str().unwrap(),
-        "cases/mino/bash-denied.yaml",
-    ]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--out",
+            beside.to_str().unwrap(),
+            "cases/mino/bash-denied.yaml",
+        ])
+        .run();
+    output.assert_code(0);
     assert!(beside.join("report.json").is_file());
 }

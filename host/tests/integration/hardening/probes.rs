@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::hostile_support::{BUILTIN, Expect, Sandbox, evidence, host, probes, run};
+use crate::support::hostile::{BUILTIN, Expect, Sandbox, evidence, host, probes, run};
 use evalhost::grader::Limits;
 
 /// The deadline the loop probes run under.

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::live_support::*;
+use crate::support::live::*;
 use serde_json::json;
 
 const GREET: &str = "prompt: Say hello.\ngraders:\n  - final_text_contains: hello\n";
@@ -30,8 +30,9 @@ fn live_defaults_to_three_runs_sums_usage_and_skips_replay_only_cases() {
         "scripted-only",
         "prompt: x\nlive: false\nmodel:\n  - text: hello\ngraders:\n  - final_text_contains: hello\n",
     );
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(
         lines[0],
@@ -88,10 +89,10 @@ fn recordings_are_skipped_on_their_own_line() {
         "scripted-only",
         "prompt: x\nlive: false\nmodel:\n  - text: hello\ngraders:\n  - final_text_contains: hello\n",
     );
-    let repo = crate::common::repo();
+    let repo = crate::support::common::repo();
     let nexus = repo.join("cases/nexus/provider-fallback");
     let fixture = repo.join("cases/agentcompany/ceo-bootstrap-empty.jsonl");
-    let (code, stdout, stderr) = project.evalhost(&[
+    let output = project.evalhost(&[
         "run",
         "--live",
         "--runs",
@@ -100,7 +101,8 @@ fn recordings_are_skipped_on_their_own_line() {
         nexus.to_str().unwrap(),
         fixture.to_str().unwrap(),
     ]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    output.assert_code(0);
+    let stdout = output.stdout();
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(
         lines[..3],
@@ -121,8 +123,9 @@ fn nothing_left_to_run_live_is_an_error() {
         "scripted-only",
         "prompt: x\nlive: false\nmodel:\n  - text: hello\ngraders:\n  - final_text_contains: hello\n",
     );
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 2, "{stdout}{stderr}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains("No cases left to run live; every case is replay-only"),
         "{stderr}"
@@ -135,19 +138,22 @@ fn a_missing_field_names_the_field_and_where_to_set_it() {
     let project =
         Project::new("[provider]\nkind = \"openai-chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\n");
     project.case("greet", GREET);
-    let (code, _, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(stderr.contains("`model`"), "{stderr}");
     assert!(stderr.contains("evalhost.toml"), "{stderr}");
     assert!(stderr.contains("EVALHOST_MODEL"), "{stderr}");
     // The environment fills the gap.
-    let (code, _, stderr) = project.evalhost_with(
+    let output = project.evalhost_with(
         &["run", "--live", "cases"],
         &[
             ("EVALHOST_MODEL", "m"),
             ("EVALHOST_BASE_URL", "http://127.0.0.1:9/v1"),
         ],
     );
+    let code = output.code();
+    let stderr = output.stderr();
     assert!(!stderr.contains("`model`"), "{stderr}");
     assert!(
         code == 1 || code == 0,
@@ -160,8 +166,9 @@ fn a_missing_key_variable_is_named() {
     let fake = FakeProvider::start(vec![], Step::Hang);
     let project = Project::for_fake("openai-chat", &fake, "");
     project.case("greet", GREET);
-    let (code, _, stderr) = project.evalhost_with(&["run", "--live", "cases"], &[]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = project.evalhost_with(&["run", "--live", "cases"], &[]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(stderr.contains("EVALHOST_TEST_KEY"), "{stderr}");
     assert!(fake.received().is_empty());
 }
@@ -181,8 +188,8 @@ fn rate_limits_are_retried_after_the_providers_retry_after() {
         "greet",
         "prompt: Say hello.\nruns: 1\ngraders:\n  - final_text_contains: hello\n",
     );
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(0);
     let received = fake.received();
     assert_eq!(received.len(), 2);
     let waited = received[1].at - received[0].at;
@@ -204,8 +211,9 @@ fn a_provider_that_keeps_failing_is_an_errored_run_with_its_error_text() {
     );
     let out = project.path().join("out");
     let out_arg = out.display().to_string();
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "--out", &out_arg, "cases"]);
-    assert_eq!(code, 1, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "--out", &out_arg, "cases"]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert_eq!(fake.received().len(), 3, "first attempt and two retries");
     assert!(
         stdout.contains("greet run 1: Provider openai-chat (model fake-model) failed on request 1: HTTP 500: upstream exploded (gave up after 3 attempts)"),
@@ -234,8 +242,8 @@ fn a_stream_cut_mid_way_is_retried() {
         "greet",
         "prompt: Say hello.\nruns: 1\ngraders:\n  - final_text_contains: hello\n",
     );
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(0);
     assert_eq!(fake.received().len(), 2);
 }
 
@@ -248,8 +256,9 @@ fn a_stream_cut_without_retries_left_is_reported() {
         "greet",
         "prompt: Say hello.\nruns: 1\ngraders:\n  - final_text_contains: hello\n",
     );
-    let (code, stdout, _) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 1, "{stdout}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("greet run 1: Provider openai-chat"),
         "{stdout}"
@@ -270,8 +279,9 @@ fn a_hang_past_the_timeout_is_an_errored_run() {
         "prompt: Say hello.\nruns: 1\ngraders:\n  - final_text_contains: hello\n",
     );
     let started = std::time::Instant::now();
-    let (code, stdout, _) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 1, "{stdout}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("no complete answer within 0.3s (gave up after 2 attempts)"),
         "{stdout}"
@@ -302,8 +312,9 @@ fn anthropic_tool_call_round_trip_and_the_key_is_never_written() {
     );
     let out = project.path().join("out");
     let out_arg = out.display().to_string();
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "--out", &out_arg, "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "--out", &out_arg, "cases"]);
+    output.assert_code(0);
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     let row = stdout
         .lines()
         .find(|l| l.starts_with("write"))
@@ -370,8 +381,8 @@ fn responses_provider_tool_call_round_trip() {
         "write",
         "prompt: Write hello to a.txt.\napprove: all\nruns: 1\ngraders:\n  - file_contains: {path: a.txt, text: hello}\n",
     );
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(0);
     let received = fake.received();
     assert_eq!(received[0].path, "/v1/responses");
     assert_eq!(received[0].body["model"], "fake-model");
@@ -404,8 +415,8 @@ fn chat_tool_call_round_trip() {
         "write",
         "prompt: Write hello to b.txt.\napprove: all\nruns: 1\ngraders:\n  - file_contains: {path: b.txt, text: hello}\n  - tool_called: write_file\n",
     );
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(0);
     let second = &fake.received()[1].body;
     let messages = second["messages"].as_array().expect("messages");
     let assistant = &messages[2];
@@ -423,15 +434,17 @@ fn k_below_n_in_replay_and_k_above_n_is_refused() {
         "greet",
         "prompt: Say hello.\nmodel:\n  - text: hello\ngraders:\n  - final_text_contains: hello\n",
     );
-    let (code, stdout, stderr) = project.evalhost(&["run", "--runs", "5", "--k", "2", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--runs", "5", "--k", "2", "cases"]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(stdout.contains("pass@2  pass^2  RATE_CI95"), "{stdout}");
     assert!(
         stdout.contains("Suite: 5 of 5 runs passed, pass rate 1.00 (95% CI 0.57-1.00)."),
         "{stdout}"
     );
-    let (code, _, stderr) = project.evalhost(&["run", "--runs", "2", "--k", "3", "cases"]);
-    assert_eq!(code, 2);
+    let output = project.evalhost(&["run", "--runs", "2", "--k", "3", "cases"]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains("--k 3 is larger than the 2 runs of case greet"),
         "{stderr}"

@@ -5,7 +5,7 @@
 //! passed back across a tool loop; a Chat Completions refusal is the answer's text; repeated
 //! tool-call ids are not concatenated; the clean two-request turn in all three dialects.
 
-use crate::live_support::*;
+use crate::support::live::*;
 use serde_json::{Value, json};
 
 const WRITE: &str = "prompt: Write hello to a.txt.\napprove: all\nruns: 1\ngraders:\n  - file_contains: {path: a.txt, text: hello}\n  - final_text_contains: done\n";
@@ -158,8 +158,9 @@ fn responses_clean_turn_passes_reasoning_back_with_usage_right() {
     );
     let project = Project::for_fake("openai-responses", &fake, "reasoning_effort = \"high\"\n");
     project.case("write", WRITE);
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let evalhost_output = project.evalhost(&["run", "--live", "cases"]);
+    evalhost_output.assert_code(0);
+    let stdout = evalhost_output.stdout();
     assert_eq!(tokens(&row(&stdout, "write")), ("320", "50"), "{stdout}");
 
     let received = fake.received();
@@ -207,8 +208,8 @@ fn reasoning_is_carried_within_a_run_never_into_another() {
     );
     let project = Project::for_fake("openai-responses", &fake, "reasoning_effort = \"high\"\n");
     project.case("write", &WRITE.replace("runs: 1", "runs: 2"));
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "--jobs", "1", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "--jobs", "1", "cases"]);
+    output.assert_code(0);
     let received = fake.received();
     assert_eq!(received.len(), 4);
     let reasoning_items = |n: usize| {
@@ -254,8 +255,8 @@ fn responses_reasoning_without_encrypted_content_is_not_passed_back_unstored() {
     // No reasoning_effort: nothing asked for, and no reasoning item the API could not resolve.
     let project = Project::for_fake("openai-responses", &fake, "");
     project.case("write", WRITE);
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(0);
     let received = fake.received();
     assert!(
         received[0].body.get("reasoning").is_none() && received[0].body.get("include").is_none()
@@ -277,8 +278,9 @@ fn responses_failed_server_error_is_retried_then_succeeds() {
     );
     let project = Project::for_fake("openai-responses", &fake, "");
     project.case("greet", GREET);
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert_eq!(fake.received().len(), 2, "one failed attempt, one retry");
     assert_eq!(tokens(&row(&stdout, "greet")), ("30", "4"));
 }
@@ -288,8 +290,9 @@ fn responses_failed_server_error_that_persists_keeps_its_code_and_text() {
     let fake = FakeProvider::start(vec![], Step::Raw(responses_failing(server_error())));
     let project = Project::for_fake("openai-responses", &fake, "max_retries = 2\n");
     project.case("greet", GREET);
-    let (code, stdout, _) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 1, "{stdout}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert_eq!(fake.received().len(), 3, "first attempt and two retries");
     assert!(
         stdout.contains("greet run 1: Provider openai-responses (model fake-model) failed on request 1: the provider reported an error: server_error: An error occurred while processing your request. You can retry your request"),
@@ -314,15 +317,16 @@ fn responses_nested_rate_limit_error_is_retried_and_keeps_message_and_code() {
     );
     let project = Project::for_fake("openai-responses", &fake, "");
     project.case("greet", GREET);
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(0);
     assert_eq!(fake.received().len(), 2, "the rate limit was retried");
 
     let fake = FakeProvider::start(vec![], Step::Raw(responses_failing(nested)));
     let project = Project::for_fake("openai-responses", &fake, "max_retries = 1\n");
     project.case("greet", GREET);
-    let (code, stdout, _) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 1, "{stdout}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("failed on request 1: the provider reported an error: rate_limit_exceeded: Rate limit reached for fake-model on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000. Please try again in 20ms. (gave up after 2 attempts)"),
         "{stdout}"
@@ -348,8 +352,9 @@ fn responses_flat_error_event_is_retried_and_a_fatal_one_is_not() {
     );
     let project = Project::for_fake("openai-responses", &fake, "");
     project.case("greet", GREET);
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let evalhost_output = project.evalhost(&["run", "--live", "cases"]);
+    evalhost_output.assert_code(0);
+    let _code = evalhost_output.code();
     assert_eq!(fake.received().len(), 2);
 
     let fatal = json!({"type": "response.failed", "sequence_number": 2, "response": {
@@ -358,8 +363,9 @@ fn responses_flat_error_event_is_retried_and_a_fatal_one_is_not() {
     let fake = FakeProvider::start(vec![], Step::Raw(responses_failing(fatal)));
     let project = Project::for_fake("openai-responses", &fake, "");
     project.case("greet", GREET);
-    let (code, stdout, _) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 1, "{stdout}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert_eq!(fake.received().len(), 1, "not retried");
     assert!(
         stdout.contains("failed on request 1: the provider reported an error: context_length_exceeded: Your input exceeds the context window of this model."),
@@ -416,8 +422,9 @@ fn chat_clean_turn_with_ids_repeated_on_every_delta() {
     );
     let project = Project::for_fake("openai-chat", &fake, "reasoning_effort = \"low\"\n");
     project.case("write", WRITE);
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert_eq!(tokens(&row(&stdout, "write")), ("120", "17"));
     let received = fake.received();
     assert_eq!(received[0].body["reasoning_effort"], "low");
@@ -457,8 +464,9 @@ fn chat_refusal_is_the_answers_text() {
     );
     let out = project.path().join("out");
     let out_arg = out.display().to_string();
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "--out", &out_arg, "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "--out", &out_arg, "cases"]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(row(&stdout, "refuse").contains(&"pass"), "{stdout}");
     // The refusal is the run's final text in the session log --out keeps.
     let mut logs = Vec::new();
@@ -499,8 +507,10 @@ fn chat_error_chunk_is_retried_like_its_status() {
     let fake = FakeProvider::start(vec![Step::Raw(broken.clone())], Step::Raw(fine));
     let project = Project::for_fake("openai-chat", &fake, "");
     project.case("greet", GREET);
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(0);
+    let _code = output.code();
+    let stdout = output.stdout();
     assert_eq!(fake.received().len(), 2, "retried once");
     assert_eq!(
         tokens(&row(&stdout, "greet")),
@@ -516,8 +526,9 @@ fn chat_error_chunk_is_retried_like_its_status() {
     let fake = FakeProvider::start(vec![], Step::Raw(invalid));
     let project = Project::for_fake("openai-chat", &fake, "");
     project.case("greet", GREET);
-    let (code, stdout, _) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 1, "{stdout}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert_eq!(fake.received().len(), 1);
     assert!(
         stdout.contains("failed on request 1: the provider reported an error: BadRequestError: tool schema invalid"),
@@ -592,8 +603,9 @@ fn anthropic_clean_turn_passes_thinking_back_with_its_signature() {
     );
     let project = Project::for_fake("anthropic", &fake, "reasoning_effort = \"medium\"\n");
     project.case("write", WRITE);
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     // 100 uncached + 20 cache reads, then 180; 60 + 9 out.
     assert_eq!(tokens(&row(&stdout, "write")), ("300", "69"));
 
@@ -631,8 +643,8 @@ fn anthropic_thinking_budget_is_sent_for_older_models() {
         "thinking_budget_tokens = 2048\nmax_tokens = 8192\n",
     );
     project.case("greet", GREET);
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(0);
     let body = &fake.received()[0].body;
     assert_eq!(
         body["thinking"],
@@ -655,16 +667,18 @@ fn anthropic_overloaded_error_event_is_retried_like_529() {
     );
     let project = Project::for_fake("anthropic", &fake, "");
     project.case("greet", GREET);
-    let (code, stdout, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert_eq!(fake.received().len(), 2);
     assert_eq!(tokens(&row(&stdout, "greet")), ("10", "2"));
 
     let fake = FakeProvider::start(vec![], Step::Raw(overloaded));
     let project = Project::for_fake("anthropic", &fake, "max_retries = 1\n");
     project.case("greet", GREET);
-    let (code, stdout, _) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 1, "{stdout}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     assert!(
         stdout.contains("failed on request 1: the provider reported an error: overloaded_error: Overloaded (gave up after 2 attempts)"),
         "{stdout}"
@@ -679,21 +693,22 @@ fn reasoning_effort_is_checked_and_the_environment_sets_it() {
     let fake = FakeProvider::start(vec![], Step::Raw(anthropic_text_reply("hello", 5, 1)));
     let project = Project::for_fake("anthropic", &fake, "reasoning_effort = \"minimal\"\n");
     project.case("greet", GREET);
-    let (code, _, stderr) = project.evalhost(&["run", "--live", "cases"]);
-    assert_eq!(code, 2, "{stderr}");
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(2);
+    let stderr = output.stderr();
     assert!(
         stderr.contains("provider field `reasoning_effort`") && stderr.contains("`minimal` is not an effort anthropic accepts (known: low, medium, high, xhigh, max)"),
         "{stderr}"
     );
     assert!(fake.received().is_empty());
-    let (code, stdout, stderr) = project.evalhost_with(
+    let output = project.evalhost_with(
         &["run", "--live", "cases"],
         &[
             ("EVALHOST_TEST_KEY", SECRET),
             ("EVALHOST_REASONING_EFFORT", "max"),
         ],
     );
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    output.assert_code(0);
     assert_eq!(
         fake.received()[0].body["output_config"],
         json!({"effort": "max"})

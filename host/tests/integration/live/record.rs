@@ -1,9 +1,9 @@
 //! `evalhost record --live CASE`: a live run against a fake provider becomes a replay case
 //! that replays green, with the responses as received and `expect_input_contains` lines.
 
-use crate::live_support;
+use crate::support::live;
 
-use crate::live_support::{FakeProvider, Project, Step, chat_call, chat_text, responses_output};
+use crate::support::live::{FakeProvider, Project, Step, chat_call, chat_text, responses_output};
 use serde_json::json;
 
 const WRITE_CASE: &str = "description: Write a greeting.\nprompt: Write hello to b.txt, then read it back.\napprove: all\ngraders:\n  - file_contains: {path: b.txt, text: hello}\n  - tool_order: [write_file, read_file]\n";
@@ -32,14 +32,15 @@ fn a_recorded_live_run_replays_green() {
     );
     let project = Project::for_fake("openai-chat", &fake, "");
     project.case("greet", WRITE_CASE);
-    let (code, stdout, stderr) = project.evalhost(&[
+    let evalhost_output = project.evalhost(&[
         "record",
         "--live",
         "cases/greet.yaml",
         "--output",
         "cases/greet-replay.yaml",
     ]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    evalhost_output.assert_code(0);
+    let stdout = evalhost_output.stdout();
     assert!(
         stdout.contains("Recorded greet live (3 requests"),
         "{stdout}"
@@ -65,8 +66,9 @@ fn a_recorded_live_run_replays_green() {
 
     // Replay: no provider involved, the script answers, and every grader passes.
     let requests_before = fake.received().len();
-    let (code, stdout, stderr) = project.evalhost(&["run", "cases/greet-replay.yaml"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "cases/greet-replay.yaml"]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(stdout.contains("All cases passed."), "{stdout}");
     assert_eq!(
         fake.received().len(),
@@ -81,21 +83,23 @@ fn record_refuses_to_overwrite_and_reports_a_failed_live_run() {
     let project = Project::for_fake("openai-chat", &fake, "max_retries = 0\n");
     project.case("greet", WRITE_CASE);
     std::fs::write(project.path().join("cases/taken.yaml"), "x").unwrap();
-    let (code, _, stderr) = project.evalhost(&[
+    let evalhost_output = project.evalhost(&[
         "record",
         "--live",
         "cases/greet.yaml",
         "--output",
         "cases/taken.yaml",
     ]);
-    assert_eq!(code, 2, "{stderr}");
+    evalhost_output.assert_code(2);
+    let stderr = evalhost_output.stderr();
     assert!(
         stderr.contains("cases/taken.yaml already exists"),
         "{stderr}"
     );
 
-    let (code, _, stderr) = project.evalhost(&["record", "--live", "cases/greet.yaml"]);
-    assert_eq!(code, 3, "a failed live run is not a usage error: {stderr}");
+    let output = project.evalhost(&["record", "--live", "cases/greet.yaml"]);
+    output.assert_code(3);
+    let stderr = output.stderr();
     assert!(
         stderr.contains("the live run of greet failed, nothing was written"),
         "{stderr}"
@@ -112,8 +116,9 @@ fn an_unreachable_provider_is_a_failed_live_run_exit_3() {
          api_key_env = \"EVALHOST_TEST_KEY\"\nmax_retries = 0\ntimeout_secs = 5\n",
     );
     project.case("greet", WRITE_CASE);
-    let (code, stdout, stderr) = project.evalhost(&["record", "--live", "cases/greet.yaml"]);
-    assert_eq!(code, 3, "{stdout}{stderr}");
+    let output = project.evalhost(&["record", "--live", "cases/greet.yaml"]);
+    output.assert_code(3);
+    let stderr = output.stderr();
     // One line; the end is the OS's words (`Connection refused (os error 111)` on Linux).
     assert!(
         stderr.starts_with(
@@ -123,7 +128,8 @@ fn an_unreachable_provider_is_a_failed_live_run_exit_3() {
         "{stderr}"
     );
     assert!(!project.path().join("cases/greet-recorded.yaml").exists());
-    let (_, help, _) = project.evalhost(&["record", "--help"]);
+    let output = project.evalhost(&["record", "--help"]);
+    let help = output.stdout();
     assert!(
         help.contains("3 the live run\nfailed (e.g. the provider could not be reached)"),
         "{help}"
@@ -166,8 +172,9 @@ fn an_agentcompany_fixture_is_recorded_live_and_replays() {
         "cases/plan-team.jsonl",
     ];
 
-    let (code, _, stderr) = project.evalhost_with(&args, &[]);
-    assert_eq!(code, 2, "{stderr}");
+    let evalhost_output = project.evalhost_with(&args, &[]);
+    evalhost_output.assert_code(2);
+    let stderr = evalhost_output.stderr();
     assert!(
         stderr.contains("EVALHOST_TEST_KEY"),
         "the missing key variable is named: {stderr}"
@@ -177,8 +184,8 @@ fn an_agentcompany_fixture_is_recorded_live_and_replays() {
         "nothing is sent without the key"
     );
 
-    let (code, stdout, stderr) = project.evalhost(&args);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let evalhost_output = project.evalhost(&args);
+    evalhost_output.assert_code(0);
     let path = project.path().join("cases/plan-team.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<serde_json::Value> = text
@@ -201,10 +208,7 @@ fn an_agentcompany_fixture_is_recorded_live_and_replays() {
     assert_eq!(lines[3]["isError"], false);
     assert_eq!(lines[4]["content"][0]["text"], "Plan written to plan.md.");
     assert_eq!(lines[5]["type"], "assertions");
-    assert!(
-        !text.contains(live_support::SECRET),
-        "the key is never written"
-    );
+    assert!(!text.contains(live::SECRET), "the key is never written");
 
     // A fixture needs a rubric dimension before it runs: add one and an assertion, then replay.
     let assertions = json!({"type": "assertions", "assertions": [{"kind": "tool_called", "name": "write_file"}],
@@ -214,8 +218,9 @@ fn an_agentcompany_fixture_is_recorded_live_and_replays() {
     *fixture.last_mut().unwrap() = assertions.to_string();
     std::fs::write(&path, fixture.join("\n") + "\n").unwrap();
     let before = fake.received().len();
-    let (code, stdout, stderr) = project.evalhost(&["run", "cases/plan-team.jsonl"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let output = project.evalhost(&["run", "cases/plan-team.jsonl"]);
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert!(stdout.contains("plan-team"), "{stdout}");
     assert_eq!(
         fake.received().len(),
@@ -229,7 +234,7 @@ fn an_agentcompany_fixture_is_recorded_live_and_replays() {
 /// provider gone; the replay's session promotes to a Nexus case that passes.
 #[test]
 fn an_external_agent_with_parallel_calls_is_recorded_and_replays_offline() {
-    if crate::common::python_sdks().is_none() {
+    if crate::support::common::python_sdks().is_none() {
         return;
     }
     let call = |id: &str, path: &str| {
@@ -265,14 +270,14 @@ fn an_external_agent_with_parallel_calls_is_recorded_and_replays_offline() {
             agent.display()
         ),
     );
-    let (code, stdout, stderr) = project.evalhost(&[
+    let evalhost_output = project.evalhost(&[
         "record",
         "--live",
         "cases/two.yaml",
         "--output",
         "cases/two-replay.yaml",
     ]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    evalhost_output.assert_code(0);
     let recorded = std::fs::read_to_string(project.path().join("cases/two-replay.yaml")).unwrap();
     assert!(
         recorded.contains(&format!(
@@ -289,10 +294,9 @@ fn an_external_agent_with_parallel_calls_is_recorded_and_replays_offline() {
     );
     drop(fake);
 
-    let (code, stdout, stderr) =
-        project.evalhost(&["run", "--out", "out", "cases/two-replay.yaml"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
-    let (code, stdout, stderr) = project.evalhost(&[
+    let output = project.evalhost(&["run", "--out", "out", "cases/two-replay.yaml"]);
+    output.assert_code(0);
+    let output = project.evalhost(&[
         "promote",
         "--session",
         "out/two-replay/run-1.jsonl",
@@ -301,7 +305,7 @@ fn an_external_agent_with_parallel_calls_is_recorded_and_replays_offline() {
         "--cases-dir",
         "nexus",
     ]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
-    let (code, stdout, stderr) = project.evalhost(&["run", "nexus/two-promoted"]);
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    output.assert_code(0);
+    let output = project.evalhost(&["run", "nexus/two-promoted"]);
+    output.assert_code(0);
 }

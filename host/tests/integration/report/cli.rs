@@ -5,16 +5,15 @@
 
 use std::path::Path;
 
-use crate::common::evalhost;
-
-const HOSTILE: &str = env!("EVALHOST_TEST_HOSTILE_WASM");
+use crate::support::evalhost::Evalhost;
+use crate::support::guests;
 
 /// `cases/twice.yaml`: `final_text_contains` twice (one passes, one fails) and one path
 /// grader twice with two configs (both trap), beside a copy of the hostile component.
 fn suite() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("cases")).unwrap();
-    std::fs::copy(HOSTILE, dir.path().join("hostile.wasm")).unwrap();
+    std::fs::copy(guests::hostile(), dir.path().join("hostile.wasm")).unwrap();
     std::fs::write(
         dir.path().join("cases/twice.yaml"),
         "name: twice
@@ -44,17 +43,20 @@ fn every_failure_and_error_line_names_its_grader_entry() {
         path(dir.path(), "report.html"),
         path(dir.path(), "out"),
     );
-    let (code, stdout, stderr) = evalhost(&[
-        "run",
-        "--junit",
-        &junit,
-        "--html",
-        &html,
-        "--out",
-        &out,
-        &path(dir.path(), "cases"),
-    ]);
-    assert_eq!(code, 1, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--junit",
+            &junit,
+            "--html",
+            &html,
+            "--out",
+            &out,
+            &path(dir.path(), "cases"),
+        ])
+        .run();
+    output.assert_code(1);
+    let stdout = output.stdout();
     let lines = [
         r#"twice run 1: graders[1] final_text_contains "goodbye": final text "hello there""#,
         r#"twice run 1: error: graders[2] ../hostile.wasm#unreachable {"n":1}: trapped: wasm trap: wasm `unreachable` instruction executed"#,
@@ -114,8 +116,9 @@ fn the_header_tells_the_runs_the_cases_set() {
     }
     let cases = cases.to_str().unwrap();
     let html = path(dir.path(), "report.html");
-    let (code, stdout, stderr) = evalhost(&["run", "--html", &html, cases]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = Evalhost::new().args(["run", "--html", &html, cases]).run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert_eq!(
         stdout.lines().next(),
         Some(
@@ -127,14 +130,18 @@ fn the_header_tells_the_runs_the_cases_set() {
     assert!(page.contains(" · 1 to 3 runs per case · "), "{page}");
 
     // Every case selected runs three times: so says the header, whatever --runs is.
-    let (code, stdout, stderr) = evalhost(&["run", "--filter", "three", cases]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args(["run", "--filter", "three", cases])
+        .run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     assert_eq!(
         stdout.lines().next(),
         Some("Eval replay mode: 1 cases, 3 runs each, scripted model (synthetic token counts)."),
         "{stdout}"
     );
-    let (_, stdout, _) = evalhost(&["run", "--runs", "2", cases]);
+    let output = Evalhost::new().args(["run", "--runs", "2", cases]).run();
+    let stdout = output.stdout();
     assert!(
         stdout.starts_with("Eval replay mode: 2 cases, 2 to 3 runs each, "),
         "{stdout}"
@@ -145,8 +152,9 @@ fn the_header_tells_the_runs_the_cases_set() {
 /// widest cell (the longest built-in name is longer than the fixed 24 characters once used).
 #[test]
 fn the_graders_table_keeps_its_columns_aligned() {
-    let (code, stdout, stderr) = evalhost(&["graders"]);
-    assert_eq!(code, 0, "{stderr}");
+    let output = Evalhost::new().args(["graders"]).run();
+    output.assert_code(0);
+    let stdout = output.stdout();
     let longest = stdout
         .lines()
         .map(|l| l.split_whitespace().next().unwrap_or_default().len())

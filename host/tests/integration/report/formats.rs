@@ -9,7 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{evalhost, repo};
+use crate::support::common::repo;
+use crate::support::evalhost::Evalhost;
 
 /// `Some(path)` of `tool` when `tool --version` runs; otherwise prints why (or fails under
 /// `EVALHOST_REQUIRE_TOOLCHAINS=1`) and returns `None`.
@@ -93,17 +94,19 @@ fn junit_of_the_shipped_suites_validates_and_names_the_failures() {
     };
     let dir = tempfile::tempdir().unwrap();
     let junit = dir.path().join("junit.xml");
-    let (code, stdout, stderr) = evalhost(&[
-        "run",
-        "--runs",
-        "2",
-        "--junit",
-        junit.to_str().unwrap(),
-        "cases/mino",
-        "cases/mino-failing",
-        "cases/nexus",
-    ]);
-    assert_eq!(code, 1, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--runs",
+            "2",
+            "--junit",
+            junit.to_str().unwrap(),
+            "cases/mino",
+            "cases/mino-failing",
+            "cases/nexus",
+        ])
+        .run();
+    output.assert_code(1);
     validate_junit(&xmllint, &junit);
     let q = |expr: &str| xpath(&xmllint, &junit, expr);
     assert_eq!(q("count(//testcase)"), "13");
@@ -145,13 +148,15 @@ fn junit_keeps_markup_and_control_characters_in_messages_well_formed() {
     let dir = tempfile::tempdir().unwrap();
     let cases = hostile_suite(dir.path());
     let junit = dir.path().join("junit.xml");
-    let (code, stdout, stderr) = evalhost(&[
-        "run",
-        "--junit",
-        junit.to_str().unwrap(),
-        cases.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 1, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--junit",
+            junit.to_str().unwrap(),
+            cases.to_str().unwrap(),
+        ])
+        .run();
+    output.assert_code(1);
     validate_junit(&xmllint, &junit);
     let q = |expr: &str| xpath(&xmllint, &junit, expr);
     let failure = q("string(//testcase[@name='markup']/failure)");
@@ -175,17 +180,19 @@ fn junit_keeps_markup_and_control_characters_in_messages_well_formed() {
 fn html_report(dir: &Path) -> (PathBuf, String) {
     let cases = hostile_suite(dir);
     let html = dir.join("report.html");
-    let (code, stdout, stderr) = evalhost(&[
-        "run",
-        "--runs",
-        "2",
-        "--html",
-        html.to_str().unwrap(),
-        cases.to_str().unwrap(),
-        "cases/mino-failing",
-        "cases/mino",
-    ]);
-    assert_eq!(code, 1, "{stdout}{stderr}");
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--runs",
+            "2",
+            "--html",
+            html.to_str().unwrap(),
+            cases.to_str().unwrap(),
+            "cases/mino-failing",
+            "cases/mino",
+        ])
+        .run();
+    output.assert_code(1);
     let text = std::fs::read_to_string(&html).unwrap();
     (html, text)
 }

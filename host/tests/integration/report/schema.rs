@@ -3,7 +3,9 @@
 //! hand-made report with every optional part filled; a field the schema does not know is
 //! refused at every level, so a field added to the Rust types but not to the schema fails here.
 
-use crate::common::{evalhost, repo};
+use crate::support::common::repo;
+use crate::support::evalhost::Evalhost;
+use crate::support::guests;
 use evalhost::bundle::BundleRef;
 use evalhost::evidence::Usage;
 use evalhost::judge::JudgeUsage;
@@ -11,8 +13,6 @@ use evalhost::report::{
     CancelledRun, CaseReport, CaseSummary, GraderVerdict, Outcome, REPORT_SCHEMA_VERSION,
     RunReport, SuiteReport, SuiteSummary,
 };
-
-const HOSTILE: &str = env!("EVALHOST_TEST_HOSTILE_WASM");
 
 fn schema() -> serde_json::Value {
     let path = repo().join("schema/report.schema.json");
@@ -40,7 +40,9 @@ fn run_and_read_report(args: &[&str]) -> (i32, serde_json::Value) {
     let out_arg = out.path().to_str().unwrap();
     let mut all = vec!["run", "--out", out_arg];
     all.extend_from_slice(args);
-    let (code, stdout, stderr) = evalhost(&all);
+    let output = Evalhost::new().args(all).run();
+    let code = output.code();
+    let (stdout, stderr) = (output.stdout(), output.stderr());
     let text = std::fs::read_to_string(out.path().join("report.json"))
         .unwrap_or_else(|e| panic!("no report.json ({e})\nstdout:\n{stdout}\nstderr:\n{stderr}"));
     (
@@ -90,7 +92,7 @@ fn an_errored_run_and_an_erroring_grader_match_the_schema() {
     let dir = tempfile::tempdir().unwrap();
     let cases = dir.path().join("cases");
     std::fs::create_dir_all(&cases).unwrap();
-    std::fs::copy(HOSTILE, dir.path().join("hostile.wasm")).unwrap();
+    std::fs::copy(guests::hostile(), dir.path().join("hostile.wasm")).unwrap();
     // The script expects a request text that is never sent: the run ends with an error.
     std::fs::write(
         cases.join("errored.yaml"),

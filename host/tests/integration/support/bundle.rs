@@ -8,11 +8,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::common;
+use crate::support::common;
+use crate::support::evalhost::{Evalhost, Output};
+use crate::support::guests;
 pub use common::repo;
 
 /// The 0.2.0 test grader (provides `final_text_is`), built from source by host/build.rs.
-pub const COMPONENT: &str = env!("EVALHOST_TEST_V0_2_0_WASM");
 pub const SSH_KEYGEN: &str = "ssh-keygen";
 pub const IDENTITY: &str = "platform@acme.example";
 
@@ -42,14 +43,14 @@ impl Project {
     }
 
     /// Run `evalhost ARGS` in the project: `(exit code, stdout, stderr)`.
-    pub fn evalhost(&self, args: &[&str]) -> (i32, String, String) {
+    pub fn evalhost(&self, args: &[&str]) -> Output {
         self.evalhost_env(args, &[])
     }
 
     /// [`Project::evalhost`] with `env` added (the Docker config is `dir/docker` unless
     /// `env` moves it; registry credentials come only from `env`).
-    pub fn evalhost_env(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-        let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
+    pub fn evalhost_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        Evalhost::new()
             .args(args)
             .current_dir(self.project())
             .env("EVALHOST_BUNDLE_STORE", self.store())
@@ -59,13 +60,7 @@ impl Project {
             .env_remove("EVALHOST_REGISTRY_USERNAME")
             .env_remove("EVALHOST_REGISTRY_PASSWORD")
             .envs(env.iter().copied())
-            .output()
-            .expect("evalhost runs");
-        (
-            output.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&output.stdout).into_owned(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
+            .run()
     }
 
     /// `evalhost ARGS`, which must succeed; its stdout.
@@ -81,22 +76,16 @@ impl Project {
     }
 
     pub fn ok(&self, args: &[&str]) -> String {
-        let (code, out, err) = self.evalhost(args);
-        assert_eq!(
-            code, 0,
-            "evalhost {args:?} failed\nstdout:\n{out}\nstderr:\n{err}"
-        );
-        out
+        let output = self.evalhost(args);
+        output.assert_code(0);
+        output.stdout().to_owned()
     }
 
     /// `evalhost ARGS`, which must be refused with exit code 2; its stderr.
     pub fn refused(&self, args: &[&str]) -> String {
-        let (code, out, err) = self.evalhost(args);
-        assert_eq!(
-            code, 2,
-            "evalhost {args:?} was not refused\nstdout:\n{out}\nstderr:\n{err}"
-        );
-        err
+        let output = self.evalhost(args);
+        output.assert_code(2);
+        output.stderr().to_owned()
     }
 
     /// Copy the example bundle source (graders/bundles/acme-checks) and the component into
@@ -108,7 +97,7 @@ impl Project {
             .unwrap()
             .replace("version = \"1.0.0\"", &format!("version = \"{version}\""));
         std::fs::write(dir.join("bundle.toml"), toml).unwrap();
-        std::fs::copy(COMPONENT, dir.join("final_text_is.wasm")).unwrap();
+        std::fs::copy(guests::v0_2_0(), dir.join("final_text_is.wasm")).unwrap();
         dir
     }
 

@@ -1,4 +1,5 @@
-//! What the command-line tests share: the repository root and running the real binary in it.
+//! What the command-line tests share: the repository root, copying a case directory, the
+//! pinned Python SDKs. `support::evalhost::Evalhost` runs the real binary.
 
 #![allow(dead_code)]
 
@@ -11,28 +12,6 @@ pub fn repo() -> PathBuf {
         .parent()
         .expect("host/ has a parent")
         .to_owned()
-}
-
-/// Run `evalhost ARGS` in the repository root with the tests' own component cache:
-/// `(exit code, stdout, stderr)`.
-pub fn evalhost(args: &[&str]) -> (i32, String, String) {
-    evalhost_with_env(args, &[])
-}
-
-/// [`evalhost`] with `env` added to evalhost's environment.
-pub fn evalhost_with_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
-        .args(args)
-        .envs(env.iter().copied())
-        .current_dir(repo())
-        .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
-        .output()
-        .expect("evalhost runs");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 /// Copy the directory tree `from` to `to` (e.g. a shipped case directory into a temp dir).

@@ -1,5 +1,5 @@
-//! The hostile-grader probes as data, shared by `grader_sandbox.rs` (one test per probe)
-//! and `hardening_probes.rs` (every probe in one process: the probe → outcome → time table,
+//! The hostile-grader probes as data, shared by `grader/sandbox.rs` (one test per probe)
+//! and `hardening/probes.rs` (every probe in one process: the probe → outcome → time table,
 //! deadline overruns and host memory).
 //!
 //! A probe is one grader of the hostile component (`tests/guests/hostile`), or one of the
@@ -8,6 +8,7 @@
 
 #![allow(dead_code)]
 
+use crate::support::guests;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -16,10 +17,6 @@ use evalhost::grader::{
     GraderComponent, GraderError, GraderHost, GraderHostError, Limits, PreparedEvidence,
 };
 
-pub const HOSTILE: &str = env!("EVALHOST_TEST_HOSTILE_WASM");
-pub const WRONG_WORLD: &str = env!("EVALHOST_TEST_WRONG_WORLD_WASM");
-pub const UNKNOWN_IMPORT: &str = env!("EVALHOST_TEST_UNKNOWN_IMPORT_WASM");
-pub const HUGE_SCHEMA: &str = env!("EVALHOST_TEST_HUGE_SCHEMA_WASM");
 pub const BUILTIN: &str = env!("EVALHOST_BUILTIN_GRADERS_WASM");
 
 /// The content of the secret file beside the workspace; no probe may ever report it.
@@ -32,7 +29,7 @@ pub fn host(limits: Limits) -> GraderHost {
 }
 
 pub fn hostile(host: &GraderHost) -> GraderComponent {
-    host.load_component_file(Path::new(HOSTILE))
+    host.load_component_file(Path::new(guests::hostile()))
         .expect("hostile component loads")
 }
 
@@ -283,9 +280,13 @@ pub fn probes(deadline: Duration) -> Vec<Probe> {
         call("panic", default, Expect::Panicked),
         call("unreachable", default, Expect::Unreachable),
         call("open-files", default, Expect::Handles),
-        load("wrong-world", WRONG_WORLD, Expect::WrongWorld),
-        load("unknown-import", UNKNOWN_IMPORT, Expect::UnknownImport),
-        load("huge-schema", HUGE_SCHEMA, Expect::Schema),
+        load("wrong-world", guests::wrong_world(), Expect::WrongWorld),
+        load(
+            "unknown-import",
+            guests::unknown_import(),
+            Expect::UnknownImport,
+        ),
+        load("huge-schema", guests::huge_schema(), Expect::Schema),
     ]
 }
 
@@ -333,7 +334,7 @@ pub fn run(probe: &Probe) -> Outcome {
         None => {
             // Loading under a table cap below the component's own table fails at once.
             let started = Instant::now();
-            let loaded = host.load_component_file(Path::new(HOSTILE));
+            let loaded = host.load_component_file(Path::new(guests::hostile()));
             let load_elapsed = started.elapsed();
             let component = match loaded {
                 Ok(c) => c,

@@ -4,10 +4,10 @@
 
 #![allow(dead_code)]
 
+use crate::support::evalhost::{Evalhost, Output};
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -291,22 +291,16 @@ impl Project {
     }
 
     /// Run `evalhost` here with the test key set: `(exit code, stdout, stderr)`.
-    pub fn evalhost(&self, args: &[&str]) -> (i32, String, String) {
+    pub fn evalhost(&self, args: &[&str]) -> Output {
         self.evalhost_with(args, &[("EVALHOST_TEST_KEY", SECRET)])
     }
 
     /// Run `evalhost` here with these extra environment variables.
-    pub fn evalhost_with(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-        let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .expect("repo")
-            .to_owned();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_evalhost"));
-        command
+    pub fn evalhost_with(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        Evalhost::new()
             .args(args)
             .current_dir(self.path())
             .env("XDG_CONFIG_HOME", self.path().join("xdg"))
-            .env("XDG_CACHE_HOME", repo.join("target/test-cache"))
             .env_remove("EVALHOST_PROVIDER")
             .env_remove("EVALHOST_BASE_URL")
             .env_remove("EVALHOST_MODEL")
@@ -317,16 +311,9 @@ impl Project {
             .env_remove("EVALHOST_JUDGE_MODEL")
             .env_remove("EVALHOST_JUDGE_API_KEY_ENV")
             .env_remove("EVALHOST_JUDGE_REASONING_EFFORT")
-            .env_remove("EVALHOST_TEST_KEY");
-        for (k, v) in env {
-            command.env(k, v);
-        }
-        let output = command.output().expect("evalhost runs");
-        (
-            output.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&output.stdout).into_owned(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
+            .env_remove("EVALHOST_TEST_KEY")
+            .envs(env.iter().copied())
+            .run()
     }
 }
 
