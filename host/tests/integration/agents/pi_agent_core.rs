@@ -88,8 +88,8 @@ fn the_fixtures_replay_green_through_pi_agent_core_with_the_default_replay_s_ver
     let evalhost_output = Evalhost::new().args(["run", "cases/agentcompany"]).run();
     evalhost_output.assert_code(0);
     let default_stdout = evalhost_output.stdout();
-    assert_eq!(rows(&stdout), rows(&default_stdout));
-    assert_eq!(rows(&stdout).len(), 3, "{stdout}");
+    assert_eq!(rows(stdout), rows(default_stdout));
+    assert_eq!(rows(stdout).len(), 3, "{stdout}");
 
     // The requests are pi-ai's (Responses, `store: false`, the replay tools the adapter
     // defines from the fixture), and crossed the endpoint into the session log.
@@ -222,7 +222,7 @@ fn the_failing_fixture_fails_as_in_the_default_replay() {
         .run();
     output.assert_code(1);
     let default_stdout = output.stdout();
-    assert_eq!(rows(&stdout), rows(&default_stdout));
+    assert_eq!(rows(stdout), rows(default_stdout));
     assert!(
         stdout.contains("graders[0] tool_call_count hire_agent max_count 2: 3 calls"),
         "{stdout}"

@@ -17,7 +17,7 @@ fn the_shipped_suites_are_valid() {
         // The counts agree with what `list` sees.
         let output = Evalhost::new().args(["list", "--json", suite]).run();
         let listed = output.stdout();
-        let cases: serde_json::Value = serde_json::from_str(&listed).expect("JSON");
+        let cases: serde_json::Value = serde_json::from_str(listed).expect("JSON");
         let cases = cases.as_array().expect("an array");
         let entries: usize = cases
             .iter()

@@ -37,7 +37,7 @@ fn color_always_paints_status_words_and_the_error_line() {
     // Without the codes it is the plain report, byte for byte.
     let output = Evalhost::new().args(["run", "cases/mino-failing"]).run();
     let plain = output.stdout();
-    assert_eq!(strip_ansi(&stdout), plain);
+    assert_eq!(strip_ansi(stdout), plain);
 }
 
 #[test]

@@ -25,7 +25,7 @@ fn every_command_has_examples_and_exit_codes_in_its_help() {
         top.contains("Exit status:\n  0  every case passed"),
         "{top}"
     );
-    let mut pending: Vec<Vec<String>> = subcommands(&top).into_iter().map(|c| vec![c]).collect();
+    let mut pending: Vec<Vec<String>> = subcommands(top).into_iter().map(|c| vec![c]).collect();
     assert!(pending.len() >= 10, "{top}");
     let mut checked = 0;
     let mut missing = Vec::new();
@@ -35,7 +35,7 @@ fn every_command_has_examples_and_exit_codes_in_its_help() {
         let output = Evalhost::new().args(args).run();
         output.assert_code(0);
         let help = output.stdout();
-        let nested = subcommands(&help);
+        let nested = subcommands(help);
         let command = format!("evalhost {}", path.join(" "));
         if !help.contains("\nExamples:\n  evalhost ") {
             missing.push(format!("`{command}`: no Examples section"));

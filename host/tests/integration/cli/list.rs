@@ -73,7 +73,7 @@ fn grader_entries(paths: &[&str]) -> usize {
     let output = Evalhost::new().args(args).run();
     output.assert_code(0);
     let stdout = output.stdout();
-    let cases: serde_json::Value = serde_json::from_str(&stdout).expect("list --json is JSON");
+    let cases: serde_json::Value = serde_json::from_str(stdout).expect("list --json is JSON");
     cases
         .as_array()
         .expect("an array")
@@ -89,7 +89,7 @@ fn json_describes_each_case() {
         .run();
     output.assert_code(0);
     let stdout = output.stdout();
-    let cases: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    let cases: serde_json::Value = serde_json::from_str(stdout).expect("JSON");
     let cases = cases.as_array().expect("an array");
     let case = |name: &str| {
         cases

@@ -174,7 +174,7 @@ fn cli_check_lists_graders_and_fails_with_exit_2() {
         .run();
     output.assert_code(0);
     let stdout = output.stdout();
-    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let json: serde_json::Value = serde_json::from_str(stdout).unwrap();
     assert_eq!(json["world_version"], "0.3.0");
 
     let output = Evalhost::new()

@@ -25,7 +25,7 @@ fn refused(path: &Path, located: &str) -> String {
     assert!(
         stderr
             .strip_prefix("Error: ")
-            .unwrap_or(&stderr)
+            .unwrap_or(stderr)
             .starts_with(located),
         "expected the error to start with {located:?}:\n{stderr}"
     );

@@ -250,7 +250,7 @@ fn escapes_through_the_agent_loop_are_refused_and_the_work_is_done() {
     assert!(stdout.contains(
         "\nConfinement: runs write only their workspace, HOME and TMPDIR; read the system but not your home; connect only to the model endpoint.\n"
     ), "{stdout}");
-    assert_refused(&mut targets, &out, "escape-agent", &stdout);
+    assert_refused(&mut targets, &out, "escape-agent", stdout);
 }
 
 #[test]
@@ -271,7 +271,7 @@ fn escapes_of_an_external_agent_are_refused_and_the_work_is_done() {
     );
     output.assert_code(0);
     let stdout = output.stdout();
-    assert_refused(&mut targets, &out, "escape-external", &stdout);
+    assert_refused(&mut targets, &out, "escape-external", stdout);
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
     let allowed = &report["confinement"];

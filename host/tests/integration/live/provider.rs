@@ -161,7 +161,7 @@ fn responses_clean_turn_passes_reasoning_back_with_usage_right() {
     let evalhost_output = project.evalhost(&["run", "--live", "cases"]);
     evalhost_output.assert_code(0);
     let stdout = evalhost_output.stdout();
-    assert_eq!(tokens(&row(&stdout, "write")), ("320", "50"), "{stdout}");
+    assert_eq!(tokens(&row(stdout, "write")), ("320", "50"), "{stdout}");
 
     let received = fake.received();
     assert_eq!(received.len(), 2);
@@ -282,7 +282,7 @@ fn responses_failed_server_error_is_retried_then_succeeds() {
     output.assert_code(0);
     let stdout = output.stdout();
     assert_eq!(fake.received().len(), 2, "one failed attempt, one retry");
-    assert_eq!(tokens(&row(&stdout, "greet")), ("30", "4"));
+    assert_eq!(tokens(&row(stdout, "greet")), ("30", "4"));
 }
 
 #[test]
@@ -425,7 +425,7 @@ fn chat_clean_turn_with_ids_repeated_on_every_delta() {
     let output = project.evalhost(&["run", "--live", "cases"]);
     output.assert_code(0);
     let stdout = output.stdout();
-    assert_eq!(tokens(&row(&stdout, "write")), ("120", "17"));
+    assert_eq!(tokens(&row(stdout, "write")), ("120", "17"));
     let received = fake.received();
     assert_eq!(received[0].body["reasoning_effort"], "low");
     let messages = received[1].body["messages"].as_array().expect("messages");
@@ -467,7 +467,7 @@ fn chat_refusal_is_the_answers_text() {
     let output = project.evalhost(&["run", "--live", "--out", &out_arg, "cases"]);
     output.assert_code(0);
     let stdout = output.stdout();
-    assert!(row(&stdout, "refuse").contains(&"pass"), "{stdout}");
+    assert!(row(stdout, "refuse").contains(&"pass"), "{stdout}");
     // The refusal is the run's final text in the session log --out keeps.
     let mut logs = Vec::new();
     let mut dirs = vec![out];
@@ -513,7 +513,7 @@ fn chat_error_chunk_is_retried_like_its_status() {
     let stdout = output.stdout();
     assert_eq!(fake.received().len(), 2, "retried once");
     assert_eq!(
-        tokens(&row(&stdout, "greet")),
+        tokens(&row(stdout, "greet")),
         ("9", "2"),
         "only the answer's usage"
     );
@@ -607,7 +607,7 @@ fn anthropic_clean_turn_passes_thinking_back_with_its_signature() {
     output.assert_code(0);
     let stdout = output.stdout();
     // 100 uncached + 20 cache reads, then 180; 60 + 9 out.
-    assert_eq!(tokens(&row(&stdout, "write")), ("300", "69"));
+    assert_eq!(tokens(&row(stdout, "write")), ("300", "69"));
 
     let received = fake.received();
     assert_eq!(received.len(), 2);
@@ -671,7 +671,7 @@ fn anthropic_overloaded_error_event_is_retried_like_529() {
     output.assert_code(0);
     let stdout = output.stdout();
     assert_eq!(fake.received().len(), 2);
-    assert_eq!(tokens(&row(&stdout, "greet")), ("10", "2"));
+    assert_eq!(tokens(&row(stdout, "greet")), ("10", "2"));
 
     let fake = FakeProvider::start(vec![], Step::Raw(overloaded));
     let project = Project::for_fake("anthropic", &fake, "max_retries = 1\n");
