@@ -1,5 +1,5 @@
 //! Entry points of the fuzz targets (`fuzz/`, see `docs/fuzzing.md`), shared with the corpus
-//! regression test (`host/tests/integration/fuzz_corpus.rs`) so both drive the same code.
+//! regression test (`host/tests/integration/hardening/fuzz_corpus.rs`) so both drive the same code.
 //!
 //! Each target takes arbitrary bytes, hands them to one parser through its public API, and
 //! panics only when the parser panics or breaks a property it promises: every error names

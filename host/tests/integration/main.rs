@@ -1,76 +1,126 @@
-//! The integration tests, one binary: each module is one behaviour area, run with
-//! `cargo test -p evalhost --test integration MODULE::` (e.g. `hardening_probes::`).
-//! One binary instead of one per file: each links wasmtime once, so the build is a
-//! fraction of the disk and link time.
+//! The integration tests, one binary: each folder is one area and each module in it one
+//! behaviour, run with `cargo test -p evalhost --test integration AREA::MODULE::` (e.g.
+//! `hardening::probes::`, or `grader::` for an area). One binary instead of one per file:
+//! each links wasmtime once, so the build is a fraction of the disk and link time.
+//! `support/` holds what the tests share (`support::evalhost::Evalhost` runs the binary).
 
-mod agent_support;
-mod bundle_support;
-mod common;
-mod hostile_support;
-mod live_support;
-mod registry_support;
+/// What the tests share: the repository root, the `evalhost` command builder, the test guest components, fake providers and registries.
+mod support {
+    pub mod agent;
+    pub mod bundle;
+    pub mod common;
+    pub mod evalhost;
+    pub mod guests;
+    pub mod hostile;
+    pub mod live;
+    pub mod registry;
+}
 
-mod agent_bash;
-mod agent_files;
-mod agent_policy;
-mod agent_presets;
-mod agent_skills;
-mod agent_turn;
-mod agentcompany_cli;
-mod agentcompany_load;
-mod agentcompany_pi_agent_core;
-mod agentcompany_replay;
-mod baseline_cli;
-mod beyond_cli;
-mod builtin_graders;
-mod bundle_cli;
-mod bundle_registry;
-mod bundle_tamper;
-mod case_load;
-mod case_parse;
-mod case_schema;
-mod cli_check;
+/// The command line on the shipped suites: run, check, list, load, help, colour, interrupts, partitions, baselines, re-grading, timeouts.
+mod cli {
+    mod baseline;
+    mod beyond;
+    mod check;
+    mod color;
+    mod help;
+    mod interrupt;
+    mod list;
+    mod load;
+    mod partition;
+    mod regrade;
+    mod run;
+    mod timeout;
+}
 
-mod cli_color;
-mod cli_help;
-mod cli_interrupt;
-mod cli_list;
-mod cli_load;
-mod cli_reports;
-mod cli_run;
-mod confinement;
-mod determinism;
-mod external_agent;
-mod external_agent_live;
-mod fuzz_corpus;
-mod grader_by_path;
-mod grader_check;
-mod grader_examples;
-mod grader_sandbox;
-mod grader_session;
-mod grader_versions;
-mod hardening_agent;
-mod hardening_bad_input;
-mod hardening_out;
-mod hardening_probes;
-mod judge;
-mod layers;
-mod library_api;
-mod live_cli;
-mod live_provider;
-mod live_record;
-mod model_server;
-mod model_sse_parser;
-mod nexus_cli;
-mod nexus_load;
-mod partition_cli;
+/// The built-in agent loop: tools, approval policy, skills, turns.
+mod agent {
+    mod bash;
+    mod files;
+    mod policy;
+    mod skills;
+    mod skills_cli;
+    mod turn;
+}
+
+/// Agents evalhost runs: the presets (real Codex CLI, Claude Code, pi, mini-swe-agent), external agents, the pi-agent-core adapter.
+mod agents {
+    mod external;
+    mod external_live;
+    mod pi_agent_core;
+    mod presets;
+}
+
+/// evalhost's model endpoint: the scripted model server, the SSE parser, the official SDKs as its conformance test.
+mod endpoint {
+    mod model_server;
+    mod sdk_conformance;
+    mod sse_parser;
+}
+
+/// Case sources: load, parse, the JSON Schema, Nexus and AgentCompany.
+mod case {
+    mod agentcompany;
+    mod agentcompany_cli;
+    mod agentcompany_replay;
+    mod load;
+    mod nexus;
+    mod nexus_cli;
+    mod parse;
+    mod schema;
+}
+
+/// The grader host: the sandbox, WIT versions, check, the examples, the built-ins, graders by path, the judge.
+mod grader {
+    mod builtin;
+    mod by_path;
+    mod check;
+    mod examples;
+    mod judge;
+    mod sandbox;
+    mod session;
+    mod versions;
+}
+
+/// Grader bundles: pack, sign, install, tamper, OCI registries.
+mod bundle {
+    mod cli;
+    mod registry;
+    mod tamper;
+}
+
+/// Live mode against fake providers on 127.0.0.1: the CLI, the provider streams, record.
+mod live {
+    mod cli;
+    mod provider;
+    mod record;
+}
+
+/// Reports: JUnit and HTML, the report schema, statistics, what the reports say.
+mod report {
+    mod cli;
+    mod formats;
+    mod schema;
+    mod stats;
+}
+
+/// Hostile input and hostile processes: bad input, probes, confinement, private output, nothing lost, determinism, the fuzz corpora.
+mod hardening {
+    mod agent;
+    mod bad_input;
+    mod confinement;
+    mod determinism;
+    mod fuzz_corpus;
+    mod out;
+    mod private_output;
+    mod probes;
+}
+
+/// The library as an embedder and a newcomer meet it: `Suite` without the CLI, the layers of
+/// `host/src` as `ARCHITECTURE.md` lists them.
+mod library {
+    mod api;
+    mod layers;
+}
+
 mod perf_guard;
-mod private_output;
-mod regrade_cli;
-mod report_formats;
-mod report_schema;
-mod report_stats;
-mod run_timeout;
-mod sdk_conformance;
-mod skills_cli;
 mod wheel;

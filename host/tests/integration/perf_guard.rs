@@ -2,10 +2,9 @@
 //! things (fuel per built-in grader call on fixed evidence, component compilations), never
 //! time. The timings themselves are `bench/run.sh`'s job (docs/performance.md).
 
-use crate::common;
+use crate::support::evalhost::Evalhost;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::SystemTime;
 
 use evalhost::evidence::{Evidence, RunFacts};
@@ -95,17 +94,11 @@ fn a_warm_cache_compiles_no_component() {
 fn a_second_evalhost_run_compiles_nothing() {
     let cache = tempfile::tempdir().expect("temp dir");
     let run = || {
-        let output = Command::new(env!("CARGO_BIN_EXE_evalhost"))
+        Evalhost::new()
             .args(["run", "cases/mino/write-then-read.yaml"])
-            .current_dir(common::repo())
             .env("XDG_CACHE_HOME", cache.path())
-            .output()
-            .expect("evalhost runs");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+            .run()
+            .assert_success();
         cached_components(cache.path())
     };
     let first = run();

@@ -1,47 +1,108 @@
 //! evalhost from pip: the wheel built by the README's command (`maturin build`, here with the
-//! dev profile in the test build's target directory, so that cargo reuses what `cargo test`
-//! already compiled instead of a second, ~15-minute release build) installs into a fresh
-//! venv, and `evalhost run cases/mino` runs from it. Under `EVALHOST_REQUIRE_TOOLCHAINS=1` a missing maturin fails the test instead of
-//! skipping it.
+//! dev profile in the test build's target directory) installs into a fresh venv, and
+//! `evalhost run cases/mino` runs from it. Under `EVALHOST_REQUIRE_TOOLCHAINS=1` a missing
+//! maturin fails the test instead of skipping it.
+//!
+//! maturin runs `cargo rustc --bin evalhost` for the evalhost package alone, where `cargo test`
+//! builds the binary with the features its dev-dependencies and the other workspace members
+//! turn on in shared crates. `host/Cargo.toml` turns those features on for every build, so
+//! maturin's cargo finds the test build's binary fresh: nothing is compiled again (no second
+//! wasmtime build) and `target/debug/evalhost`, which the other tests run meanwhile, is not
+//! re-linked. The test checks both: before building, that the feature sets agree
+//! (`cargo tree`, naming the crates that differ); after, that maturin compiled nothing.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::repo;
+use crate::support::common::repo;
+use crate::support::evalhost::{Evalhost, Output};
 
 /// maturin, as `.ci/run` installs it.
 const MATURIN_INSTALL: &str = "pip install maturin==1.16.0";
 
+/// Variables cargo sets for a running test (besides `CARGO_PKG_*` and `CARGO_BIN_EXE_*`).
+const TEST_RUN_VARS: [&str; 9] = [
+    "CARGO_MANIFEST_DIR",
+    "CARGO_MANIFEST_PATH",
+    "CARGO_MANIFEST_LINKS",
+    "CARGO_CRATE_NAME",
+    "CARGO_BIN_NAME",
+    "CARGO_PRIMARY_PACKAGE",
+    "CARGO_TARGET_TMPDIR",
+    "CARGO_RUSTC_CURRENT_DIR",
+    "OUT_DIR",
+];
+
 /// The cargo target directory this test binary was built in (`<target>/debug/evalhost`).
 fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_evalhost"))
+    Evalhost::program()
         .parent()
         .and_then(Path::parent)
         .expect("the binary lives in <target>/debug")
         .to_owned()
 }
 
-fn run(command: &mut Command) -> String {
+/// Run `command` to completion; it must succeed.
+fn run(mut command: Command) -> Output {
     let output = command
         .output()
         .unwrap_or_else(|e| panic!("{command:?}: {e}"));
-    assert!(
-        output.status.success(),
-        "{command:?} failed:\nstdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    let output = Output::from_process(&command, output);
+    output.assert_success();
+    output
+}
+
+fn cargo() -> Command {
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command.current_dir(repo());
+    command
+}
+
+/// `crate version` → the feature sets it is built with, per `cargo tree ARGS`.
+fn features(args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
+    let mut command = cargo();
+    command
+        .arg("tree")
+        .args(args)
+        .args(["--format", "{p} [{f}]", "--prefix", "none"]);
+    let output = run(command);
+    let mut features: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in output.stdout().lines() {
+        let line = line.trim_end_matches(" (*)");
+        let Some((package, rest)) = line.split_once(" [") else {
+            continue;
+        };
+        let mut words = package.split(' ');
+        let name = format!(
+            "{} {}",
+            words.next().unwrap_or_default(),
+            words.next().unwrap_or_default()
+        );
+        features
+            .entry(name)
+            .or_default()
+            .insert(rest.trim_end_matches(']').to_owned());
+    }
+    features
+}
+
+/// The crates `cargo build -p evalhost` (maturin's build) compiles with other features than
+/// `cargo test --workspace` does: `crate version: build features -> test features`.
+fn misaligned_features() -> Vec<String> {
+    let build = features(&["-p", "evalhost", "--edges", "normal,build"]);
+    let test = features(&["--workspace", "--edges", "normal,build,dev"]);
+    build
+        .iter()
+        .filter_map(|(name, sets)| {
+            let tested = test.get(name)?;
+            (tested != sets).then(|| format!("{name}: {sets:?} -> {tested:?}"))
+        })
+        .collect()
 }
 
 #[test]
 fn the_wheel_installs_into_a_fresh_venv_and_runs_the_shipped_cases() {
-    // maturin re-links target/debug/evalhost, which the other tests run concurrently: only
-    // on request until the wheel is built in a target directory of its own.
-    if std::env::var_os("EVALHOST_WHEEL_TEST").is_none_or(|v| v != "1") {
-        eprintln!("skipped: set EVALHOST_WHEEL_TEST=1 to build and test the wheel");
-        return;
-    }
     let have_maturin = Command::new("maturin")
         .arg("--version")
         .output()
@@ -53,17 +114,49 @@ fn the_wheel_installs_into_a_fresh_venv_and_runs_the_shipped_cases() {
         eprintln!("skipped: maturin is not installed: {MATURIN_INSTALL}");
         return;
     }
+    let misaligned = misaligned_features();
+    assert!(
+        misaligned.is_empty(),
+        "maturin's build of evalhost would compile these crates with other features than the \
+         test build, and so build wasmtime a second time and re-link the binary the other tests \
+         run; turn the test build's features on in host/Cargo.toml (\"Feature alignment\"):\n{}",
+        misaligned.join("\n")
+    );
+
     let tmp = tempfile::tempdir().unwrap();
     let dist = tmp.path().join("dist");
-
     // README: `maturin build --release --out dist`; here with the dev profile in the test
-    // build's target directory, so cargo reuses what `cargo test` compiled (it recompiles only
-    // the crates whose features the dev-dependencies widen, and evalhost).
-    run(Command::new("maturin")
+    // build's target directory, where cargo finds everything fresh.
+    let mut maturin = Command::new("maturin");
+    maturin
         .args(["build", "--profile", "dev", "--out"])
         .arg(&dist)
         .current_dir(repo())
-        .env("CARGO_TARGET_DIR", target_dir()));
+        .env("CARGO_TARGET_DIR", target_dir());
+    // As from the shell `cargo test` was started in: without the variables cargo sets for a
+    // running test, which build scripts watch (ring's `rerun-if-env-changed=CARGO_PKG_NAME`,
+    // `CARGO_MANIFEST_DIR`, ...) and which would make cargo run them and rebuild their crates.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if TEST_RUN_VARS.contains(&&*name)
+            || ["CARGO_PKG_", "CARGO_BIN_EXE_"]
+                .iter()
+                .any(|prefix| name.starts_with(prefix))
+        {
+            maturin.env_remove(&*name);
+        }
+    }
+    let built = run(maturin);
+    let compiled: Vec<&str> = built
+        .stderr()
+        .lines()
+        .filter(|line| line.trim_start().starts_with("Compiling "))
+        .collect();
+    assert!(
+        compiled.is_empty(),
+        "maturin's cargo compiled again what the test build made (compare the two builds' \
+         fingerprints with CARGO_LOG=cargo::core::compiler::fingerprint=info):\n{built}"
+    );
     let wheels: Vec<PathBuf> = std::fs::read_dir(&dist)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -78,10 +171,12 @@ fn the_wheel_installs_into_a_fresh_venv_and_runs_the_shipped_cases() {
     );
 
     let venv = tmp.path().join("venv");
-    run(Command::new("python3").arg("-m").arg("venv").arg(&venv));
-    run(Command::new(venv.join("bin/pip"))
-        .args(["install", "--no-index", "--quiet"])
-        .arg(wheel));
+    let mut python = Command::new("python3");
+    python.arg("-m").arg("venv").arg(&venv);
+    run(python);
+    let mut pip = Command::new(venv.join("bin/pip"));
+    pip.args(["install", "--no-index", "--quiet"]).arg(wheel);
+    run(pip);
     let installed = venv.join("bin/evalhost");
     assert!(
         installed.is_file(),
@@ -89,24 +184,21 @@ fn the_wheel_installs_into_a_fresh_venv_and_runs_the_shipped_cases() {
         installed.display()
     );
 
-    let version = run(Command::new(&installed).arg("--version"));
-    assert_eq!(version, format!("evalhost {}\n", env!("CARGO_PKG_VERSION")));
-    let output = Command::new(&installed)
-        .args(["run", "cases/mino"])
-        .current_dir(repo())
-        .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut version = Command::new(&installed);
+    version.arg("--version");
     assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
+        run(version).stdout(),
+        format!("evalhost {}\n", env!("CARGO_PKG_VERSION"))
     );
-    assert!(stdout.ends_with("All cases passed.\n"), "{stdout}");
+    let mut mino = Command::new(&installed);
+    mino.args(["run", "cases/mino"])
+        .current_dir(repo())
+        .env("XDG_CACHE_HOME", repo().join("target/test-cache"));
+    let output = run(mino);
+    let stdout = output.stdout();
+    assert!(stdout.ends_with("All cases passed.\n"), "{output}");
     assert!(
         stdout.starts_with("Eval replay mode: 5 cases, 1 runs each"),
-        "{stdout}"
+        "{output}"
     );
 }

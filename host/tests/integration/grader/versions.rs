@@ -1,0 +1,164 @@
+//! The WIT version story: a component built against the first released WIT (0.1.0) keeps
+//! loading and grading, a 0.2.0 component (which adds `describe`) loads beside it, and the
+//! built-ins and the hostile probes (the SDK) target 0.3.0 (which adds the `judge` import).
+
+use crate::support::evalhost::Evalhost;
+use crate::support::guests;
+use std::path::Path;
+
+use evalhost::evidence::{Evidence, RunFacts};
+use evalhost::grader::{GraderHost, Limits, PreparedEvidence, WORLD_VERSIONS};
+
+const BUILTIN: &str = env!("EVALHOST_BUILTIN_GRADERS_WASM");
+
+fn host() -> GraderHost {
+    GraderHost::new(Limits::default(), None).expect("engine")
+}
+
+fn evidence(final_text: &str) -> PreparedEvidence {
+    let mut evidence = Evidence::from_session(&[], RunFacts::default());
+    evidence.final_text = final_text.to_owned();
+    PreparedEvidence::new(&evidence)
+}
+
+#[test]
+fn every_released_wit_version_has_a_frozen_copy() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    for version in WORLD_VERSIONS {
+        let wit = repo.join(format!("wit/since_v{version}/grader.wit"));
+        let text = std::fs::read_to_string(&wit).unwrap();
+        assert!(
+            text.contains(&format!("package evalhost:grader@{version};")),
+            "{}",
+            wit.display()
+        );
+    }
+}
+
+#[test]
+fn a_0_1_0_component_still_loads_and_grades() {
+    let host = host();
+    let (component, report) = host
+        .check_component_file(Path::new(guests::v0_1_0()))
+        .unwrap();
+    assert_eq!(report.world_version, "0.1.0");
+    assert!(
+        report
+            .imports
+            .iter()
+            .any(|i| i == "evalhost:grader/types@0.1.0"),
+        "{:?}",
+        report.imports
+    );
+    let (verdict, _) = component.grade("final_text_is", r#""done""#, &evidence("done"), None);
+    assert!(verdict.unwrap().pass);
+    // 0.1.0 has no `describe`: the host asks nothing of it.
+    assert!(component.describe("final_text_is", r#""done""#).is_none());
+}
+
+#[test]
+fn a_0_2_0_component_loads_beside_0_1_0_and_describes() {
+    let mut host = GraderHost::with_builtins().unwrap();
+    let bytes = std::fs::read(guests::v0_2_0()).unwrap();
+    let component = host.add_component(&bytes, "v0.2.0 test").unwrap().clone();
+    assert_eq!(component.world_version(), "0.2.0");
+    assert_eq!(
+        host.find("final_text_is").map(|c| c.world_version()),
+        Some("0.2.0")
+    );
+    assert_eq!(
+        host.find("final_text_contains").map(|c| c.world_version()),
+        Some("0.3.0")
+    );
+    assert_eq!(
+        component.describe("final_text_is", r#""done""#),
+        Some(Ok(r#"final text is exactly "done""#.to_owned()))
+    );
+    assert!(matches!(
+        component.describe("final_text_is", "42"),
+        Some(Err(evalhost::grader::GraderError::InvalidConfig(_)))
+    ));
+    let (pass, _) = component.grade("final_text_is", r#""done""#, &evidence("done"), None);
+    assert!(pass.unwrap().pass);
+    let (fail, _) = component.grade("final_text_is", r#""done""#, &evidence("nope"), None);
+    assert_eq!(
+        fail.unwrap().message,
+        r#"final_text_is "done": final text "nope""#
+    );
+}
+
+#[test]
+fn the_sdk_targets_0_3_0_which_imports_the_judge_and_describes() {
+    let host = host();
+    let (component, report) = host.check_component_file(Path::new(BUILTIN)).unwrap();
+    assert_eq!(report.world_version, "0.3.0");
+    assert!(
+        report
+            .imports
+            .iter()
+            .any(|i| i == "evalhost:grader/judge@0.3.0"),
+        "{:?}",
+        report.imports
+    );
+    // Every SDK grader describes itself; the default is its name and summary.
+    assert_eq!(
+        component.describe("max_requests", "2"),
+        Some(Ok(
+            "max_requests: The turn used at most this many model requests".to_owned()
+        ))
+    );
+    assert_eq!(
+        component.describe("rubric", r#"{"rubric": "names fruits"}"#),
+        Some(Ok(
+            r#"the judge scores the final text against "names fruits" at 0.50 or more"#.to_owned()
+        ))
+    );
+    let (verdict, _) = component.grade(
+        "final_text_contains",
+        r#""done""#,
+        &evidence("all done"),
+        None,
+    );
+    assert!(verdict.unwrap().pass);
+    // Graded without a judge grant, a rubric's question is refused and errors the call.
+    let (verdict, stats) = component.grade("rubric", r#"{"rubric": "x"}"#, &evidence("a"), None);
+    assert_eq!(
+        verdict.unwrap_err().to_string(),
+        "judge not granted: this grader may not ask the judge: give its case entry `judge: true` (a component named by path), declare the `judge` capability in its bundle, or use a built-in grader"
+    );
+    assert_eq!(stats.judge.calls, 0);
+}
+
+#[test]
+fn grader_check_and_test_show_the_version_and_description() {
+    let output = Evalhost::new()
+        .args(["grader", "check", guests::v0_2_0()])
+        .run();
+    output.assert_success();
+    let stdout = output.stdout();
+    assert!(
+        stdout.contains("world:   evalhost:grader@0.2.0"),
+        "{stdout}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let evidence_path = dir.path().join("e.json");
+    let mut e = Evidence::from_session(&[], RunFacts::default());
+    e.final_text = "done".into();
+    std::fs::write(&evidence_path, serde_json::to_string(&e).unwrap()).unwrap();
+    let config = dir.path().join("c.json");
+    std::fs::write(&config, r#""done""#).unwrap();
+    let output = Evalhost::new()
+        .args(["grader", "test", guests::v0_2_0(), "--evidence"])
+        .arg(&evidence_path)
+        .arg("--config")
+        .arg(&config)
+        .run();
+    output.assert_success();
+    let stdout = output.stdout();
+    assert!(
+        stdout.contains(r#"checks:    final text is exactly "done""#),
+        "{stdout}"
+    );
+    assert!(stdout.contains("verdict:   pass"), "{stdout}");
+}

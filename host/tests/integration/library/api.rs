@@ -1,0 +1,147 @@
+//! The library as an embedder uses it: `evalhost::Suite` plans and runs a suite with the
+//! policies of `evalhost run` (filter, tags, an agent override, live mode), without the CLI.
+
+use std::path::{Path, PathBuf};
+
+use evalhost::config::ProviderKind;
+use evalhost::{AgentOverride, Suite, SuiteError};
+
+use crate::support::live::{FakeProvider, Step, chat_text, provider};
+
+fn suite_dir(cases: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, text) in cases {
+        std::fs::write(dir.path().join(format!("{name}.yaml")), text).expect("write case");
+    }
+    dir
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Runtime::new().expect("runtime")
+}
+
+fn greet(name: &str, extra: &str) -> String {
+    format!(
+        "name: {name}\n{extra}prompt: Say hello.\nmodel:\n  - text: Hello, world!\ngraders:\n  - final_text_contains: Hello\n"
+    )
+}
+
+/// The built-in graders, compiled without a cache (no files outside the test's temp dirs).
+fn with_builtins(suite: Suite) -> Suite {
+    let mut host = evalhost::GraderHost::new(Default::default(), None).expect("engine");
+    host.add_component(evalhost::grader::BUILTIN_GRADERS_WASM, "builtin")
+        .expect("built-in graders load");
+    suite.grader_host(host)
+}
+
+#[test]
+fn a_suite_selects_by_tags_and_filter_and_replays_what_is_left() {
+    let dir = suite_dir(&[
+        ("alpha", &greet("alpha", "tags: [smoke]\n")),
+        ("beta", &greet("beta", "")),
+    ]);
+    let plan = with_builtins(Suite::new([dir.path()]).tags(["smoke"]))
+        .plan()
+        .expect("plan");
+    let names: Vec<&str> = plan.cases.iter().map(|c| c.case.name.as_str()).collect();
+    assert_eq!(names, ["alpha"]);
+    let report = runtime().block_on(plan.run()).expect("run");
+    assert_eq!(report.cases.len(), 1);
+    assert!(
+        report.cases[0].runs[0].pass,
+        "{:?}",
+        report.cases[0].runs[0]
+    );
+
+    let error = Suite::new([dir.path()])
+        .filter("gamma")
+        .plan()
+        .expect_err("nothing matches");
+    assert!(matches!(error, SuiteError::NoCaseMatchesFilter { .. }));
+    assert_eq!(
+        error.to_string(),
+        "no case name contains `gamma` (--filter)"
+    );
+}
+
+#[test]
+fn a_suite_reports_every_problem_of_its_case_files_before_running() {
+    let dir = suite_dir(&[
+        ("good", &greet("good", "")),
+        (
+            "bad",
+            "name: bad\nprompt: Hi.\nmodel:\n  - text: Hi\ngraders:\n  - no_such_grader: 1\n",
+        ),
+        (
+            "empty",
+            "name: empty\nprompt: Hi.\ngraders:\n  - max_requests: 1\n",
+        ),
+    ]);
+    let error = with_builtins(Suite::new([dir.path()]))
+        .plan()
+        .expect_err("problems");
+    let SuiteError::Cases(problems) = &error else {
+        panic!("not the cases' problems: {error}");
+    };
+    let text = problems.to_string();
+    assert!(
+        text.contains("bad.yaml:6:") && text.contains("no_such_grader"),
+        "{text}"
+    );
+    assert!(
+        text.contains("empty.yaml:1:1") && text.contains("a replay case needs a model script"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_suite_runs_every_agent_case_with_an_external_command() {
+    let script: PathBuf =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/external_agent/agent.py");
+    let case = "name: plain
+prompt: What does in.txt say? Write it to answer.txt.
+workspace:
+  files:
+    in.txt: forty-two
+model:
+  - call: {tool: read_file, arguments: {path: in.txt}}
+  - text: The file says forty-two.
+graders:
+  - final_text_contains: forty-two
+  - file_contains: {path: answer.txt, text: The file says forty-two.}
+";
+    let dir = suite_dir(&[("plain", case)]);
+    let command = format!("python3 '{}'", script.display());
+    let plan = with_builtins(Suite::new([dir.path()]).agent(AgentOverride::Command(command)))
+        .plan()
+        .expect("plan");
+    let report = runtime().block_on(plan.run()).expect("run");
+    let run = &report.cases[0].runs[0];
+    assert!(run.pass, "{run:?}");
+}
+
+#[test]
+fn a_live_suite_asks_the_provider_and_skips_replay_only_cases() {
+    let fake = FakeProvider::start(
+        vec![],
+        Step::Sse(chat_text("Hello from the provider", 5, 3)),
+    );
+    let dir = suite_dir(&[
+        ("alpha", &greet("alpha", "")),
+        ("beta", &greet("beta", "live: false\n")),
+    ]);
+    let plan =
+        with_builtins(Suite::new([dir.path()]).live(provider(ProviderKind::OpenAiChat, &fake)))
+            .plan()
+            .expect("plan");
+    assert_eq!(
+        plan.notes,
+        ["Skipped replay-only cases (live: false): beta"]
+    );
+    let report = runtime().block_on(plan.run()).expect("run");
+    assert_eq!(report.cases.len(), 1);
+    let runs = &report.cases[0].runs;
+    assert_eq!(runs.len(), 3, "live runs default to 3");
+    assert!(runs.iter().all(|r| r.pass), "{runs:?}");
+    assert_eq!(fake.received().len(), 3, "one provider request per run");
+}
