@@ -34,15 +34,6 @@ const TEST_RUN_VARS: [&str; 9] = [
     "OUT_DIR",
 ];
 
-/// The cargo target directory this test binary was built in (`<target>/debug/evalhost`).
-fn target_dir() -> PathBuf {
-    Evalhost::program()
-        .parent()
-        .and_then(Path::parent)
-        .expect("the binary lives in <target>/debug")
-        .to_owned()
-}
-
 /// Run `command` to completion; it must succeed.
 fn run(mut command: Command) -> Output {
     let output = command
@@ -126,13 +117,15 @@ fn the_wheel_installs_into_a_fresh_venv_and_runs_the_shipped_cases() {
     let tmp = tempfile::tempdir().unwrap();
     let dist = tmp.path().join("dist");
     // README: `maturin build --release --out dist`; here with the dev profile in the test
-    // build's target directory, where cargo finds everything fresh.
+    // build's target directory, where cargo finds everything fresh. The target directory is
+    // the test build's by inheritance (`CARGO_TARGET_DIR` as `cargo test` saw it, else the
+    // workspace's `target/`): setting the variable when `cargo test` ran without it would
+    // rerun host/build.rs (`rerun-if-env-changed=CARGO_TARGET_DIR`) and re-link the binary.
     let mut maturin = Command::new("maturin");
     maturin
         .args(["build", "--profile", "dev", "--out"])
         .arg(&dist)
-        .current_dir(repo())
-        .env("CARGO_TARGET_DIR", target_dir());
+        .current_dir(repo());
     // As from the shell `cargo test` was started in: without the variables cargo sets for a
     // running test, which build scripts watch (ring's `rerun-if-env-changed=CARGO_PKG_NAME`,
     // `CARGO_MANIFEST_DIR`, ...) and which would make cargo run them and rebuild their crates.
