@@ -88,7 +88,7 @@
 //! regex) belongs in a [`Prepare`] config type: every export prepares the config
 //! once, and `grade` receives the prepared value.
 //!
-//! With the `schema` feature, [`config_schema_of`] derives the config schema from
+//! With the `schema` feature, `config_schema_of` derives the config schema from
 //! the config type (`#[derive(schemars::JsonSchema)]`), so the config is written once.
 
 #![warn(missing_docs)]

@@ -5,7 +5,7 @@
 //! `tool_call_count` (Mino's `tool_called` keeps its string config and messages).
 
 use evalhost_sdk::message::{count, list, name, quote, quote_excerpt};
-use evalhost_sdk::{Evidence, GradeError, Grader, Verdict};
+use evalhost_sdk::{Evidence, GradeError, Grader, Prepare, Verdict};
 use regex_lite::Regex;
 use serde::Deserialize;
 
@@ -260,8 +260,33 @@ pub struct ArgMatchesConfig {
     pub matches_regex: String,
 }
 
+/// An [`ArgMatchesConfig`] with its regex compiled: prepared once per call, so grading
+/// never compiles it again.
+#[derive(Debug, Clone)]
+pub struct ArgMatches {
+    /// The config as written.
+    pub config: ArgMatchesConfig,
+    regex: Regex,
+}
+
+impl Prepare for ArgMatches {
+    type Written = ArgMatchesConfig;
+
+    fn prepare(config: ArgMatchesConfig) -> Result<Self, String> {
+        check_name(&config.name)?;
+        if config.arg_path.split('.').any(str::is_empty) {
+            return Err(format!(
+                "arg_path {} has an empty segment",
+                quote(&config.arg_path)
+            ));
+        }
+        let regex = compile(&config.matches_regex)?;
+        Ok(Self { config, regex })
+    }
+}
+
 impl Grader for ToolCallArgMatches {
-    type Config = ArgMatchesConfig;
+    type Config = ArgMatches;
     const NAME: &'static str = "tool_call_arg_matches";
     const VERSION: &'static str = "1.0.0";
     const SUMMARY: &'static str =
@@ -280,20 +305,8 @@ impl Grader for ToolCallArgMatches {
         })
     }
 
-    fn check(config: &ArgMatchesConfig) -> Result<(), String> {
-        check_name(&config.name)?;
-        if config.arg_path.split('.').any(str::is_empty) {
-            return Err(format!(
-                "arg_path {} has an empty segment",
-                quote(&config.arg_path)
-            ));
-        }
-        compile(&config.matches_regex).map(drop)
-    }
-
-    fn grade(config: &ArgMatchesConfig, evidence: &Evidence) -> Result<Verdict, GradeError> {
-        let regex = compile(&config.matches_regex).map_err(GradeError::InvalidConfig)?;
-        Ok(tool_call_arg_matches(config, &regex, evidence))
+    fn grade(prepared: &ArgMatches, evidence: &Evidence) -> Result<Verdict, GradeError> {
+        Ok(tool_call_arg_matches(prepared, evidence))
     }
 }
 
@@ -342,12 +355,9 @@ fn resolve(arguments: &str, path: &str) -> ArgValue {
     }
 }
 
-/// Passes when some call of `config.name` has a string at `arg_path` that `regex` matches.
-pub fn tool_call_arg_matches(
-    config: &ArgMatchesConfig,
-    regex: &Regex,
-    evidence: &Evidence,
-) -> Verdict {
+/// Passes when some call of `config.name` has a string at `arg_path` that the regex matches.
+pub fn tool_call_arg_matches(prepared: &ArgMatches, evidence: &Evidence) -> Verdict {
+    let ArgMatches { config, regex } = prepared;
     let values: Vec<ArgValue> = evidence
         .calls
         .iter()
