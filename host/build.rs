@@ -1,7 +1,7 @@
 //! Builds the guest components the host embeds or tests against, from source:
 //! `graders/builtin` (the built-in graders), `tests/guests/hostile` (the
-//! sandbox probes), `tests/guests/v0_1_0` and `v0_2_0` (components of the 0.1.0 and 0.2.0
-//! WIT; the SDK targets the newest) and the
+//! sandbox probes), `tests/guests/v0_1_0`, `v0_2_0` and `v0_3_0` (components of the 0.1.0,
+//! 0.2.0 and 0.3.0 WIT; the SDK targets the newest) and the
 //! misfit components of the hardening tests (`tests/guests/wrong_world`,
 //! `unknown_import`, `huge_schema`), with a nested `cargo build --target wasm32-wasip2`.
 //!
@@ -12,7 +12,8 @@
 //! inherited `CARGO_MAKEFLAGS`, so both together stay within `-j`.
 //!
 //! Outputs `EVALHOST_BUILTIN_GRADERS_WASM`, `EVALHOST_TEST_HOSTILE_WASM`,
-//! `EVALHOST_TEST_V0_1_0_WASM`, `EVALHOST_TEST_V0_2_0_WASM`, `EVALHOST_TEST_WRONG_WORLD_WASM`,
+//! `EVALHOST_TEST_V0_1_0_WASM`, `EVALHOST_TEST_V0_2_0_WASM`, `EVALHOST_TEST_V0_3_0_WASM`,
+//! `EVALHOST_TEST_WRONG_WORLD_WASM`,
 //! `EVALHOST_TEST_UNKNOWN_IMPORT_WASM` and `EVALHOST_TEST_HUGE_SCHEMA_WASM`: absolute paths
 //! of the components, for `include_bytes!(env!(..))`.
 
@@ -24,7 +25,7 @@ const TARGET: &str = "wasm32-wasip2";
 const PROFILE: &str = "guest";
 
 /// (package, artifact file stem, env var naming its path).
-const GUESTS: [(&str, &str, &str); 7] = [
+const GUESTS: [(&str, &str, &str); 8] = [
     (
         "evalhost-builtin-graders",
         "evalhost_builtin_graders",
@@ -44,6 +45,11 @@ const GUESTS: [(&str, &str, &str); 7] = [
         "evalhost-test-v0-2-0",
         "evalhost_test_v0_2_0",
         "EVALHOST_TEST_V0_2_0_WASM",
+    ),
+    (
+        "evalhost-test-v0-3-0",
+        "evalhost_test_v0_3_0",
+        "EVALHOST_TEST_V0_3_0_WASM",
     ),
     (
         "evalhost-test-wrong-world",

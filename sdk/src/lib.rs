@@ -269,8 +269,8 @@ pub mod __private {
     #[allow(missing_docs, unsafe_code)]
     pub mod bindings {
         wit_bindgen::generate!({
-            path: "../wit/since_v0.3.0",
-            world: "evalhost:grader/grader@0.3.0",
+            path: "../wit/since_v0.4.0",
+            world: "evalhost:grader/grader@0.4.0",
             // `register_graders!` expands in the grader author's crate, which depends on
             // this SDK only: every path the generated export macro emits goes through it.
             pub_export_macro: true,
