@@ -237,26 +237,27 @@ pub fn grader_info<G: Grader>() -> GraderInfo {
 
 /// The one step every export takes: parse, prepare, check.
 fn parse_config<G: Grader>(config: &str) -> Result<G::Config, GradeError> {
-    let written: <G::Config as Prepare>::Written = serde_json::from_str(config).map_err(|error| {
-        let problem = error.to_string();
-        // The position is in JSON the host made from the case's YAML, so it
-        // would point the user at text they never wrote.
-        let problem = match error.line() {
-            0 => problem,
-            line => {
-                let suffix = format!(" at line {line} column {}", error.column());
-                problem
-                    .strip_suffix(&suffix)
-                    .map(str::to_owned)
-                    .unwrap_or(problem)
+    let written: <G::Config as Prepare>::Written =
+        serde_json::from_str(config).map_err(|error| {
+            let problem = error.to_string();
+            // The position is in JSON the host made from the case's YAML, so it
+            // would point the user at text they never wrote.
+            let problem = match error.line() {
+                0 => problem,
+                line => {
+                    let suffix = format!(" at line {line} column {}", error.column());
+                    problem
+                        .strip_suffix(&suffix)
+                        .map(str::to_owned)
+                        .unwrap_or(problem)
+                }
+            };
+            if error.is_syntax() || error.is_eof() {
+                GradeError::InvalidConfig(format!("config is not valid JSON: {problem}"))
+            } else {
+                GradeError::InvalidConfig(problem)
             }
-        };
-        if error.is_syntax() || error.is_eof() {
-            GradeError::InvalidConfig(format!("config is not valid JSON: {problem}"))
-        } else {
-            GradeError::InvalidConfig(problem)
-        }
-    })?;
+        })?;
     let prepared = G::Config::prepare(written).map_err(GradeError::InvalidConfig)?;
     G::check(&prepared).map_err(GradeError::InvalidConfig)?;
     Ok(prepared)
@@ -538,7 +539,10 @@ mod tests {
         }
 
         fn grade(config: &Counted, evidence: &Evidence) -> Result<Verdict, GradeError> {
-            Ok(Verdict::pass_if(evidence.calls.len() <= config.0 as usize, || "too many".into()))
+            Ok(Verdict::pass_if(
+                evidence.calls.len() <= config.0 as usize,
+                || "too many".into(),
+            ))
         }
 
         fn describe(config: &Counted) -> String {

@@ -284,7 +284,10 @@ fn derived_config_schemas() {
     assert_eq!(count["properties"]["name"]["minLength"], 1);
     assert_eq!(count["properties"]["min_count"]["default"], 1);
     // An optional bound is an integer from 0, or null (serde reads null as absent).
-    assert_eq!(count["properties"]["max_count"]["type"], json!(["integer", "null"]));
+    assert_eq!(
+        count["properties"]["max_count"]["type"],
+        json!(["integer", "null"])
+    );
     assert_eq!(count["properties"]["order"]["minimum"], 0);
     assert_eq!(
         TraceMaxTurns::config_schema(),

@@ -199,7 +199,11 @@ fn a_pass_message_is_kept_in_every_report() {
         .lines()
         .filter(|l| l.starts_with("  said run 1: "))
         .collect();
-    assert_eq!(said, ["  said run 1: pass: graders[1] ../hostile.wasm#ok: ok"], "{stdout}");
+    assert_eq!(
+        said,
+        ["  said run 1: pass: graders[1] ../hostile.wasm#ok: ok"],
+        "{stdout}"
+    );
 
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(

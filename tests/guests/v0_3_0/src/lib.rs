@@ -35,17 +35,20 @@ fn check(grader: &str, config: &str) -> Result<String, GradeError> {
 
 impl Guest for Component {
     fn list_graders() -> Vec<GraderInfo> {
-        vec![GraderInfo {
-            name: NAME.into(),
-            version: "1.0.0".into(),
-            summary: "The final text is exactly the config string".into(),
-            config_schema: r#"{"type":"string"}"#.into(),
-        }, GraderInfo {
-            name: ASKS_JUDGE.into(),
-            version: "1.0.0".into(),
-            summary: "Asks the judge the config string and passes with its answer".into(),
-            config_schema: r#"{"type":"string"}"#.into(),
-        }]
+        vec![
+            GraderInfo {
+                name: NAME.into(),
+                version: "1.0.0".into(),
+                summary: "The final text is exactly the config string".into(),
+                config_schema: r#"{"type":"string"}"#.into(),
+            },
+            GraderInfo {
+                name: ASKS_JUDGE.into(),
+                version: "1.0.0".into(),
+                summary: "Asks the judge the config string and passes with its answer".into(),
+                config_schema: r#"{"type":"string"}"#.into(),
+            },
+        ]
     }
 
     fn check_config(grader: String, config: String) -> Result<(), GradeError> {
@@ -56,12 +59,19 @@ impl Guest for Component {
         let want = check(&grader, &config)?;
         if grader == ASKS_JUDGE {
             let question = Question {
-                messages: vec![Message { role: "user".into(), content: want }],
+                messages: vec![Message {
+                    role: "user".into(),
+                    content: want,
+                }],
                 schema: None,
                 max_output_tokens: 16,
             };
             return match ask(&question) {
-                Ok(answer) => Ok(Verdict { pass: true, score: 1.0, message: answer.text }),
+                Ok(answer) => Ok(Verdict {
+                    pass: true,
+                    score: 1.0,
+                    message: answer.text,
+                }),
                 Err(e) => Err(GradeError::Failed(format!("{e:?}"))),
             };
         }
