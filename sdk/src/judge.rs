@@ -1,5 +1,5 @@
 //! Ask the judge: a model the host asks on the grader's behalf (`evalhost:grader/judge`,
-//! WIT 0.3.0).
+//! since WIT 0.3.0).
 //!
 //! The host answers only graders granted the judge (a component named by path whose case
 //! entry says `judge: true`, a bundle grader declaring the `judge` capability, the

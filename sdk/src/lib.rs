@@ -84,7 +84,12 @@
 //! Validate what you can while it is deserialized (`#[serde(try_from = ..)]`
 //! newtypes such as [`RelativePath`], `deny_unknown_fields`), and the rest in
 //! [`Grader::check`]: the host checks every config when it loads a case, so a
-//! typo fails before any run.
+//! typo fails before any run. Work grading needs from the config (a compiled
+//! regex) belongs in a [`Prepare`] config type: every export prepares the config
+//! once, and `grade` receives the prepared value.
+//!
+//! With the `schema` feature, `config_schema_of` derives the config schema from
+//! the config type (`#[derive(schemars::JsonSchema)]`), so the config is written once.
 
 #![warn(missing_docs)]
 
@@ -94,6 +99,8 @@ extern crate self as evalhost_sdk;
 
 pub mod judge;
 pub mod message;
+#[cfg(feature = "schema")]
+mod schema;
 mod types;
 mod workspace;
 
@@ -102,6 +109,9 @@ pub use __private::bindings::evalhost::grader::types::{
 };
 pub use workspace::{RelativePath, WORKSPACE, Workspace, check_relative_path};
 
+#[cfg(feature = "schema")]
+pub use schema::config_schema_of;
+
 /// One grader: a check with a name and a config, registered with
 /// [`register_graders!`].
 ///
@@ -109,9 +119,11 @@ pub use workspace::{RelativePath, WORKSPACE, Workspace, check_relative_path};
 /// there is no `self`. A grader returns a [`Verdict`] (pass or fail, with a
 /// message) for the run, or a [`GradeError`] when it cannot judge it at all.
 pub trait Grader {
-    /// The config as written under the grader's name in a case file, e.g.
-    /// `String` for `final_text_contains: "done"`.
-    type Config: serde::de::DeserializeOwned;
+    /// The config `check`, `grade` and `describe` receive. Any `Deserialize` type is read as
+    /// written under the grader's name in a case file, e.g. `String` for
+    /// `final_text_contains: "done"`; a type implementing [`Prepare`] is made ready from
+    /// what is written once per call (a regex compiled), so `grade` never redoes that work.
+    type Config: Prepare;
 
     /// The name case files use, e.g. `file_contains`; unique within a component.
     const NAME: &'static str;
@@ -126,7 +138,7 @@ pub trait Grader {
     /// JSON Schema of [`Grader::Config`], shown to case authors.
     fn config_schema() -> serde_json::Value;
 
-    /// Validation beyond what deserializing the config does. Runs when the host
+    /// Validation beyond what deserializing (and [`Prepare`]) does. Runs when the host
     /// loads a case and before every grade, so keep it cheap.
     ///
     /// Returns what is wrong with the config, e.g. `call must be 1 or more`.
@@ -147,7 +159,50 @@ pub trait Grader {
     }
 }
 
-/// Parses `config` (JSON text) as `G`'s config and checks it, exactly as the
+/// A config made ready for grading from what a case file writes: the one step the
+/// component's `check-config`, `grade` and `describe` exports all take, once per call, so
+/// work done here (compiling a regex, resolving a target) reaches [`Grader::grade`] and is
+/// not done twice.
+///
+/// Every `Deserialize` type is its own written form and needs no preparation; implement
+/// this for a type that holds what grading needs instead:
+///
+/// ```
+/// use evalhost_sdk::Prepare;
+///
+/// /// `{word: "hel+o"}`, compiled.
+/// pub struct Matcher { word: String, regex_len: usize }
+///
+/// #[derive(serde::Deserialize)]
+/// pub struct Written { word: String }
+///
+/// impl Prepare for Matcher {
+///     type Written = Written;
+///     fn prepare(written: Written) -> Result<Self, String> {
+///         if written.word.is_empty() { return Err("word is empty".into()) }
+///         Ok(Matcher { regex_len: written.word.len(), word: written.word })
+///     }
+/// }
+/// ```
+pub trait Prepare: Sized {
+    /// The config as written in the case file.
+    type Written: serde::de::DeserializeOwned;
+
+    /// Makes `written` ready for grading, or says what is wrong with it, e.g.
+    /// `invalid regular expression "(": ...` (a [`GradeError::InvalidConfig`]).
+    fn prepare(written: Self::Written) -> Result<Self, String>;
+}
+
+/// A config read as written needs no preparation.
+impl<T: serde::de::DeserializeOwned> Prepare for T {
+    type Written = T;
+
+    fn prepare(written: T) -> Result<T, String> {
+        Ok(written)
+    }
+}
+
+/// Parses `config` (JSON text) as `G`'s config, prepares and checks it, exactly as the
 /// component's `check-config` export does.
 ///
 /// A config that does not fit is a [`GradeError::InvalidConfig`] naming the
@@ -180,29 +235,32 @@ pub fn grader_info<G: Grader>() -> GraderInfo {
     }
 }
 
+/// The one step every export takes: parse, prepare, check.
 fn parse_config<G: Grader>(config: &str) -> Result<G::Config, GradeError> {
-    let parsed: G::Config = serde_json::from_str(config).map_err(|error| {
-        let problem = error.to_string();
-        // The position is in JSON the host made from the case's YAML, so it
-        // would point the user at text they never wrote.
-        let problem = match error.line() {
-            0 => problem,
-            line => {
-                let suffix = format!(" at line {line} column {}", error.column());
-                problem
-                    .strip_suffix(&suffix)
-                    .map(str::to_owned)
-                    .unwrap_or(problem)
+    let written: <G::Config as Prepare>::Written =
+        serde_json::from_str(config).map_err(|error| {
+            let problem = error.to_string();
+            // The position is in JSON the host made from the case's YAML, so it
+            // would point the user at text they never wrote.
+            let problem = match error.line() {
+                0 => problem,
+                line => {
+                    let suffix = format!(" at line {line} column {}", error.column());
+                    problem
+                        .strip_suffix(&suffix)
+                        .map(str::to_owned)
+                        .unwrap_or(problem)
+                }
+            };
+            if error.is_syntax() || error.is_eof() {
+                GradeError::InvalidConfig(format!("config is not valid JSON: {problem}"))
+            } else {
+                GradeError::InvalidConfig(problem)
             }
-        };
-        if error.is_syntax() || error.is_eof() {
-            GradeError::InvalidConfig(format!("config is not valid JSON: {problem}"))
-        } else {
-            GradeError::InvalidConfig(problem)
-        }
-    })?;
-    G::check(&parsed).map_err(GradeError::InvalidConfig)?;
-    Ok(parsed)
+        })?;
+    let prepared = G::Config::prepare(written).map_err(GradeError::InvalidConfig)?;
+    G::check(&prepared).map_err(GradeError::InvalidConfig)?;
+    Ok(prepared)
 }
 
 /// Support for [`register_graders!`]; not part of the API.
@@ -212,8 +270,8 @@ pub mod __private {
     #[allow(missing_docs, unsafe_code)]
     pub mod bindings {
         wit_bindgen::generate!({
-            path: "../wit/since_v0.3.0",
-            world: "evalhost:grader/grader@0.3.0",
+            path: "../wit/since_v0.4.0",
+            world: "evalhost:grader/grader@0.4.0",
             // `register_graders!` expands in the grader author's crate, which depends on
             // this SDK only: every path the generated export macro emits goes through it.
             pub_export_macro: true,
@@ -444,6 +502,71 @@ mod tests {
             ),
             Err(GradeError::InvalidConfig(_))
         ));
+    }
+
+    /// A config prepared from `{"n": 1}`, counting its preparations.
+    struct Counted(u32);
+
+    static PREPARED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    #[derive(Deserialize)]
+    struct CountedWritten {
+        n: u32,
+    }
+
+    impl Prepare for Counted {
+        type Written = CountedWritten;
+
+        fn prepare(written: CountedWritten) -> Result<Self, String> {
+            PREPARED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            match written.n {
+                0 => Err("n must be 1 or more".into()),
+                n => Ok(Counted(n)),
+            }
+        }
+    }
+
+    struct AtMostCalls;
+
+    impl Grader for AtMostCalls {
+        type Config = Counted;
+        const NAME: &'static str = "at_most_calls";
+        const VERSION: &'static str = "0.1.0";
+        const SUMMARY: &'static str = "At most n calls";
+
+        fn config_schema() -> serde_json::Value {
+            serde_json::json!({"type": "object"})
+        }
+
+        fn grade(config: &Counted, evidence: &Evidence) -> Result<Verdict, GradeError> {
+            Ok(Verdict::pass_if(
+                evidence.calls.len() <= config.0 as usize,
+                || "too many".into(),
+            ))
+        }
+
+        fn describe(config: &Counted) -> String {
+            format!("at most {} calls", config.0)
+        }
+    }
+
+    #[test]
+    fn every_export_prepares_the_config_once() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let before = PREPARED.load(SeqCst);
+        check_config::<AtMostCalls>(r#"{"n": 2}"#).unwrap();
+        assert_eq!(PREPARED.load(SeqCst), before + 1);
+        let verdict = grade::<AtMostCalls>(r#"{"n": 2}"#, &Evidence::default()).unwrap();
+        assert_eq!((verdict.pass, PREPARED.load(SeqCst)), (true, before + 2));
+        assert_eq!(
+            describe::<AtMostCalls>(r#"{"n": 2}"#).unwrap(),
+            "at most 2 calls"
+        );
+        assert_eq!(PREPARED.load(SeqCst), before + 3);
+        assert_eq!(
+            invalid(check_config::<AtMostCalls>(r#"{"n": 0}"#)),
+            "n must be 1 or more"
+        );
     }
 
     #[test]

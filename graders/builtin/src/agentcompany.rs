@@ -5,8 +5,9 @@
 //! `tool_call_count` (Mino's `tool_called` keeps its string config and messages).
 
 use evalhost_sdk::message::{count, list, name, quote, quote_excerpt};
-use evalhost_sdk::{Evidence, GradeError, Grader, Verdict};
+use evalhost_sdk::{Evidence, GradeError, Grader, Prepare, Verdict};
 use regex_lite::Regex;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::text::MAX_PATTERN_BYTES;
@@ -17,10 +18,11 @@ pub use crate::rubric::{SemanticRubric, SemanticRubricConfig};
 pub struct ToolCallCount;
 
 /// Config of [`ToolCallCount`] (AgentCompany's `tool_called`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolCallCountConfig {
     /// Tool name.
+    #[schemars(length(min = 1))]
     pub name: String,
     /// Fewest calls of `name` (default 1).
     #[serde(default = "one")]
@@ -45,17 +47,7 @@ impl Grader for ToolCallCount {
         "Calls of a tool number min_count..=max_count, one at 0-based position `order`";
 
     fn config_schema() -> serde_json::Value {
-        serde_json::json!({
-            "type": "object",
-            "required": ["name"],
-            "additionalProperties": false,
-            "properties": {
-                "name": {"type": "string", "minLength": 1},
-                "min_count": {"type": "integer", "minimum": 0, "default": 1},
-                "max_count": {"type": "integer", "minimum": 0},
-                "order": {"type": "integer", "minimum": 0, "description": "0-based position among all calls"},
-            },
-        })
+        evalhost_sdk::config_schema_of::<Self>()
     }
 
     fn check(config: &ToolCallCountConfig) -> Result<(), String> {
@@ -249,38 +241,33 @@ impl Grader for MessageContainsSubstring {
 pub struct ToolCallArgMatches;
 
 /// Config of [`ToolCallArgMatches`].
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ArgMatchesConfig {
     /// Tool name.
+    #[schemars(length(min = 1))]
     pub name: String,
     /// Dotted path into the arguments object, e.g. `profile.department`.
+    #[schemars(length(min = 1))]
     pub arg_path: String,
     /// RE2-style pattern (unanchored, at most 1 KiB) the string there must match.
+    #[schemars(length(min = 1, max = MAX_PATTERN_BYTES), extend("format" = "regex"))]
     pub matches_regex: String,
 }
 
-impl Grader for ToolCallArgMatches {
-    type Config = ArgMatchesConfig;
-    const NAME: &'static str = "tool_call_arg_matches";
-    const VERSION: &'static str = "1.0.0";
-    const SUMMARY: &'static str =
-        "Some call of the tool has a string at the dotted path matching the regex";
+/// An [`ArgMatchesConfig`] with its regex compiled: prepared once per call, so grading
+/// never compiles it again.
+#[derive(Debug, Clone)]
+pub struct ArgMatches {
+    /// The config as written.
+    pub config: ArgMatchesConfig,
+    regex: Regex,
+}
 
-    fn config_schema() -> serde_json::Value {
-        serde_json::json!({
-            "type": "object",
-            "required": ["name", "arg_path", "matches_regex"],
-            "additionalProperties": false,
-            "properties": {
-                "name": {"type": "string", "minLength": 1},
-                "arg_path": {"type": "string", "minLength": 1},
-                "matches_regex": {"type": "string", "minLength": 1, "maxLength": MAX_PATTERN_BYTES, "format": "regex"},
-            },
-        })
-    }
+impl Prepare for ArgMatches {
+    type Written = ArgMatchesConfig;
 
-    fn check(config: &ArgMatchesConfig) -> Result<(), String> {
+    fn prepare(config: ArgMatchesConfig) -> Result<Self, String> {
         check_name(&config.name)?;
         if config.arg_path.split('.').any(str::is_empty) {
             return Err(format!(
@@ -288,12 +275,24 @@ impl Grader for ToolCallArgMatches {
                 quote(&config.arg_path)
             ));
         }
-        compile(&config.matches_regex).map(drop)
+        let regex = compile(&config.matches_regex)?;
+        Ok(Self { config, regex })
+    }
+}
+
+impl Grader for ToolCallArgMatches {
+    type Config = ArgMatches;
+    const NAME: &'static str = "tool_call_arg_matches";
+    const VERSION: &'static str = "1.0.0";
+    const SUMMARY: &'static str =
+        "Some call of the tool has a string at the dotted path matching the regex";
+
+    fn config_schema() -> serde_json::Value {
+        evalhost_sdk::config_schema_of::<Self>()
     }
 
-    fn grade(config: &ArgMatchesConfig, evidence: &Evidence) -> Result<Verdict, GradeError> {
-        let regex = compile(&config.matches_regex).map_err(GradeError::InvalidConfig)?;
-        Ok(tool_call_arg_matches(config, &regex, evidence))
+    fn grade(prepared: &ArgMatches, evidence: &Evidence) -> Result<Verdict, GradeError> {
+        Ok(tool_call_arg_matches(prepared, evidence))
     }
 }
 
@@ -342,12 +341,9 @@ fn resolve(arguments: &str, path: &str) -> ArgValue {
     }
 }
 
-/// Passes when some call of `config.name` has a string at `arg_path` that `regex` matches.
-pub fn tool_call_arg_matches(
-    config: &ArgMatchesConfig,
-    regex: &Regex,
-    evidence: &Evidence,
-) -> Verdict {
+/// Passes when some call of `config.name` has a string at `arg_path` that the regex matches.
+pub fn tool_call_arg_matches(prepared: &ArgMatches, evidence: &Evidence) -> Verdict {
+    let ArgMatches { config, regex } = prepared;
     let values: Vec<ArgValue> = evidence
         .calls
         .iter()
@@ -385,7 +381,7 @@ pub fn tool_call_arg_matches(
 pub struct TraceMaxTurns;
 
 /// Config of [`TraceMaxTurns`].
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MaxTurnsConfig {
     /// Most turns the trace may have.
@@ -400,12 +396,7 @@ impl Grader for TraceMaxTurns {
         "The trace has at most this many turns (user messages, model responses, tool results)";
 
     fn config_schema() -> serde_json::Value {
-        serde_json::json!({
-            "type": "object",
-            "required": ["max"],
-            "additionalProperties": false,
-            "properties": {"max": {"type": "integer", "minimum": 0}},
-        })
+        evalhost_sdk::config_schema_of::<Self>()
     }
 
     fn grade(config: &MaxTurnsConfig, evidence: &Evidence) -> Result<Verdict, GradeError> {

@@ -258,3 +258,44 @@ fn a_judged_dimension_passes_only_when_both_checks_pass_and_carries_the_reason()
     .unwrap();
     assert!(verdict.pass);
 }
+
+/// Derived from the config types, the schemas say what the hand-written ones said: the
+/// required fields, no others, non-empty names, the pattern's length and format.
+#[test]
+fn derived_config_schemas() {
+    use evalhost_sdk::Grader;
+    use serde_json::json;
+    assert_eq!(
+        ToolCallArgMatches::config_schema(),
+        json!({
+            "type": "object",
+            "required": ["name", "arg_path", "matches_regex"],
+            "additionalProperties": false,
+            "properties": {
+                "name": {"type": "string", "minLength": 1, "description": "Tool name."},
+                "arg_path": {"type": "string", "minLength": 1, "description": "Dotted path into the arguments object, e.g. `profile.department`."},
+                "matches_regex": {"type": "string", "minLength": 1, "maxLength": 1024, "format": "regex", "description": "RE2-style pattern (unanchored, at most 1 KiB) the string there must match."},
+            },
+        })
+    );
+    let count = ToolCallCount::config_schema();
+    assert_eq!(count["required"], json!(["name"]));
+    assert_eq!(count["additionalProperties"], false);
+    assert_eq!(count["properties"]["name"]["minLength"], 1);
+    assert_eq!(count["properties"]["min_count"]["default"], 1);
+    // An optional bound is an integer from 0, or null (serde reads null as absent).
+    assert_eq!(
+        count["properties"]["max_count"]["type"],
+        json!(["integer", "null"])
+    );
+    assert_eq!(count["properties"]["order"]["minimum"], 0);
+    assert_eq!(
+        TraceMaxTurns::config_schema(),
+        json!({
+            "type": "object",
+            "required": ["max"],
+            "additionalProperties": false,
+            "properties": {"max": {"type": "integer", "format": "uint32", "minimum": 0, "description": "Most turns the trace may have."}},
+        })
+    );
+}

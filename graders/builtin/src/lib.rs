@@ -36,7 +36,7 @@ mod skills;
 mod text;
 
 pub use agentcompany::{
-    ArgMatchesConfig, MaxTurnsConfig, MessageContainsSubstring, MessageSubstringConfig,
+    ArgMatches, ArgMatchesConfig, MaxTurnsConfig, MessageContainsSubstring, MessageSubstringConfig,
     NoToolCalled, SemanticRubric, SemanticRubricConfig, ToolCallArgMatches, ToolCallCount,
     ToolCallCountConfig, ToolName, TraceMaxTurns,
 };

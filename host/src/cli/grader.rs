@@ -78,7 +78,7 @@ pub struct NewArgs {
     /// evalhost was built from, when it exists).
     #[arg(long, value_name = "PATH")]
     pub sdk: Option<PathBuf>,
-    /// Scaffold a grader that asks the judge model to score a rubric (WIT 0.3.0; rust,
+    /// Scaffold a grader that asks the judge model to score a rubric (WIT 0.4.0; rust,
     /// python or js), with an example case that grants it (`judge: true`).
     #[arg(long)]
     pub judge: bool,

@@ -43,14 +43,75 @@ pub(crate) mod v0_3_0 {
     });
 }
 
+/// `evalhost:grader@0.4.0`: 0.3.0 with documentation that says what the host sends; the
+/// same functions and types. Its `judge@0.4.0` import has types of its own, answered by
+/// converting to 0.3.0's ([`v0_4_0_judge`]).
+pub(crate) mod v0_4_0 {
+    wasmtime::component::bindgen!({
+        path: "../wit/since_v0.4.0",
+        world: "grader",
+        with: {
+            "evalhost:grader/types@0.4.0": super::v0_1_0::evalhost::grader::types,
+        },
+    });
+}
+
 /// The judge interface's generated types and host trait.
 pub(crate) use v0_3_0::evalhost::grader::judge;
+
+/// Puts both versions of the judge interface (0.3.0, 0.4.0) in `linker`.
+pub(crate) fn add_judge_to_linker(
+    linker: &mut wasmtime::component::Linker<SandboxState>,
+) -> wasmtime::Result<()> {
+    use wasmtime::component::HasSelf;
+    judge::add_to_linker::<SandboxState, HasSelf<SandboxState>>(linker, |state| state)?;
+    v0_4_0::evalhost::grader::judge::add_to_linker::<SandboxState, HasSelf<SandboxState>>(
+        linker,
+        |state| state,
+    )
+}
+
+/// `judge@0.4.0` is `judge@0.3.0` under another version: the same question, answered the
+/// same way.
+mod v0_4_0_judge {
+    use super::judge as old;
+    use super::v0_4_0::evalhost::grader::judge as new;
+    use crate::grader::sandbox::SandboxState;
+
+    impl new::Host for SandboxState {
+        fn ask(&mut self, question: new::Question) -> Result<new::Answer, new::JudgeError> {
+            let question = old::Question {
+                messages: question.messages,
+                schema: question.schema,
+                max_output_tokens: question.max_output_tokens,
+            };
+            match old::Host::ask(self, question) {
+                Ok(answer) => Ok(new::Answer {
+                    text: answer.text,
+                    usage: new::JudgeUsage {
+                        input_tokens: answer.usage.input_tokens,
+                        output_tokens: answer.usage.output_tokens,
+                    },
+                }),
+                Err(error) => Err(match error {
+                    old::JudgeError::NotGranted(m) => new::JudgeError::NotGranted(m),
+                    old::JudgeError::NotConfigured(m) => new::JudgeError::NotConfigured(m),
+                    old::JudgeError::NotRecorded(m) => new::JudgeError::NotRecorded(m),
+                    old::JudgeError::CallLimit(m) => new::JudgeError::CallLimit(m),
+                    old::JudgeError::TokenLimit(m) => new::JudgeError::TokenLimit(m),
+                    old::JudgeError::InvalidQuestion(m) => new::JudgeError::InvalidQuestion(m),
+                    old::JudgeError::Failed(m) => new::JudgeError::Failed(m),
+                }),
+            }
+        }
+    }
+}
 
 /// The types every version shares.
 pub(crate) use v0_1_0::evalhost::grader::types;
 
 /// Every version of the grader world this host loads, oldest first.
-pub const WORLD_VERSIONS: &[&str] = &["0.1.0", "0.2.0", "0.3.0"];
+pub const WORLD_VERSIONS: &[&str] = &["0.1.0", "0.2.0", "0.3.0", "0.4.0"];
 
 /// A component's pre-instantiation, for the version of the world it targets.
 #[derive(Clone)]
@@ -58,6 +119,7 @@ pub(crate) enum Pre {
     V0_1_0(v0_1_0::GraderPre<SandboxState>),
     V0_2_0(v0_2_0::GraderPre<SandboxState>),
     V0_3_0(v0_3_0::GraderPre<SandboxState>),
+    V0_4_0(v0_4_0::GraderPre<SandboxState>),
 }
 
 /// One fresh instance of a grader component.
@@ -65,6 +127,7 @@ pub(crate) enum Instance {
     V0_1_0(v0_1_0::Grader),
     V0_2_0(v0_2_0::Grader),
     V0_3_0(v0_3_0::Grader),
+    V0_4_0(v0_4_0::Grader),
 }
 
 type GradeResult<T> = wasmtime::Result<Result<T, types::GradeError>>;
@@ -73,19 +136,28 @@ impl Pre {
     /// Type-check `pre` against each supported version, newest first.
     ///
     /// 0.3.0 exports what 0.2.0 does and adds an import, so a component is 0.3.0 when it
-    /// imports any interface of `evalhost:grader@0.3.0`.
+    /// imports any interface of `evalhost:grader@0.3.0` (0.4.0 likewise: the same world
+    /// under another version).
     ///
     /// The error is the mismatch against the oldest version (what most components target).
     pub(crate) fn new(
         pre: wasmtime::component::InstancePre<SandboxState>,
     ) -> wasmtime::Result<Self> {
         let engine = pre.engine().clone();
-        let imports_v0_3_0 = pre
-            .component()
-            .component_type()
-            .imports(&engine)
-            .any(|(name, _)| name.starts_with("evalhost:grader/") && name.ends_with("@0.3.0"));
-        if imports_v0_3_0 && let Ok(v3) = v0_3_0::GraderPre::new(pre.clone()) {
+        let imports = |version: &str| {
+            pre.component()
+                .component_type()
+                .imports(&engine)
+                .any(|(name, _)| name.starts_with("evalhost:grader/") && name.ends_with(version))
+        };
+        if imports("@0.4.0")
+            && let Ok(v4) = v0_4_0::GraderPre::new(pre.clone())
+        {
+            return Ok(Pre::V0_4_0(v4));
+        }
+        if imports("@0.3.0")
+            && let Ok(v3) = v0_3_0::GraderPre::new(pre.clone())
+        {
             return Ok(Pre::V0_3_0(v3));
         }
         if let Ok(v2) = v0_2_0::GraderPre::new(pre.clone()) {
@@ -100,6 +172,7 @@ impl Pre {
             Pre::V0_1_0(_) => "0.1.0",
             Pre::V0_2_0(_) => "0.2.0",
             Pre::V0_3_0(_) => "0.3.0",
+            Pre::V0_4_0(_) => "0.4.0",
         }
     }
 
@@ -112,6 +185,7 @@ impl Pre {
             Pre::V0_1_0(pre) => Instance::V0_1_0(pre.instantiate(&mut *store)?),
             Pre::V0_2_0(pre) => Instance::V0_2_0(pre.instantiate(&mut *store)?),
             Pre::V0_3_0(pre) => Instance::V0_3_0(pre.instantiate(&mut *store)?),
+            Pre::V0_4_0(pre) => Instance::V0_4_0(pre.instantiate(&mut *store)?),
         })
     }
 }
@@ -125,6 +199,7 @@ impl Instance {
             Instance::V0_1_0(g) => g.call_list_graders(store),
             Instance::V0_2_0(g) => g.call_list_graders(store),
             Instance::V0_3_0(g) => g.call_list_graders(store),
+            Instance::V0_4_0(g) => g.call_list_graders(store),
         }
     }
 
@@ -138,6 +213,7 @@ impl Instance {
             Instance::V0_1_0(g) => g.call_check_config(store, grader, config),
             Instance::V0_2_0(g) => g.call_check_config(store, grader, config),
             Instance::V0_3_0(g) => g.call_check_config(store, grader, config),
+            Instance::V0_4_0(g) => g.call_check_config(store, grader, config),
         }
     }
 
@@ -152,6 +228,7 @@ impl Instance {
             Instance::V0_1_0(g) => g.call_grade(store, grader, config, evidence),
             Instance::V0_2_0(g) => g.call_grade(store, grader, config, evidence),
             Instance::V0_3_0(g) => g.call_grade(store, grader, config, evidence),
+            Instance::V0_4_0(g) => g.call_grade(store, grader, config, evidence),
         }
     }
 
@@ -166,6 +243,7 @@ impl Instance {
             Instance::V0_1_0(_) => None,
             Instance::V0_2_0(g) => Some(g.call_describe(store, grader, config)),
             Instance::V0_3_0(g) => Some(g.call_describe(store, grader, config)),
+            Instance::V0_4_0(g) => Some(g.call_describe(store, grader, config)),
         }
     }
 }

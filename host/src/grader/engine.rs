@@ -54,11 +54,7 @@ impl Shared {
         };
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(GraderHostError::engine)?;
-        super::bindings::judge::add_to_linker::<
-            SandboxState,
-            wasmtime::component::HasSelf<SandboxState>,
-        >(&mut linker, |state| state)
-        .map_err(GraderHostError::engine)?;
+        super::bindings::add_judge_to_linker(&mut linker).map_err(GraderHostError::engine)?;
         let engine_key = engine_key(&engine);
         spawn_epoch_ticker(&engine);
         Ok(Arc::new(Self {

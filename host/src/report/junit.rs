@@ -108,16 +108,18 @@ fn write_case(xml: &mut String, directory: &str, case: &CaseReport, report: &Sui
         seconds(&case.runs)
     );
     let status = Status::of(case);
-    let not_evaluable: Vec<String> = case
+    // Graders that could not judge, then passes with a message, in `<system-out>`.
+    let out_lines: Vec<String> = case
         .runs
         .iter()
         .flat_map(|r| {
             r.not_evaluable_lines()
                 .into_iter()
+                .chain(r.pass_lines())
                 .map(move |l| format!("run {}: {l}", r.run))
         })
         .collect();
-    if status == Status::Pass && not_evaluable.is_empty() {
+    if status == Status::Pass && out_lines.is_empty() {
         xml.push_str("/>\n");
         return;
     }
@@ -162,11 +164,11 @@ fn write_case(xml: &mut String, directory: &str, case: &CaseReport, report: &Sui
             );
         }
     }
-    if !not_evaluable.is_empty() {
+    if !out_lines.is_empty() {
         let _ = writeln!(
             xml,
             "      <system-out>{}</system-out>",
-            text(&(not_evaluable.join("\n") + "\n"))
+            text(&(out_lines.join("\n") + "\n"))
         );
     }
     xml.push_str("    </testcase>\n");

@@ -286,6 +286,16 @@ impl RunReport {
             .map(|v| format!("not evaluable: {}", v.described()))
             .collect()
     }
+
+    /// Lines of the graders that passed with a message (what they measured, a judge's
+    /// reason): `pass: graders[0] NAME CONFIG: MESSAGE`.
+    pub fn pass_lines(&self) -> Vec<String> {
+        self.verdicts
+            .iter()
+            .filter(|v| v.outcome == Outcome::Pass && !v.message.is_empty())
+            .map(|v| format!("pass: {}", v.described()))
+            .collect()
+    }
 }
 
 impl CaseSummary {

@@ -148,6 +148,13 @@ fn render(report: &SuiteReport, color: bool) -> String {
             }
         }
     }
+    for case in &report.cases {
+        for run in &case.runs {
+            for line in run.pass_lines() {
+                out.push_str(&format!("  {} run {}: {line}\n", case.name, run.run));
+            }
+        }
+    }
     if report.interrupted {
         out.push_str(&interrupted_line(report));
     }

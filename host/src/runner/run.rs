@@ -415,11 +415,9 @@ fn grade_one(
     let name = &bound.spec.name;
     let (result, stats) =
         session.grade_with_judge(&bound.grader, &bound.config_json, evidence, judge);
-    let judged = stats.judge.calls > 0;
     let (outcome, score, message) = match result {
-        // A judged pass keeps its message: the judge's reason is worth reading either way.
-        Ok(v) if v.pass && judged => (Outcome::Pass, v.score, v.message),
-        Ok(v) if v.pass => (Outcome::Pass, v.score, String::new()),
+        // A pass keeps its message too: what the grader measured, or the judge's reason.
+        Ok(v) if v.pass => (Outcome::Pass, v.score, v.message),
         Ok(v) => (Outcome::Fail, v.score, v.message),
         Err(GraderError::NotEvaluable(reason)) => (Outcome::NotEvaluable, 0.0, reason),
         Err(e) => (Outcome::Error, 0.0, e.to_string()),

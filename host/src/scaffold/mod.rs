@@ -14,8 +14,9 @@ pub use templates::Lang;
 /// The grader WIT new projects target: the first released version, which every host loads.
 pub const WIT: &str = include_str!("../../../wit/since_v0.1.0/grader.wit");
 
-/// The grader WIT of projects that ask the judge (`--judge`): 0.3.0, which adds the import.
-pub(crate) const JUDGE_WIT: &str = include_str!("../../../wit/since_v0.3.0/grader.wit");
+/// The grader WIT of projects that ask the judge (`--judge`): the newest, 0.4.0 (the judge
+/// import came with 0.3.0).
+pub(crate) const JUDGE_WIT: &str = include_str!("../../../wit/since_v0.4.0/grader.wit");
 
 /// Longest project name.
 const MAX_NAME: usize = 64;
@@ -32,7 +33,7 @@ pub struct ScaffoldOptions {
     pub parent: PathBuf,
     /// Path of the `evalhost-sdk` crate (Rust only), as the project's Cargo.toml names it.
     pub sdk: Option<PathBuf>,
-    /// Scaffold a grader that asks the judge (a rubric scored by the judge model; WIT 0.3.0).
+    /// Scaffold a grader that asks the judge (a rubric scored by the judge model; WIT 0.4.0).
     pub judge: bool,
 }
 
@@ -55,7 +56,7 @@ pub enum ScaffoldError {
     NoSdk,
     /// The language has no judge scaffold.
     #[error(
-        "--judge scaffolds a grader in rust, python or js; a C grader can ask the judge through wit/since_v0.3.0 by hand"
+        "--judge scaffolds a grader in rust, python or js; a C grader can ask the judge through wit/since_v0.4.0 by hand"
     )]
     NoJudge,
     /// Writing a file failed.

@@ -4,7 +4,7 @@
 // The case grants the judge with `judge: true` beside the grader entry; answers are
 // recorded once (`evalhost run --judge record`) and replayed from judgments.jsonl.
 
-import { ask } from "evalhost:grader/judge@0.3.0";
+import { ask } from "evalhost:grader/judge@0.4.0";
 
 const NAME = "{{name}}";
 const SCHEMA = {

@@ -8,10 +8,11 @@ use serde::Deserialize;
 /// The grader.
 pub struct Check;
 
-/// The grader's config, as written under its name in a case file.
-#[derive(Deserialize)]
+/// The config as written in a case file; its JSON Schema is derived from this type.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    #[schemars(length(min = 1))]
     word: String,
 }
 
@@ -22,12 +23,7 @@ impl Grader for Check {
     const SUMMARY: &'static str = "The final text contains the word";
 
     fn config_schema() -> serde_json::Value {
-        serde_json::json!({
-            "type": "object",
-            "properties": {"word": {"type": "string", "minLength": 1}},
-            "required": ["word"],
-            "additionalProperties": false
-        })
+        evalhost_sdk::config_schema_of::<Self>()
     }
 
     fn check(config: &Config) -> Result<(), String> {
@@ -49,6 +45,10 @@ impl Grader for Check {
                 )
             },
         ))
+    }
+
+    fn describe(config: &Config) -> String {
+        format!("final text contains {}", message::quote(&config.word))
     }
 }
 

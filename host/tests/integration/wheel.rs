@@ -12,11 +12,11 @@
 //! (`cargo tree`, naming the crates that differ); after, that maturin compiled nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use crate::support::common::repo;
-use crate::support::evalhost::{Evalhost, Output};
+use crate::support::evalhost::Output;
 
 /// maturin, as `.ci/run` installs it.
 const MATURIN_INSTALL: &str = "pip install maturin==1.16.0";

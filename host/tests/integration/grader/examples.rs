@@ -262,7 +262,7 @@ fn example_wit_copies_are_the_released_wit() {
     }
 }
 
-/// `grader new --judge` in `lang`: the grader builds for WIT 0.3.0, its example case records
+/// `grader new --judge` in `lang`: the grader builds for WIT 0.4.0, its example case records
 /// a judgment from a fake judge on loopback and replays it with the judge gone, and a
 /// replay without the judgment is not evaluable.
 fn judge_scaffold(lang: &str) {
@@ -283,7 +283,7 @@ fn judge_scaffold(lang: &str) {
     evalhost_output.assert_code(0);
     let stdout = evalhost_output.stdout();
     assert!(
-        stdout.contains("world:   evalhost:grader@0.3.0"),
+        stdout.contains("world:   evalhost:grader@0.4.0"),
         "{stdout}"
     );
 

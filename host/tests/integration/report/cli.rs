@@ -174,3 +174,65 @@ fn the_graders_table_keeps_its_columns_aligned() {
         );
     }
 }
+
+/// A grader that passes with a message (`Verdict::pass_with`) keeps it in every report: the
+/// JSON verdict, a `pass:` line in the text report, JUnit's `<system-out>`, the HTML row.
+#[test]
+fn a_pass_message_is_kept_in_every_report() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("cases")).unwrap();
+    std::fs::copy(guests::hostile(), dir.path().join("hostile.wasm")).unwrap();
+    std::fs::write(
+        dir.path().join("cases/said.yaml"),
+        "name: said\nprompt: Say hello.\nmodel:\n  - text: hello\ngraders:\n  - final_text_contains: hello\n  - ../hostile.wasm#ok: null\n",
+    )
+    .unwrap();
+    let (junit, html, out) = (
+        path(dir.path(), "junit.xml"),
+        path(dir.path(), "report.html"),
+        path(dir.path(), "out"),
+    );
+    let output = Evalhost::new()
+        .args([
+            "run",
+            "--junit",
+            &junit,
+            "--html",
+            &html,
+            "--out",
+            &out,
+            &path(dir.path(), "cases"),
+        ])
+        .run();
+    output.assert_code(0);
+    let stdout = output.stdout();
+    let said: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("  said run 1: "))
+        .collect();
+    assert_eq!(
+        said,
+        ["  said run 1: pass: graders[1] ../hostile.wasm#ok: ok"],
+        "{stdout}"
+    );
+
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<system-out>run 1: pass: graders[1] ../hostile.wasm#ok: ok\n</system-out>"),
+        "{xml}"
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<pre>ok</pre>"), "{page}");
+
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/report.json")).unwrap())
+            .unwrap();
+    let messages: Vec<&serde_json::Value> = report["cases"][0]["runs"][0]["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| &v["message"])
+        .collect();
+    // A plain pass (the built-in's) has no message; the probe's pass keeps its own.
+    assert_eq!(messages, ["", "ok"]);
+}

@@ -15,10 +15,11 @@ use std::sync::OnceLock;
 use super::common::repo;
 
 /// (package, artifact file stem) of every test guest; one nested build makes them all.
-const GUESTS: [(&str, &str); 6] = [
+const GUESTS: [(&str, &str); 7] = [
     ("evalhost-test-hostile", "evalhost_test_hostile"),
     ("evalhost-test-v0-1-0", "evalhost_test_v0_1_0"),
     ("evalhost-test-v0-2-0", "evalhost_test_v0_2_0"),
+    ("evalhost-test-v0-3-0", "evalhost_test_v0_3_0"),
     ("evalhost-test-wrong-world", "evalhost_test_wrong_world"),
     (
         "evalhost-test-unknown-import",
@@ -40,6 +41,11 @@ pub fn v0_1_0() -> &'static str {
 /// A grader built against WIT 0.2.0 (`tests/guests/v0_2_0`).
 pub fn v0_2_0() -> &'static str {
     path("evalhost_test_v0_2_0")
+}
+
+/// A grader built against WIT 0.3.0, which asks the judge (`tests/guests/v0_3_0`).
+pub fn v0_3_0() -> &'static str {
+    path("evalhost_test_v0_3_0")
 }
 
 /// A component of another world (`tests/guests/wrong_world`).

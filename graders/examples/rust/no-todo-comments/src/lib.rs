@@ -14,10 +14,11 @@ const COMMENT_STARTS: [&str; 7] = ["#", "//", "/*", "*", "--", "<!--", ";"];
 pub struct NoTodoComments;
 
 /// `{markers: [...]}`; `null` means the defaults.
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default = "default_markers")]
+    #[schemars(length(min = 1), inner(length(min = 1)))]
     markers: Vec<String>,
 }
 
@@ -32,13 +33,7 @@ impl Grader for NoTodoComments {
     const SUMMARY: &'static str = "No TODO/FIXME comment in the workspace files";
 
     fn config_schema() -> serde_json::Value {
-        serde_json::json!({
-            "type": ["object", "null"],
-            "properties": {
-                "markers": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}
-            },
-            "additionalProperties": false
-        })
+        evalhost_sdk::config_schema_of::<Self>()
     }
 
     fn check(config: &Option<Config>) -> Result<(), String> {
@@ -71,6 +66,11 @@ impl Grader for NoTodoComments {
                 shown.join(", ")
             )
         }))
+    }
+
+    fn describe(config: &Option<Config>) -> String {
+        let markers = config.as_ref().map_or_else(default_markers, |c| c.markers.clone());
+        format!("no comment in the workspace files mentions {}", markers.join(" or "))
     }
 }
 
