@@ -11,7 +11,7 @@ use super::client::ModelClient;
 use super::replay::ReplayTools;
 use super::tools::{ToolContext, skills};
 use super::{AgentConfig, AgentError, wire};
-use crate::session::{Event, RequestBody, SessionLog, ToolCallRecords};
+use crate::session::{Event, RequestBody, SessionLog, SessionLogError, ToolCallRecords};
 use crate::wire::responses::InputItem;
 
 /// What a finished turn produced.
@@ -258,13 +258,7 @@ async fn exchange(
             let error = AgentError::RequestLimit {
                 max: limits.max_requests,
             };
-            for (call_id, name, _) in &calls {
-                outcome.tool_calls += 1;
-                log.append(
-                    ToolCallRecords::new(call_id, name)
-                        .cancelled(&error.to_string().to_lowercase()),
-                )?;
-            }
+            outcome.tool_calls += cancel_calls(&calls, &error, log)?;
             return Err(error);
         }
         for (index, (call_id, name, arguments)) in calls.iter().enumerate() {
@@ -272,13 +266,7 @@ async fn exchange(
                 let error = AgentError::ToolCallLimit {
                     max: limits.max_tool_calls,
                 };
-                for (call_id, name, _) in &calls[index..] {
-                    outcome.tool_calls += 1;
-                    log.append(
-                        ToolCallRecords::new(call_id, name)
-                            .cancelled(&error.to_string().to_lowercase()),
-                    )?;
-                }
+                outcome.tool_calls += cancel_calls(&calls[index..], &error, log)?;
                 return Err(error);
             }
             outcome.tool_calls += 1;
@@ -289,4 +277,18 @@ async fn exchange(
             });
         }
     }
+}
+
+/// Record `calls` as not run because the turn ends with `error` (every call gets a result);
+/// how many there were.
+fn cancel_calls(
+    calls: &[(&str, &str, &str)],
+    error: &AgentError,
+    log: &mut SessionLog,
+) -> Result<u32, SessionLogError> {
+    let reason = error.to_string().to_lowercase();
+    for (call_id, name, _) in calls {
+        log.append(ToolCallRecords::new(call_id, name).cancelled(&reason))?;
+    }
+    Ok(calls.len() as u32)
 }

@@ -682,9 +682,12 @@ fn waiting_for_the_judge_does_not_count_against_the_deadline() {
     );
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let judge = live_judge(&fake, &runtime);
+    // Fuel enough that only the deadline can end the loop below (1e9 instructions of a tight
+    // loop take about as long as 300 ms: the two would race).
     let host = GraderHost::new(
         Limits {
             deadline: Duration::from_millis(300),
+            fuel: 1_000_000_000_000,
             ..Limits::default()
         },
         None,

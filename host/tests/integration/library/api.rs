@@ -145,3 +145,47 @@ fn a_live_suite_asks_the_provider_and_skips_replay_only_cases() {
     assert!(runs.iter().all(|r| r.pass), "{runs:?}");
     assert_eq!(fake.received().len(), 3, "one provider request per run");
 }
+
+#[test]
+fn saved_runs_are_graded_again_with_the_graders_the_case_declares_now() {
+    let dir = suite_dir(&[("alpha", &greet("alpha", ""))]);
+    let out = dir.path().join("out");
+    let plan = with_builtins(Suite::new([dir.path().join("alpha.yaml")]))
+        .options(|options| options.out = Some(out.clone()))
+        .plan()
+        .expect("plan");
+    let runtime = runtime();
+    let report = runtime.block_on(plan.run()).expect("run");
+    assert!(report.cases[0].runs[0].pass);
+
+    // The case now expects another greeting; its saved run is graded again, nothing runs.
+    std::fs::write(
+        dir.path().join("alpha.yaml"),
+        greet("alpha", "").replace("final_text_contains: Hello", "final_text_contains: Goodbye"),
+    )
+    .expect("rewrite case");
+    let saved = evalhost::report::read_report(&out).expect("saved report");
+    let paths = evalhost::runner::recorded_case_paths(&saved);
+    let loaded = evalhost::case::load_cases(&paths).expect("load");
+    let cases = evalhost::runner::cases_of_report(&saved, loaded, &paths).expect("cases");
+    let mut host = evalhost::GraderHost::new(Default::default(), None).expect("engine");
+    host.add_component(evalhost::grader::BUILTIN_GRADERS_WASM, "builtin")
+        .expect("built-in graders load");
+    let prepared = evalhost::runner::prepare_cases(cases, &host).expect("prepare");
+    let regraded = runtime
+        .block_on(evalhost::runner::regrade(
+            &out,
+            &saved,
+            prepared,
+            1,
+            evalhost::RunOptions::default().judge,
+        ))
+        .expect("regrade");
+    let run = &regraded.report.cases[0].runs[0];
+    assert!(!run.pass, "{run:?}");
+    assert!(
+        run.verdicts[0].message.contains("Goodbye"),
+        "{}",
+        run.verdicts[0].message
+    );
+}
