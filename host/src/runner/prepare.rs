@@ -14,6 +14,37 @@ use crate::grader::{GraderComponent, GraderHost};
 pub struct PreparedCase {
     pub case: Case,
     pub graders: Vec<BoundGrader>,
+    /// Which instance each entry of `graders` is graded in, decided once for every run.
+    pub(crate) instances: Vec<InstanceUse>,
+}
+
+/// The instance a grader entry is graded in: one per (component, workspace access) in a run,
+/// named by its first entry; dropped after its last entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct InstanceUse {
+    /// The index of the instance's first entry.
+    pub slot: usize,
+    /// No later entry uses the instance.
+    pub last: bool,
+}
+
+/// Each entry's instance: entries of one loaded component with the same workspace access
+/// share one.
+fn instance_uses(graders: &[BoundGrader]) -> Vec<InstanceUse> {
+    let shares = |a: &BoundGrader, b: &BoundGrader| {
+        a.reads_workspace == b.reads_workspace && a.component.same_component(&b.component)
+    };
+    graders
+        .iter()
+        .enumerate()
+        .map(|(index, bound)| InstanceUse {
+            slot: graders
+                .iter()
+                .position(|g| shares(g, bound))
+                .unwrap_or(index),
+            last: !graders[index + 1..].iter().any(|g| shares(g, bound)),
+        })
+        .collect()
 }
 
 /// A grader entry of a case, with the component that grades it and its config as JSON text.
@@ -133,6 +164,7 @@ pub(crate) fn prepare_each(
             if problems.is_empty() {
                 Ok(PreparedCase {
                     case: b.case,
+                    instances: instance_uses(&graders),
                     graders,
                 })
             } else {

@@ -368,37 +368,23 @@ fn grade_all(
     judge: &Arc<Judge>,
 ) -> Vec<GraderVerdict> {
     let file = JudgmentsFile::of_case(&prepared.case.path);
-    let graders = &prepared.graders;
-    let same_instance = |a: &BoundGrader, b: &BoundGrader| {
-        a.reads_workspace == b.reads_workspace && a.component.same_component(&b.component)
-    };
-    let mut sessions: Vec<(usize, GraderSession<'_>)> = Vec::new();
-    let mut verdicts = Vec::with_capacity(graders.len());
-    for (index, bound) in graders.iter().enumerate() {
+    // The run's instances, by the slot of their first entry; each dropped after its last.
+    let mut sessions: Vec<Option<GraderSession<'_>>> = Vec::new();
+    sessions.resize_with(prepared.graders.len(), || None);
+    let mut verdicts = Vec::with_capacity(prepared.graders.len());
+    for (index, (bound, used)) in prepared.graders.iter().zip(&prepared.instances).enumerate() {
         let grant = bound.judge.then(|| JudgeGrant {
             judge: judge.clone(),
             file: file.clone(),
         });
-        let at = match sessions
-            .iter()
-            .position(|(first, _)| same_instance(&graders[*first], bound))
-        {
-            Some(at) => at,
-            None => {
-                let ws = bound.reads_workspace.then_some(workspace);
-                sessions.push((index, bound.component.session(ws)));
-                sessions.len() - 1
-            }
-        };
-        verdicts.push(grade_one(
-            index,
-            bound,
-            evidence,
-            &mut sessions[at].1,
-            grant,
-        ));
-        if !graders[index + 1..].iter().any(|b| same_instance(b, bound)) {
-            sessions.swap_remove(at);
+        let session = sessions[used.slot].get_or_insert_with(|| {
+            bound
+                .component
+                .session(bound.reads_workspace.then_some(workspace))
+        });
+        verdicts.push(grade_one(index, bound, evidence, session, grant));
+        if used.last {
+            sessions[used.slot] = None;
         }
     }
     verdicts
