@@ -4,7 +4,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// A place in a case file (ordered by file, line, column).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize,
+)]
 pub struct Location {
     /// The case file.
     pub path: PathBuf,

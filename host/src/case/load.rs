@@ -8,7 +8,7 @@ use super::agentcompany::{self, FixtureOptions};
 use super::nexus;
 use super::parse::{Parsed, parse};
 use super::read::read_text;
-use super::{Case, CaseError, Location};
+use super::{Case, CaseError, Location, Spool};
 
 /// Most cases loaded from one directory.
 pub const MAX_CASES_PER_DIR: usize = 256;
@@ -60,13 +60,32 @@ pub fn load_cases_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Vec<C
 /// read or a directory with too many or no cases. The one loading path of `run`, `check`,
 /// `list` and `grade`: [`load_cases_with`] is this, collected.
 pub fn load_each(paths: &[PathBuf], options: &LoadOptions) -> Vec<Result<Case, CaseError>> {
+    load_each_in(paths, options, None)
+}
+
+/// [`load_each`] for a suite about to run: each case's bulky parts go to `spool` as soon as
+/// the case is loaded once the spool's memory budget is spent, so that loading a large suite
+/// does not hold all of them at once ([`Case::whole`] reads them back).
+pub fn load_each_spooled(
+    paths: &[PathBuf],
+    options: &LoadOptions,
+    spool: &Spool,
+) -> Vec<Result<Case, CaseError>> {
+    load_each_in(paths, options, Some(spool))
+}
+
+fn load_each_in(
+    paths: &[PathBuf],
+    options: &LoadOptions,
+    spool: Option<&Spool>,
+) -> Vec<Result<Case, CaseError>> {
     let found: Vec<Result<PathBuf, CaseError>> =
         paths.iter().flat_map(|path| case_sources(path)).collect();
     let sources: Vec<PathBuf> = found
         .iter()
         .filter_map(|source| source.as_ref().ok().cloned())
         .collect();
-    let mut loaded = load_each_source(&sources, options).into_iter();
+    let mut loaded = load_each_source(&sources, options, spool).into_iter();
     found
         .into_iter()
         .filter_map(|source| match source {
@@ -79,8 +98,18 @@ pub fn load_each(paths: &[PathBuf], options: &LoadOptions) -> Vec<Result<Case, C
 /// Load each source (from [`case_sources`]): one result per source, in order. Files are
 /// parsed on all cores (they are independent); then names are checked in order: a case whose
 /// name an earlier source already defined is an error located at its `name`.
-fn load_each_source(sources: &[PathBuf], options: &LoadOptions) -> Vec<Result<Case, CaseError>> {
-    let parsed = crate::parallel::map_in_order(sources, |source| load_source(source, options));
+fn load_each_source(
+    sources: &[PathBuf],
+    options: &LoadOptions,
+    spool: Option<&Spool>,
+) -> Vec<Result<Case, CaseError>> {
+    let parsed = crate::parallel::map_in_order(sources, |source| {
+        let mut parsed = load_source(source, options)?;
+        if let Some(spool) = spool {
+            spool.keep(&mut parsed.case);
+        }
+        Ok(parsed)
+    });
     // Case name -> the file that defined it.
     let mut names: HashMap<String, PathBuf> = HashMap::new();
     parsed

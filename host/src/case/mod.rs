@@ -30,20 +30,27 @@ mod parse;
 mod read;
 mod recorded;
 mod schema;
+mod spool;
 mod workspace;
 pub(crate) mod yaml;
 
 pub use error::{CaseError, Location};
 pub use external::{ExternalAgent, PromptVia};
-pub use load::{LoadOptions, MAX_CASES_PER_DIR, load_case, load_cases, load_cases_with, load_each};
+pub use load::{
+    LoadOptions, MAX_CASES_PER_DIR, load_case, load_cases, load_cases_with, load_each,
+    load_each_spooled,
+};
 #[cfg(feature = "run")]
 pub(crate) use located::child as child_field;
 pub use parse::parse_case;
 pub use recorded::RecordError;
 pub use recorded::replay_case_yaml;
 pub use schema::case_schema;
+pub use spool::{CaseBody, RESIDENT_BYTES, Spool, SpoolError};
 
 use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
 
 use crate::session::{Approve, RecordedToolResult};
 
@@ -115,6 +122,10 @@ pub struct Case {
     pub execution: Execution,
     /// What the case adds to the default confinement of its runs (`confine:`).
     pub confine: crate::confine::Widening,
+    /// Where the bulky parts are: here, or in the spool of the suite that loaded the case
+    /// (then `workspace_files`, `model`, `follow_ups` and a replayed recording are empty
+    /// here; [`Case::whole`] reads them back).
+    pub body: CaseBody,
 }
 
 /// How the runs of a case are made.
@@ -133,7 +144,7 @@ pub enum Execution {
 }
 
 /// A file seeded into the workspace.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeedFile {
     /// Relative, `/`-separated, normalised (no `.`, `..` or empty components).
     pub path: String,
@@ -142,7 +153,7 @@ pub struct SeedFile {
 }
 
 /// One step of a model script: the answer to one model request.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScriptStep {
     /// What the model answers.
     pub reply: ScriptReply,
@@ -156,7 +167,7 @@ pub struct ScriptStep {
 }
 
 /// Token usage recorded with a model response, reported as is by the scripted model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct RecordedUsage {
     /// Tokens of the request, cached ones included.
     pub input_tokens: u64,
@@ -165,7 +176,7 @@ pub struct RecordedUsage {
 }
 
 /// What the scripted model answers.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ScriptReply {
     /// A text response, streamed as output text deltas.
     Text(String),
@@ -187,8 +198,8 @@ pub enum ScriptReply {
 pub struct GraderUse {
     /// Grader name, e.g. `file_contains`.
     pub name: String,
-    /// The config, converted from YAML to JSON.
-    pub config: serde_json::Value,
+    /// The config, converted from YAML to JSON (shared with the verdicts that report it).
+    pub config: std::sync::Arc<serde_json::Value>,
     /// Where the grader entry is in the case file.
     pub location: Location,
     /// `judge: true` on the entry: a component named by path may ask the judge (bundle
@@ -203,7 +214,12 @@ impl Case {
     /// Whether every model step carries recorded usage, so a replay reports real token
     /// counts rather than synthetic ones.
     pub fn has_recorded_usage(&self) -> bool {
-        !self.model.is_empty() && self.model.iter().all(|step| step.usage.is_some())
+        match &self.body.0 {
+            spool::Body::Spooled { script, .. } => script.recorded_usage,
+            spool::Body::Resident => {
+                !self.model.is_empty() && self.model.iter().all(|step| step.usage.is_some())
+            }
+        }
     }
 
     /// Check that the case can run in replay mode: replay answers every model request from
@@ -216,7 +232,7 @@ impl Case {
             self.execution,
             Execution::Recorded(_) | Execution::External(_)
         );
-        if self.model.is_empty() && needs_script {
+        if self.script_steps() == 0 && needs_script {
             return Err(CaseError::Invalid {
                 location: Location {
                     path: self.path.clone(),

@@ -204,6 +204,7 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
             tags,
             execution,
             confine,
+            body: Default::default(),
         },
     })
 }
@@ -448,7 +449,7 @@ fn grader(doc: &Doc, node: &Node, field: &str) -> Option<GraderUse> {
         doc.note(doc.invalid(key, field, "the grader name must not be empty"));
         return None;
     }
-    let config = doc.json(config, &child(field, &name));
+    let config = doc.json(config, &child(field, &name)).into();
     Some(GraderUse {
         name,
         config,

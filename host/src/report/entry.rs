@@ -81,7 +81,7 @@ mod tests {
         GraderVerdict {
             entry,
             grader: grader.into(),
-            config,
+            config: config.into(),
             component_digest: String::new(),
             bundle: None,
             outcome: Outcome::Fail,

@@ -222,7 +222,8 @@ pub struct GraderVerdict {
     #[serde(default)]
     pub entry: Option<u32>,
     pub grader: String,
-    pub config: serde_json::Value,
+    /// The entry's config (shared with the case's entry: a suite holds it once).
+    pub config: std::sync::Arc<serde_json::Value>,
     /// sha256 of the component that graded.
     pub component_digest: String,
     /// The grader bundle (`name`, `version`) the component came from; `null` for built-in

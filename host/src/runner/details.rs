@@ -46,7 +46,13 @@ impl RunDetails {
             case: case.name.clone(),
             run: artifacts.report.run,
             evidence: artifacts.evidence.clone(),
-            workspace: workspace_changes(&artifacts.workspace(), &case.workspace_files),
+            workspace: match case.whole() {
+                Ok(whole) => workspace_changes(&artifacts.workspace(), &whole.workspace_files),
+                Err(e) => WorkspaceChanges {
+                    unavailable: Some(e.to_string()),
+                    ..WorkspaceChanges::default()
+                },
+            },
         };
         self.runs
             .lock()

@@ -122,6 +122,11 @@ pub enum RunError {
         path: PathBuf,
         error: std::io::Error,
     },
+    #[error("case {case}: {error}")]
+    Spool {
+        case: String,
+        error: crate::case::SpoolError,
+    },
     #[error("case {case}: failed to seed the workspace: {error}")]
     Seed { case: String, error: std::io::Error },
     #[error(transparent)]

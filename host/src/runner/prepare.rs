@@ -12,6 +12,8 @@ use crate::grader::{GraderComponent, GraderHost};
 /// A case whose graders are all resolved and validated.
 #[derive(Debug, Clone)]
 pub struct PreparedCase {
+    /// The case, without its grader entries (they are in `graders`) and, when the suite's
+    /// spool holds them, without its bulky parts ([`Case::whole`]).
     pub case: Case,
     pub graders: Vec<BoundGrader>,
     /// Which instance each entry of `graders` is graded in, decided once for every run.
@@ -217,15 +219,16 @@ fn field(index: usize, spec: &GraderUse) -> String {
     crate::case::child_field(&format!("graders[{index}]"), &spec.name)
 }
 
+/// Bind `case`'s grader entries. They move out of the case into the bound graders (a suite
+/// holds each entry once).
 fn bind_case(
-    case: Case,
+    mut case: Case,
     host: &GraderHost,
     by_path: &mut PathComponents,
     bundles: &mut BundleResolver,
 ) -> BoundCase {
-    let graders = case
-        .graders
-        .iter()
+    let graders = std::mem::take(&mut case.graders)
+        .into_iter()
         .enumerate()
         .map(|(index, spec)| bind_grader(&case, index, spec, host, by_path, bundles))
         .collect();
@@ -235,14 +238,14 @@ fn bind_case(
 fn bind_grader(
     case: &Case,
     index: usize,
-    spec: &GraderUse,
+    spec: GraderUse,
     host: &GraderHost,
     by_path: &mut PathComponents,
     bundles: &mut BundleResolver,
 ) -> Result<BoundGrader, CaseError> {
     let invalid = |message: String| CaseError::Invalid {
         location: spec.location.clone(),
-        field: field(index, spec),
+        field: field(index, &spec),
         message,
     };
     let mut bundle_ref = None;
@@ -288,8 +291,8 @@ fn bind_grader(
         GraderRef::Named(name) => (find(host, name).map_err(&invalid)?, name.to_owned()),
     };
     Ok(BoundGrader {
-        spec: spec.clone(),
         config_json: spec.config_json(),
+        spec,
         component,
         grader,
         bundle: bundle_ref,

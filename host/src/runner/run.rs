@@ -81,7 +81,11 @@ pub(crate) async fn run_once(
     server: &ModelServer,
     options: &RunOptions,
 ) -> Result<UngradedRun, RunError> {
-    let case = &prepared.case;
+    let case = prepared.case.whole().map_err(|error| RunError::Spool {
+        case: prepared.case.name.clone(),
+        error,
+    })?;
+    let case = &*case;
     let started = Instant::now();
     let temp = crate::config::temp_parent();
     let root = tempfile::Builder::new()
@@ -343,7 +347,7 @@ pub(crate) async fn grade_run(
         Err(join) => vec![GraderVerdict {
             entry: None,
             grader: "evalhost".into(),
-            config: serde_json::Value::Null,
+            config: serde_json::Value::Null.into(),
             component_digest: String::new(),
             bundle: None,
             outcome: Outcome::Error,

@@ -54,7 +54,7 @@ pub enum Approve {
 }
 
 /// A recorded tool result, returned by replay tools for the call with the same position.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecordedToolResult {
     /// Tool name the recording expects at this position.
     pub name: String,

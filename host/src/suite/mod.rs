@@ -32,7 +32,10 @@ use crate::agent::Limits;
 use crate::agent_preset::Preset;
 use crate::bundle::BundleResolver;
 use crate::case::agentcompany::{FixtureOptions, PiAgentCore};
-use crate::case::{Case, CaseError, Execution, ExternalAgent, LoadOptions, load_each};
+use crate::case::{
+    Case, CaseError, Execution, ExternalAgent, LoadOptions, RESIDENT_BYTES, Spool,
+    load_each_spooled,
+};
 use crate::config::{ConfigSources, ProviderConfig};
 use crate::grader::GraderHost;
 use crate::model::LiveModel;
@@ -72,6 +75,7 @@ pub struct Suite {
     config: Option<ConfigSources>,
     bundles: BundleResolver,
     host: Option<GraderHost>,
+    resident_case_bytes: usize,
     options: RunOptions,
 }
 
@@ -103,6 +107,7 @@ impl Suite {
             config: None,
             bundles: BundleResolver::default(),
             host: None,
+            resident_case_bytes: RESIDENT_BYTES,
             options: RunOptions::default(),
         }
     }
@@ -197,6 +202,15 @@ impl Suite {
         self
     }
 
+    /// Keep at most this many bytes of the cases' bulky parts (seeded files, scripts, later
+    /// user turns, recordings) in memory while the suite runs; the rest wait in a temp file and
+    /// are read back for each run (default [`RESIDENT_BYTES`]: the memory of a suite stays
+    /// about flat in its size).
+    pub fn resident_case_bytes(mut self, bytes: usize) -> Self {
+        self.resident_case_bytes = bytes;
+        self
+    }
+
     /// Change any other run option (`--out`, the judge, confinement, progress, details,
     /// the cancel token).
     pub fn options(mut self, change: impl FnOnce(&mut RunOptions)) -> Self {
@@ -219,6 +233,7 @@ impl Suite {
             config,
             mut bundles,
             host,
+            resident_case_bytes,
             mut options,
         } = self;
         let live = live_provider.is_some();
@@ -230,7 +245,8 @@ impl Suite {
                 },
             },
         };
-        let mut loaded = load_each(&paths, &load_options);
+        let spool = Spool::with_budget(resident_case_bytes);
+        let mut loaded = load_each_spooled(&paths, &load_options, &spool);
         if let Some(filter) = &filter {
             loaded.retain(|c| {
                 c.as_ref()

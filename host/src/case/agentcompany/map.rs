@@ -71,7 +71,7 @@ pub(super) fn graders(
         };
         graders.push(GraderUse {
             name: (*grader).to_owned(),
-            config: Value::Object(config),
+            config: Value::Object(config).into(),
             location: location.clone(),
             judge: false,
         });
@@ -91,7 +91,7 @@ pub(super) fn graders(
         }
         graders.push(GraderUse {
             name: RUBRIC_GRADER.to_owned(),
-            config: Value::Object(dimension.clone()),
+            config: Value::Object(dimension.clone()).into(),
             location: location.clone(),
             judge: false,
         });

@@ -55,7 +55,7 @@ pub(crate) fn read_assertions(path: &Path, journal: &Journal) -> Result<Vec<Grad
                 if key == "semantic" {
                     graders.push(GraderUse {
                         name: "semantic".into(),
-                        config: doc.json(item, &field),
+                        config: doc.json(item, &field).into(),
                         location: doc.loc(item),
                         judge: false,
                     });
@@ -133,7 +133,7 @@ fn deterministic(doc: &Doc, item: &Node, field: &str, golden: &Value) -> Option<
     }
     Some(GraderUse {
         name: kind.clone(),
-        config: Value::Object(config),
+        config: Value::Object(config).into(),
         location: doc.loc(item),
         judge: false,
     })

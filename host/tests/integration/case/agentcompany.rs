@@ -74,7 +74,7 @@ fn a_good_fixture_becomes_a_replay_case() {
     assert_eq!(names, ["tool_call_count", "semantic_rubric"]);
     assert_eq!(
         case.graders[0].config,
-        serde_json::json!({"name": "hire_agent"})
+        serde_json::json!({"name": "hire_agent"}).into()
     );
     assert_eq!(
         case.graders[0].location.to_string(),

@@ -224,3 +224,69 @@ fn a_missing_path_is_a_read_error() {
             .starts_with(&format!("{}: ", path.display()))
     );
 }
+
+/// Every shipped case of every format (YAML, AgentCompany fixtures with recorded tool results,
+/// Nexus journals) comes back whole from the spool: seeded files, script, later user turns and
+/// recordings read back equal what was loaded, and what plan-time checks ask of the script is
+/// answered without reading it back.
+#[test]
+fn every_shipped_case_comes_back_whole_from_the_spool() {
+    use evalhost::case::{LoadOptions, Spool, load_each, load_each_spooled};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let paths: Vec<PathBuf> = [
+        "cases/mino",
+        "cases/beyond",
+        "cases/agentcompany",
+        "cases/nexus",
+    ]
+    .iter()
+    .map(|dir| root.join(dir))
+    .collect();
+    let options = LoadOptions::default();
+    let loaded: Vec<_> = load_each(&paths, &options)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let spool = Spool::with_budget(0);
+    let spooled: Vec<_> = load_each_spooled(&paths, &options, &spool)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(loaded.len(), spooled.len());
+    assert!(loaded.len() > 10, "{} cases", loaded.len());
+    let mut moved = 0;
+    for (loaded, spooled) in loaded.iter().zip(&spooled) {
+        moved += usize::from(spooled.workspace_files.len() < loaded.workspace_files.len());
+        assert!(
+            spooled.model.is_empty(),
+            "{}: the script went to the spool",
+            spooled.name
+        );
+        assert_eq!(
+            spooled.script_steps(),
+            loaded.model.len(),
+            "{}",
+            loaded.name
+        );
+        assert_eq!(
+            spooled.has_recorded_usage(),
+            loaded.has_recorded_usage(),
+            "{}",
+            loaded.name
+        );
+        assert_eq!(
+            spooled.check_replayable().is_ok(),
+            loaded.check_replayable().is_ok(),
+            "{}",
+            loaded.name
+        );
+        let whole = spooled.whole().expect("read back");
+        assert_eq!(
+            format!("{:?}", *whole),
+            format!("{loaded:?}"),
+            "{}",
+            loaded.name
+        );
+    }
+    assert!(moved > 0, "some shipped case seeds files");
+}

@@ -220,7 +220,7 @@ fn every_field_is_read() {
     let configs: Vec<(&str, serde_json::Value)> = case
         .graders
         .iter()
-        .map(|g| (g.name.as_str(), g.config.clone()))
+        .map(|g| (g.name.as_str(), (*g.config).clone()))
         .collect();
     assert_eq!(
         configs,

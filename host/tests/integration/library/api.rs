@@ -189,3 +189,84 @@ fn saved_runs_are_graded_again_with_the_graders_the_case_declares_now() {
         run.verdicts[0].message
     );
 }
+
+/// A case whose run reads a seeded file, edits it and is graded on both.
+fn seeded(name: &str, content: &str) -> String {
+    format!(
+        r#"name: {name}
+prompt: Read the notes, then add a line.
+approve: all
+workspace:
+  files:
+    "notes.md": "{content}"
+model:
+  - call: {{tool: read_file, arguments: {{"path": "notes.md"}}}}
+  - call: {{tool: edit_file, arguments: {{"path": "notes.md", "old_text": "{content}", "new_text": "{content}\nchecked"}}}}
+  - text: "The notes say: {content}"
+graders:
+  - final_text_contains: "{content}"
+  - file_contains: {{"path": "notes.md", "text": "checked"}}
+  - result_status: {{"call": 2, "status": "completed"}}
+"#
+    )
+}
+
+/// Runs of a suite whose cases' bulky parts (seeded files, scripts) wait on disk give the same
+/// verdicts as runs with everything in memory, and they run what was loaded: a case file
+/// edited after planning changes nothing.
+#[test]
+fn cases_spooled_out_of_memory_run_as_loaded() {
+    let cases: Vec<(String, String)> = (0..3)
+        .map(|i| {
+            (
+                format!("note-{i}"),
+                seeded(&format!("note-{i}"), &format!("release {i} is green")),
+            )
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = cases
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let dir = suite_dir(&borrowed);
+    let outcomes = |report: &evalhost::SuiteReport| -> Vec<(String, bool, Vec<String>)> {
+        report
+            .cases
+            .iter()
+            .map(|c| {
+                let run = &c.runs[0];
+                let verdicts = run
+                    .verdicts
+                    .iter()
+                    .map(|v| format!("{}: {:?} {}", v.grader, v.outcome, v.message))
+                    .collect();
+                (c.name.clone(), run.pass, verdicts)
+            })
+            .collect()
+    };
+    let in_memory = with_builtins(Suite::new([dir.path()]))
+        .plan()
+        .expect("plan");
+    let in_memory = runtime().block_on(in_memory.run()).expect("run");
+
+    let spooled = with_builtins(Suite::new([dir.path()]).resident_case_bytes(0))
+        .plan()
+        .expect("plan");
+    for prepared in &spooled.cases {
+        assert!(prepared.case.workspace_files.is_empty() && prepared.case.model.is_empty());
+        assert_eq!(prepared.case.script_steps(), 3);
+    }
+    // Edited after planning: the runs still get the seeded notes and script that were loaded.
+    for (name, _) in &cases {
+        std::fs::write(
+            dir.path().join(format!("{name}.yaml")),
+            seeded(name, "changed"),
+        )
+        .expect("edit");
+    }
+    let spooled = runtime().block_on(spooled.run()).expect("run");
+
+    assert_eq!(outcomes(&spooled), outcomes(&in_memory));
+    assert_eq!(spooled.failed_cases(), 0, "{:#?}", outcomes(&spooled));
+    assert_eq!(spooled.cases.len(), 3);
+}

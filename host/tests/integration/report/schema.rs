@@ -121,7 +121,7 @@ fn everything_report() -> SuiteReport {
     let verdict = GraderVerdict {
         entry: Some(0),
         grader: "signed#word_count".into(),
-        config: serde_json::json!({"min": 3, "nested": [1, "two", null]}),
+        config: serde_json::json!({"min": 3, "nested": [1, "two", null]}).into(),
         component_digest: "ab".repeat(32),
         bundle: Some(BundleRef {
             name: "team-graders".into(),
