@@ -250,13 +250,15 @@ fn a_0_5_0_session_grades_as_fresh_calls_and_charges_no_entry_for_the_evidence()
         ("final_text_contains", r#""done""#),
     ];
     let graded = grade_run(&component, ws, &evidence, &entries);
-    for ((grader, config), (verdict, stats)) in entries.iter().zip(&graded) {
+    for (at, ((grader, config), (verdict, stats))) in entries.iter().zip(&graded).enumerate() {
         let (fresh, fresh_stats) = component.grade(grader, config, &evidence, Some(ws));
         assert_eq!(verdict, &fresh, "{grader} {config}");
-        assert_eq!(
-            stats.fuel_used, fresh_stats.fuel_used,
-            "{grader} {config}: fuel differs from a fresh call's"
-        );
+        if at == 0 {
+            // The instance's first `grade-in-run`, after `begin-run`, as in a fresh call.
+            assert_eq!(stats.fuel_used, fresh_stats.fuel_used, "{grader} {config}");
+        } else {
+            assert_close(stats.fuel_used, fresh_stats.fuel_used, &format!("{grader} at {at}"));
+        }
     }
     let passed: Vec<bool> = graded
         .iter()
@@ -268,11 +270,40 @@ fn a_0_5_0_session_grades_as_fresh_calls_and_charges_no_entry_for_the_evidence()
         r#"final_text_contains "nope": final text "all done, see notes.md""#
     );
     // The same entry first and last in the session spends the same fuel.
-    assert_eq!(graded[0].1.fuel_used, graded[5].1.fuel_used);
+    assert_close(graded[0].1.fuel_used, graded[5].1.fuel_used, "first and last");
+
+    // An entry that reads little of the evidence spends as much on a large one: handing the
+    // evidence over is charged to no entry (as `grade` with the evidence it was ~30 % of a
+    // small grader's fuel, and grew with the evidence).
+    let mut large = Evidence::from_session(&[], RunFacts::default());
+    large.final_text = "all done, see notes.md".into();
+    large.messages = (0..500)
+        .map(|i| evalhost::evidence::Message {
+            role: "tool".into(),
+            content: format!("{i:0>100}"),
+        })
+        .collect();
+    let large = PreparedEvidence::new(&large);
+    let on_large = grade_run(&component, ws, &large, &entries);
+    assert_eq!(entries[1].0, "max_requests"); // reads the usage only
+    assert_close(on_large[1].1.fuel_used, graded[1].1.fuel_used, "on a large evidence");
     // A second session of the same run spends the same fuel, entry by entry.
     let again = grade_run(&component, ws, &evidence, &entries);
-    let fuel = |graded: &[Graded]| graded.iter().map(|(_, s)| s.fuel_used).collect::<Vec<_>>();
     assert_eq!(fuel(&graded), fuel(&again));
+}
+
+fn fuel(graded: &[Graded]) -> Vec<u64> {
+    graded.iter().map(|(_, s)| s.fuel_used).collect()
+}
+
+/// Fuel equal but for the guest allocator's state: a call's allocations take a few more or
+/// fewer instructions after other calls' frees (a few dozen, where `begin-run` costs
+/// thousands).
+fn assert_close(fuel: u64, expected: u64, what: &str) {
+    assert!(
+        fuel.abs_diff(expected) <= 64,
+        "{what}: {fuel} fuel, expected {expected}"
+    );
 }
 
 /// `tests/guests/begin_run` says what its instance was handed: `begin-run` once per
