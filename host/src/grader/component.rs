@@ -200,15 +200,16 @@ impl GraderComponent {
         &self,
         workspace: Option<&Path>,
         evidence: Option<&PreparedEvidence>,
-    ) -> Result<Live, (GraderError, CallStats)> {
+    ) -> Result<Live, Box<NotMade>> {
         let limits = &self.shared.limits;
-        let (mut store, captured) = sandbox::new_store(&self.shared.engine, limits, workspace, 0)
-            .map_err(|e| (GraderError::Sandbox(e.to_string()), CallStats::default()))?;
+        let (mut store, captured) =
+            sandbox::new_store(&self.shared.engine, limits, workspace, 0)
+                .map_err(|e| NotMade::new(GraderError::Sandbox(e.to_string())))?;
         let instance = match self.pre.instantiate(&mut store) {
             Ok(instance) => instance,
             Err(e) => {
                 let stderr = captured.stderr.take_text();
-                return Err((classify(e, &store, limits, &stderr), CallStats::default()));
+                return Err(NotMade::new(classify(e, &store, limits, &stderr)));
             }
         };
         let mut live = Live {
@@ -261,6 +262,22 @@ struct Live {
     run: Option<u64>,
 }
 
+/// Why no instance could be made for a call, and what making it spent (a failed
+/// `begin-run`'s fuel and output).
+struct NotMade {
+    error: GraderError,
+    stats: CallStats,
+}
+
+impl NotMade {
+    fn new(error: GraderError) -> Box<Self> {
+        Box::new(Self {
+            error,
+            stats: CallStats::default(),
+        })
+    }
+}
+
 impl Live {
     /// Whether the instance may make a call grading `evidence` (`None`: a call that grades
     /// nothing): one that keeps a run's evidence grades that run only.
@@ -280,16 +297,11 @@ impl Live {
         &mut self,
         limits: &super::Limits,
         evidence: &PreparedEvidence,
-    ) -> Result<(), (GraderError, CallStats)> {
+    ) -> Result<(), Box<NotMade>> {
         if let Err(e) = sandbox::begin_call(&mut self.store, limits, None) {
-            return Err((
-                GraderError::Sandbox(format!("{e:#}")),
-                CallStats::default(),
-            ));
+            return Err(NotMade::new(GraderError::Sandbox(format!("{e:#}"))));
         }
-        let result = self
-            .instance
-            .begin_run(&mut self.store, &evidence.evidence);
+        let result = self.instance.begin_run(&mut self.store, &evidence.evidence);
         let stderr = self.captured.stderr.take_text();
         let stdout = self.captured.stdout.take_text();
         sandbox::take_judge_call(&mut self.store);
@@ -307,7 +319,10 @@ impl Live {
                     stderr,
                     ..CallStats::default()
                 };
-                Err((GraderError::ReceivingEvidence(Box::new(error)), stats))
+                Err(Box::new(NotMade {
+                    error: GraderError::ReceivingEvidence(Box::new(error)),
+                    stats,
+                }))
             }
         }
     }
@@ -382,7 +397,7 @@ impl GraderSession<'_> {
         };
         let mut live = match live {
             Ok(live) => live,
-            Err((e, stats)) => return (Err(e), stats),
+            Err(not_made) => return (Err(not_made.error), not_made.stats),
         };
         if let Err(e) = sandbox::begin_call(&mut live.store, &limits, judge) {
             return (

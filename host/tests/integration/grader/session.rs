@@ -10,7 +10,9 @@ use crate::support::evalhost::Evalhost;
 use crate::support::guests;
 use crate::support::hostile::{BUILTIN, Sandbox, evidence, host, hostile};
 use evalhost::evidence::{Evidence, RunFacts};
-use evalhost::grader::{CallStats, GraderComponent, GraderError, Limits, PreparedEvidence, Verdict};
+use evalhost::grader::{
+    CallStats, GraderComponent, GraderError, Limits, PreparedEvidence, Verdict,
+};
 
 type Graded = (Result<Verdict, GraderError>, CallStats);
 
@@ -257,7 +259,11 @@ fn a_0_5_0_session_grades_as_fresh_calls_and_charges_no_entry_for_the_evidence()
             // The instance's first `grade-in-run`, after `begin-run`, as in a fresh call.
             assert_eq!(stats.fuel_used, fresh_stats.fuel_used, "{grader} {config}");
         } else {
-            assert_close(stats.fuel_used, fresh_stats.fuel_used, &format!("{grader} at {at}"));
+            assert_close(
+                stats.fuel_used,
+                fresh_stats.fuel_used,
+                &format!("{grader} at {at}"),
+            );
         }
     }
     let passed: Vec<bool> = graded
@@ -270,7 +276,11 @@ fn a_0_5_0_session_grades_as_fresh_calls_and_charges_no_entry_for_the_evidence()
         r#"final_text_contains "nope": final text "all done, see notes.md""#
     );
     // The same entry first and last in the session spends the same fuel.
-    assert_close(graded[0].1.fuel_used, graded[5].1.fuel_used, "first and last");
+    assert_close(
+        graded[0].1.fuel_used,
+        graded[5].1.fuel_used,
+        "first and last",
+    );
 
     // An entry that reads little of the evidence spends as much on a large one: handing the
     // evidence over is charged to no entry (as `grade` with the evidence it was ~30 % of a
@@ -286,7 +296,11 @@ fn a_0_5_0_session_grades_as_fresh_calls_and_charges_no_entry_for_the_evidence()
     let large = PreparedEvidence::new(&large);
     let on_large = grade_run(&component, ws, &large, &entries);
     assert_eq!(entries[1].0, "max_requests"); // reads the usage only
-    assert_close(on_large[1].1.fuel_used, graded[1].1.fuel_used, "on a large evidence");
+    assert_close(
+        on_large[1].1.fuel_used,
+        graded[1].1.fuel_used,
+        "on a large evidence",
+    );
     // A second session of the same run spends the same fuel, entry by entry.
     let again = grade_run(&component, ws, &evidence, &entries);
     assert_eq!(fuel(&graded), fuel(&again));
@@ -368,10 +382,7 @@ fn a_0_5_0_instance_receives_the_evidence_once_and_grades_only_that_run() {
 #[test]
 fn a_failed_begin_run_is_the_entrys_error_and_the_next_entry_gets_a_fresh_instance() {
     let fuel = 10_000_000;
-    let host = host(Limits {
-        fuel,
-        ..limits()
-    });
+    let host = host(Limits { fuel, ..limits() });
     let component = host
         .load_component_file(Path::new(guests::begin_run()))
         .unwrap();
@@ -390,7 +401,8 @@ fn a_failed_begin_run_is_the_entrys_error_and_the_next_entry_gets_a_fresh_instan
         ),
     ] {
         std::fs::write(&probe, what).unwrap();
-        let (fresh, fresh_stats) = component.grade("final_text_is", r#""done""#, &evidence, Some(ws));
+        let (fresh, fresh_stats) =
+            component.grade("final_text_is", r#""done""#, &evidence, Some(ws));
         let error = fresh.expect_err(what);
         assert!(
             matches!(error, GraderError::ReceivingEvidence(_)),

@@ -73,7 +73,10 @@ fn grade_with(grader: &str, config: &str, evidence: &Evidence, run: &Run) -> Ver
         if pass {
             String::new()
         } else {
-            format!("{FINAL_TEXT_IS} {want:?}: final text {:?}", evidence.final_text)
+            format!(
+                "{FINAL_TEXT_IS} {want:?}: final text {:?}",
+                evidence.final_text
+            )
         },
     )
 }
