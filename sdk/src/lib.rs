@@ -115,9 +115,11 @@ pub use schema::config_schema_of;
 /// One grader: a check with a name and a config, registered with
 /// [`register_graders!`].
 ///
-/// Graders are stateless: every call gets a fresh component instance, so
-/// there is no `self`. A grader returns a [`Verdict`] (pass or fail, with a
-/// message) for the run, or a [`GradeError`] when it cannot judge it at all.
+/// Graders are stateless: there is no `self`, and nothing one call leaves
+/// behind may decide another's verdict (the host hands each run's evidence to
+/// a fresh instance, whose calls grade only that run). A grader returns a
+/// [`Verdict`] (pass or fail, with a message) for the run, or a [`GradeError`]
+/// when it cannot judge it at all.
 pub trait Grader {
     /// The config `check`, `grade` and `describe` receive. Any `Deserialize` type is read as
     /// written under the grader's name in a case file, e.g. `String` for
@@ -270,8 +272,8 @@ pub mod __private {
     #[allow(missing_docs, unsafe_code)]
     pub mod bindings {
         wit_bindgen::generate!({
-            path: "../wit/since_v0.4.0",
-            world: "evalhost:grader/grader@0.4.0",
+            path: "../wit/since_v0.5.0",
+            world: "evalhost:grader/grader@0.5.0",
             // `register_graders!` expands in the grader author's crate, which depends on
             // this SDK only: every path the generated export macro emits goes through it.
             pub_export_macro: true,
@@ -285,6 +287,31 @@ pub mod __private {
     pub use bindings::__evalhost_export_grader_world as export;
     pub use bindings::Guest;
     pub use wit_bindgen;
+
+    std::thread_local! {
+        /// The run this instance grades, as `begin-run` handed it (the host calls it once per
+        /// instance; a later call replaces it).
+        static RUN: std::cell::RefCell<Option<crate::Evidence>> =
+            const { std::cell::RefCell::new(None) };
+    }
+
+    /// `begin-run`: keep `evidence` for the instance's `grade-in-run` calls.
+    pub fn begin_run(evidence: crate::Evidence) {
+        RUN.with(|run| *run.borrow_mut() = Some(evidence));
+    }
+
+    /// `grade-in-run`: `grade` with the evidence `begin-run` kept; a
+    /// [`GradeError::Failed`](crate::GradeError::Failed) before any `begin-run`.
+    pub fn grade_in_run(
+        grade: impl FnOnce(&crate::Evidence) -> Result<crate::Verdict, crate::GradeError>,
+    ) -> Result<crate::Verdict, crate::GradeError> {
+        RUN.with(|run| match &*run.borrow() {
+            Some(evidence) => grade(evidence),
+            None => Err(crate::GradeError::Failed(
+                "grade-in-run was called before begin-run: this instance has no evidence".into(),
+            )),
+        })
+    }
 
     /// The error for a grader name no registered grader has.
     pub fn unknown_grader(name: &str, known: &[&str]) -> crate::GradeError {
@@ -382,6 +409,27 @@ macro_rules! register_graders {
                     &grader,
                     &[$(<$grader as $crate::Grader>::NAME),+],
                 ))
+            }
+
+            fn begin_run(evidence: $crate::Evidence) {
+                $crate::__private::begin_run(evidence)
+            }
+
+            fn grade_in_run(
+                grader: ::std::string::String,
+                config: ::std::string::String,
+            ) -> ::core::result::Result<$crate::Verdict, $crate::GradeError> {
+                $crate::__private::grade_in_run(|evidence| {
+                    $(
+                        if grader == <$grader as $crate::Grader>::NAME {
+                            return $crate::grade::<$grader>(&config, evidence);
+                        }
+                    )+
+                    ::core::result::Result::Err($crate::__private::unknown_grader(
+                        &grader,
+                        &[$(<$grader as $crate::Grader>::NAME),+],
+                    ))
+                })
             }
         }
 
@@ -502,6 +550,37 @@ mod tests {
             ),
             Err(GradeError::InvalidConfig(_))
         ));
+    }
+
+    #[test]
+    fn grade_in_run_grades_the_evidence_begin_run_kept() {
+        let in_run = |config: &str| __EvalhostGraders::grade_in_run("echo".into(), config.into());
+        assert_eq!(
+            in_run(r#"{"text": "hi"}"#),
+            Err(GradeError::Failed(
+                "grade-in-run was called before begin-run: this instance has no evidence".into()
+            ))
+        );
+        let evidence = |text: &str| Evidence {
+            final_text: text.into(),
+            ..Evidence::default()
+        };
+        __EvalhostGraders::begin_run(evidence("hi"));
+        assert_eq!(in_run(r#"{"text": "hi"}"#), Ok(Verdict::pass()));
+        // Every entry of the run grades the same kept evidence, as `grade` would.
+        for config in [r#"{"text": "ho"}"#, r#"{"text": "hi", "times": 9}"#] {
+            assert_eq!(
+                in_run(config),
+                __EvalhostGraders::grade("echo".into(), config.into(), evidence("hi"))
+            );
+        }
+        assert!(matches!(
+            __EvalhostGraders::grade_in_run("ehco".into(), "{}".into()),
+            Err(GradeError::UnknownGrader(_))
+        ));
+        // A later begin-run replaces it.
+        __EvalhostGraders::begin_run(evidence("ho"));
+        assert_eq!(in_run(r#"{"text": "ho"}"#), Ok(Verdict::pass()));
     }
 
     /// A config prepared from `{"n": 1}`, counting its preparations.

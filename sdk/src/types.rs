@@ -1,6 +1,6 @@
 //! Helpers on the WIT types a grader reads and returns.
 //!
-//! The types themselves are generated from `wit/since_v0.4.0/grader.wit` and
+//! The types themselves are generated from `wit/since_v0.5.0/grader.wit` and
 //! re-exported at the crate root; their fields are documented there.
 
 use crate::{Evidence, GradeError, Message, ToolCall, Usage, Verdict};

@@ -78,8 +78,8 @@ pub struct NewArgs {
     /// evalhost was built from, when it exists).
     #[arg(long, value_name = "PATH")]
     pub sdk: Option<PathBuf>,
-    /// Scaffold a grader that asks the judge model to score a rubric (WIT 0.4.0; rust,
-    /// python or js), with an example case that grants it (`judge: true`).
+    /// Scaffold a grader that asks the judge model to score a rubric (rust: the SDK's WIT
+    /// 0.5.0; python or js: 0.4.0), with an example case that grants it (`judge: true`).
     #[arg(long)]
     pub judge: bool,
 }

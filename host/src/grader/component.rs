@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{Component, ResourceTableError};
@@ -38,11 +39,12 @@ impl std::fmt::Debug for GraderComponent {
 /// What one call into a component produced, besides its result.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CallStats {
-    /// Fuel (≈ instructions) the call consumed (instantiation not counted).
+    /// Fuel (≈ instructions) the call consumed (instantiation and handing the instance the
+    /// run's evidence, `begin-run`, not counted; a failed `begin-run`'s fuel is its call's).
     pub fuel_used: u64,
     /// Questions the grader asked the judge, and the tokens their answers took.
     pub judge: crate::judge::JudgeUsage,
-    /// Wall time, including instantiation when the call made the instance.
+    /// Wall time, including instantiation (and `begin-run`) when the call made the instance.
     pub duration: Duration,
     /// Captured guest stdout (capped).
     pub stdout: String,
@@ -179,38 +181,60 @@ impl GraderComponent {
         }
     }
 
-    /// Run `f` against a fresh instance under the sandbox and its limits.
+    /// Run `f` against a fresh instance under the sandbox and its limits (a call that
+    /// grades no run: the instance gets no evidence).
     fn call<R>(
         &self,
         workspace: Option<&Path>,
         judge: Option<JudgeGrant>,
         f: impl Fn(&Instance, &mut Store<SandboxState>) -> wasmtime::Result<R>,
     ) -> (Result<R, GraderError>, CallStats) {
-        self.session(workspace).call(judge, f)
+        self.session(workspace).call(judge, None, f)
     }
 
-    /// A fresh store and instance, the store ready for a call.
-    fn instantiate(&self, workspace: Option<&Path>) -> Result<Live, GraderError> {
+    /// A fresh store and instance, the store ready for a call. When the instance is made to
+    /// grade `evidence` and keeps it (WIT 0.5.0), it is handed the evidence first
+    /// (`begin-run`) under a call's limits; what that spends is no call's. Its failure is
+    /// the error of the call that needed the instance, with what `begin-run` spent.
+    fn instantiate(
+        &self,
+        workspace: Option<&Path>,
+        evidence: Option<&PreparedEvidence>,
+    ) -> Result<Live, Box<NotMade>> {
         let limits = &self.shared.limits;
-        let (mut store, captured) = sandbox::new_store(&self.shared.engine, limits, workspace, 0)
-            .map_err(|e| GraderError::Sandbox(e.to_string()))?;
-        match self.pre.instantiate(&mut store) {
-            Ok(instance) => Ok(Live {
-                store,
-                instance,
-                captured,
-                calls: 0,
-            }),
+        let (mut store, captured) =
+            sandbox::new_store(&self.shared.engine, limits, workspace, 0)
+                .map_err(|e| NotMade::new(GraderError::Sandbox(e.to_string())))?;
+        let instance = match self.pre.instantiate(&mut store) {
+            Ok(instance) => instance,
             Err(e) => {
                 let stderr = captured.stderr.take_text();
-                Err(classify(e, &store, limits, &stderr))
+                return Err(NotMade::new(classify(e, &store, limits, &stderr)));
             }
+        };
+        let mut live = Live {
+            store,
+            instance,
+            captured,
+            calls: 0,
+            run: None,
+        };
+        if let Some(evidence) = evidence.filter(|_| live.instance.receives_evidence_once()) {
+            live.begin_run(limits, evidence)?;
         }
+        Ok(live)
     }
 }
 
 /// One run's instance of one component: made on the session's first call, used by every
-/// later call, dropped with the session, so nothing survives the run.
+/// later call, dropped with the session, so nothing survives the run. Every grading call of
+/// a session grades the same run: a call with another [`PreparedEvidence`] than the one the
+/// instance was made for gets a fresh instance.
+///
+/// A component of WIT 0.5.0 or later is handed the run's evidence once, right after its
+/// instance is made (`begin-run`), and each call grades that evidence (`grade-in-run`);
+/// `begin-run` spends its own budget, charged to no call. An earlier component gets the
+/// evidence with every call (`grade`).
 ///
 /// Per call, as with a fresh instance: the fuel budget, the deadline, the judge's state and
 /// the output caps start afresh. What the instance keeps from call to call is its own state
@@ -233,6 +257,75 @@ struct Live {
     captured: Captured,
     /// Calls the instance has answered without trapping.
     calls: u32,
+    /// The run whose evidence the instance keeps ([`PreparedEvidence::run`]), if it was
+    /// given one (`begin-run`).
+    run: Option<u64>,
+}
+
+/// Why no instance could be made for a call, and what making it spent (a failed
+/// `begin-run`'s fuel and output).
+struct NotMade {
+    error: GraderError,
+    stats: CallStats,
+}
+
+impl NotMade {
+    fn new(error: GraderError) -> Box<Self> {
+        Box::new(Self {
+            error,
+            stats: CallStats::default(),
+        })
+    }
+}
+
+impl Live {
+    /// Whether the instance may make a call grading `evidence` (`None`: a call that grades
+    /// nothing): one that keeps a run's evidence grades that run only.
+    fn serves(&self, evidence: Option<&PreparedEvidence>) -> bool {
+        match evidence {
+            Some(evidence) if self.instance.receives_evidence_once() => {
+                self.run == Some(evidence.run)
+            }
+            _ => true,
+        }
+    }
+
+    /// `begin-run` with `evidence`, under a call's limits (a fresh budget and deadline, no
+    /// judge). Its output is dropped; a trap or a limit hit is
+    /// [`GraderError::ReceivingEvidence`], with the fuel and output it spent.
+    fn begin_run(
+        &mut self,
+        limits: &super::Limits,
+        evidence: &PreparedEvidence,
+    ) -> Result<(), Box<NotMade>> {
+        if let Err(e) = sandbox::begin_call(&mut self.store, limits, None) {
+            return Err(NotMade::new(GraderError::Sandbox(format!("{e:#}"))));
+        }
+        let result = self.instance.begin_run(&mut self.store, &evidence.evidence);
+        let stderr = self.captured.stderr.take_text();
+        let stdout = self.captured.stdout.take_text();
+        sandbox::take_judge_call(&mut self.store);
+        match result {
+            Ok(()) => {
+                self.run = Some(evidence.run);
+                Ok(())
+            }
+            Err(e) => {
+                let error = classify(e, &self.store, limits, &stderr);
+                let fuel_left = self.store.get_fuel().unwrap_or(0);
+                let stats = CallStats {
+                    fuel_used: limits.fuel.saturating_sub(fuel_left),
+                    stdout,
+                    stderr,
+                    ..CallStats::default()
+                };
+                Err(Box::new(NotMade {
+                    error: GraderError::ReceivingEvidence(Box::new(error)),
+                    stats,
+                }))
+            }
+        }
+    }
 }
 
 impl GraderSession<'_> {
@@ -245,8 +338,8 @@ impl GraderSession<'_> {
         judge: Option<JudgeGrant>,
     ) -> (Result<Verdict, GraderError>, CallStats) {
         let message_bytes = self.component.shared.limits.message_bytes;
-        let (result, stats) = self.call(judge, |g, store| {
-            g.grade(store, grader, config, &evidence.0)
+        let (result, stats) = self.call(judge, Some(evidence), |g, store| {
+            g.grade(store, grader, config, &evidence.evidence)
         });
         let result = match result {
             Ok(Ok(v)) => within_message_limit(v.message, message_bytes).map(|message| Verdict {
@@ -260,19 +353,23 @@ impl GraderSession<'_> {
         (result, stats)
     }
 
-    /// Run `f` in the session's instance; made again on a fresh instance when a reused one
-    /// hit a limit that earlier calls may have used up.
+    /// Run `f` in the session's instance (grading `evidence`, if given); made again on a
+    /// fresh instance when a reused one hit a limit that earlier calls may have used up.
     fn call<R>(
         &mut self,
         judge: Option<JudgeGrant>,
+        evidence: Option<&PreparedEvidence>,
         f: impl Fn(&Instance, &mut Store<SandboxState>) -> wasmtime::Result<R>,
     ) -> (Result<R, GraderError>, CallStats) {
         let started = Instant::now();
-        let reused = self.live.as_ref().is_some_and(|live| live.calls > 0);
-        let (result, stats) = self.attempt(judge.clone(), &f);
+        let reused = self
+            .live
+            .as_ref()
+            .is_some_and(|live| live.calls > 0 && live.serves(evidence));
+        let (result, stats) = self.attempt(judge.clone(), evidence, &f);
         let (result, mut stats) = match &result {
             Err(e) if reused && shared_by_calls(e) => {
-                let (again, mut stats_again) = self.attempt(judge, &f);
+                let (again, mut stats_again) = self.attempt(judge, evidence, &f);
                 // The judge's answers of the first attempt were paid for all the same.
                 stats_again.judge.add(&stats.judge);
                 (again, stats_again)
@@ -283,21 +380,24 @@ impl GraderSession<'_> {
         (result, stats)
     }
 
-    /// One call in the live instance (made first if there is none); the instance is kept
-    /// unless the call trapped or hit a limit.
+    /// One call in the live instance (made first if there is none, or if it keeps another
+    /// run's evidence); the instance is kept unless the call trapped or hit a limit.
     fn attempt<R>(
         &mut self,
         judge: Option<JudgeGrant>,
+        evidence: Option<&PreparedEvidence>,
         f: &impl Fn(&Instance, &mut Store<SandboxState>) -> wasmtime::Result<R>,
     ) -> (Result<R, GraderError>, CallStats) {
         let limits = self.component.shared.limits;
-        let live = match self.live.take() {
+        let live = match self.live.take().filter(|live| live.serves(evidence)) {
             Some(live) => Ok(live),
-            None => self.component.instantiate(self.workspace.as_deref()),
+            None => self
+                .component
+                .instantiate(self.workspace.as_deref(), evidence),
         };
         let mut live = match live {
             Ok(live) => live,
-            Err(e) => return (Err(e), CallStats::default()),
+            Err(not_made) => return (Err(not_made.error), not_made.stats),
         };
         if let Err(e) = sandbox::begin_call(&mut live.store, &limits, judge) {
             return (
@@ -459,13 +559,21 @@ fn within_schema_limit(
 }
 
 /// Evidence converted once per run into the WIT types, shared by every grader of the run.
-pub struct PreparedEvidence(types::Evidence);
+///
+/// Each one stands for its own run: an instance handed this evidence (`begin-run`, WIT
+/// 0.5.0) grades no other, even one converted from the same [`crate::evidence::Evidence`].
+pub struct PreparedEvidence {
+    evidence: types::Evidence,
+    /// Unique among the process's prepared evidence (see [`Live::serves`]).
+    run: u64,
+}
 
 impl PreparedEvidence {
     /// Convert host evidence to the form graders receive.
     pub fn new(e: &crate::evidence::Evidence) -> Self {
         use types as t;
-        Self(t::Evidence {
+        static NEXT_RUN: AtomicU64 = AtomicU64::new(0);
+        let evidence = t::Evidence {
             case_name: e.case_name.clone(),
             run: e.run,
             mode: e.mode.clone(),
@@ -522,7 +630,11 @@ impl PreparedEvidence {
                     size: f.size,
                 })
                 .collect(),
-        })
+        };
+        Self {
+            evidence,
+            run: NEXT_RUN.fetch_add(1, Ordering::Relaxed),
+        }
     }
 }
 

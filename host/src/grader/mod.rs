@@ -98,6 +98,10 @@ pub enum GraderError {
     Judge(crate::judge::JudgeError),
     #[error("trapped: {0}")]
     Trap(String),
+    /// The instance failed (a trap, a limit hit) while taking the run's evidence
+    /// (`begin-run`, WIT 0.5.0), before the grader was called.
+    #[error("while receiving the evidence: {0}")]
+    ReceivingEvidence(Box<GraderError>),
     #[error("sandbox setup failed: {0}")]
     Sandbox(String),
 }

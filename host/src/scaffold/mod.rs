@@ -14,8 +14,9 @@ pub use templates::Lang;
 /// The grader WIT new projects target: the first released version, which every host loads.
 pub const WIT: &str = include_str!("../../../wit/since_v0.1.0/grader.wit");
 
-/// The grader WIT of projects that ask the judge (`--judge`): the newest, 0.4.0 (the judge
-/// import came with 0.3.0).
+/// The grader WIT of Python and JavaScript projects that ask the judge (`--judge`): 0.4.0, the
+/// newest without `begin-run`/`grade-in-run` (the judge import came with 0.3.0). A Rust
+/// project targets the SDK's WIT, 0.5.0, whose exports the SDK implements.
 pub(crate) const JUDGE_WIT: &str = include_str!("../../../wit/since_v0.4.0/grader.wit");
 
 /// Longest project name.

@@ -28,7 +28,7 @@ fn the_builtin_component_passes_with_its_graders_and_schemas() {
     let (component, report) = host()
         .check_component_file(Path::new(BUILTIN))
         .expect("builtin is valid");
-    assert_eq!(report.world_version, "0.4.0");
+    assert_eq!(report.world_version, "0.5.0");
     assert_eq!(report.digest, component.digest());
     assert!(
         report
@@ -163,7 +163,7 @@ fn cli_check_lists_graders_and_fails_with_exit_2() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("world:   evalhost:grader@0.4.0"),
+        stdout.contains("world:   evalhost:grader@0.5.0"),
         "{stdout}"
     );
     assert!(stdout.contains("    file_contains "), "{stdout}");
@@ -175,7 +175,7 @@ fn cli_check_lists_graders_and_fails_with_exit_2() {
     output.assert_code(0);
     let stdout = output.stdout();
     let json: serde_json::Value = serde_json::from_str(stdout).unwrap();
-    assert_eq!(json["world_version"], "0.4.0");
+    assert_eq!(json["world_version"], "0.5.0");
 
     let output = Evalhost::new()
         .args(["grader", "check", guests::hostile()])

@@ -262,9 +262,9 @@ fn example_wit_copies_are_the_released_wit() {
     }
 }
 
-/// `grader new --judge` in `lang`: the grader builds for WIT 0.4.0, its example case records
-/// a judgment from a fake judge on loopback and replays it with the judge gone, and a
-/// replay without the judgment is not evaluable.
+/// `grader new --judge` in `lang`: the grader builds for WIT 0.4.0 (Rust: the SDK's 0.5.0),
+/// its example case records a judgment from a fake judge on loopback and replays it with
+/// the judge gone, and a replay without the judgment is not evaluable.
 fn judge_scaffold(lang: &str) {
     use crate::support::live::{FakeProvider, Step, chat_call};
     if toolchain(lang).is_none() {
@@ -282,8 +282,9 @@ fn judge_scaffold(lang: &str) {
     let evalhost_output = evalhost(&dir, &["grader", "check", "grader.wasm"]);
     evalhost_output.assert_code(0);
     let stdout = evalhost_output.stdout();
+    let world = if lang == "rust" { "0.5.0" } else { "0.4.0" };
     assert!(
-        stdout.contains("world:   evalhost:grader@0.4.0"),
+        stdout.contains(&format!("world:   evalhost:grader@{world}")),
         "{stdout}"
     );
 

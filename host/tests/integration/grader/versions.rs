@@ -1,7 +1,9 @@
 //! The WIT version story: a component built against the first released WIT (0.1.0) keeps
 //! loading and grading, a 0.2.0 component (which adds `describe`) loads beside it, a 0.3.0
-//! component (which adds the `judge` import) still asks the judge, and the built-ins and the
-//! hostile probes (the SDK) target 0.4.0 (0.3.0 documented as the host really sends it).
+//! component (which adds the `judge` import) still asks the judge, a 0.4.0 component (0.3.0
+//! documented as the host really sends it) still gets the evidence with every call, and the
+//! built-ins and the hostile probes (the SDK) target 0.5.0 (the evidence handed once per
+//! instance, `begin-run`).
 
 use crate::support::evalhost::Evalhost;
 use crate::support::guests;
@@ -69,7 +71,7 @@ fn a_0_2_0_component_loads_beside_0_1_0_and_describes() {
     );
     assert_eq!(
         host.find("final_text_contains").map(|c| c.world_version()),
-        Some("0.4.0")
+        Some("0.5.0")
     );
     assert_eq!(
         component.describe("final_text_is", r#""done""#),
@@ -121,15 +123,56 @@ fn a_0_3_0_component_still_loads_and_asks_the_judge() {
 }
 
 #[test]
-fn the_sdk_targets_0_4_0_which_imports_the_judge_and_describes() {
+fn a_0_4_0_component_still_loads_and_grades_with_the_evidence_of_each_call() {
     let host = host();
-    let (component, report) = host.check_component_file(Path::new(BUILTIN)).unwrap();
+    let (component, report) = host
+        .check_component_file(Path::new(guests::v0_4_0()))
+        .unwrap();
     assert_eq!(report.world_version, "0.4.0");
     assert!(
         report
             .imports
             .iter()
             .any(|i| i == "evalhost:grader/judge@0.4.0"),
+        "{:?}",
+        report.imports
+    );
+    let (verdict, _) = component.grade("final_text_is", r#""done""#, &evidence("done"), None);
+    assert!(verdict.unwrap().pass);
+    // In one session, each call grades the evidence it is given.
+    let (done, nope) = (evidence("done"), evidence("nope"));
+    let mut session = component.session(None);
+    let (first, _) = session.grade_with_judge("final_text_is", r#""done""#, &done, None);
+    let (again, _) = session.grade_with_judge("final_text_is", r#""done""#, &done, None);
+    assert!(first.unwrap().pass && again.unwrap().pass);
+    let (fail, _) = session.grade_with_judge("final_text_is", r#""done""#, &nope, None);
+    assert_eq!(
+        fail.unwrap().message,
+        r#"final_text_is "done": final text "nope""#
+    );
+    assert_eq!(
+        component.describe("final_text_is", r#""done""#),
+        Some(Ok(r#"final text is exactly "done""#.to_owned()))
+    );
+    let (verdict, _) = component.grade("asks_judge", r#""polite?""#, &evidence("hi"), None);
+    assert!(
+        verdict
+            .unwrap_err()
+            .to_string()
+            .starts_with("judge not granted: this grader may not ask the judge"),
+    );
+}
+
+#[test]
+fn the_sdk_targets_0_5_0_which_imports_the_judge_and_describes() {
+    let host = host();
+    let (component, report) = host.check_component_file(Path::new(BUILTIN)).unwrap();
+    assert_eq!(report.world_version, "0.5.0");
+    assert!(
+        report
+            .imports
+            .iter()
+            .any(|i| i == "evalhost:grader/judge@0.5.0"),
         "{:?}",
         report.imports
     );

@@ -15,11 +15,13 @@ use std::sync::OnceLock;
 use super::common::repo;
 
 /// (package, artifact file stem) of every test guest; one nested build makes them all.
-const GUESTS: [(&str, &str); 7] = [
+const GUESTS: [(&str, &str); 9] = [
     ("evalhost-test-hostile", "evalhost_test_hostile"),
     ("evalhost-test-v0-1-0", "evalhost_test_v0_1_0"),
     ("evalhost-test-v0-2-0", "evalhost_test_v0_2_0"),
     ("evalhost-test-v0-3-0", "evalhost_test_v0_3_0"),
+    ("evalhost-test-v0-4-0", "evalhost_test_v0_4_0"),
+    ("evalhost-test-begin-run", "evalhost_test_begin_run"),
     ("evalhost-test-wrong-world", "evalhost_test_wrong_world"),
     (
         "evalhost-test-unknown-import",
@@ -46,6 +48,18 @@ pub fn v0_2_0() -> &'static str {
 /// A grader built against WIT 0.3.0, which asks the judge (`tests/guests/v0_3_0`).
 pub fn v0_3_0() -> &'static str {
     path("evalhost_test_v0_3_0")
+}
+
+/// A grader built against WIT 0.4.0, which gets the evidence with every call
+/// (`tests/guests/v0_4_0`).
+pub fn v0_4_0() -> &'static str {
+    path("evalhost_test_v0_4_0")
+}
+
+/// A 0.5.0 grader whose `begin-run` counts its calls, or fails as `/workspace/begin-run`
+/// says (`tests/guests/begin_run`).
+pub fn begin_run() -> &'static str {
+    path("evalhost_test_begin_run")
 }
 
 /// A component of another world (`tests/guests/wrong_world`).
