@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # evalhost's benchmark: one command, markdown on stdout (progress on stderr).
 #
-#   bench/run.sh                 # full: suites of 10, 100, 1000, 5000 cases, grading, peers
+#   bench/run.sh                 # full: suites of 10, 100, 1000, 5000, 10000 cases, grading, peers
 #   bench/run.sh --quick         # smoke: 10 and 100 cases, fewer calls, 1 repeat, no peers
 #   bench/run.sh --sizes "100 1000" --repeats 5 --no-peers
 #   bench/run.sh --no-build ...  # use the release binaries already in target/release
@@ -18,7 +18,7 @@
 #      runs the same 1,000 cases x 5 checks with 2 workers, median of --repeats.
 set -euo pipefail
 
-sizes="10 100 1000 5000"
+sizes="10 100 1000 5000 10000"
 repeats=3
 calls=2000
 peers=1

@@ -21,8 +21,9 @@ use super::{GraderError, GraderHostError, GraderInfo, Verdict};
 pub struct GraderComponent {
     shared: Arc<Shared>,
     pre: Pre,
-    digest: String,
-    origin: String,
+    // Shared by every clone: a suite binds one clone per grader entry.
+    digest: Arc<str>,
+    origin: Arc<str>,
     graders: Arc<[GraderInfo]>,
 }
 
@@ -73,8 +74,8 @@ impl GraderComponent {
         let mut loaded = Self {
             shared,
             pre,
-            digest,
-            origin: origin.to_owned(),
+            digest: digest.into(),
+            origin: origin.into(),
             graders: Arc::from([]),
         };
         let (listed, _) = loaded.call(None, None, |grader, store| grader.list_graders(store));
@@ -99,6 +100,11 @@ impl GraderComponent {
     /// The sha256 digest (lowercase hex) of the component's bytes.
     pub fn digest(&self) -> &str {
         &self.digest
+    }
+
+    /// [`GraderComponent::digest`], shared (each verdict names it without a copy).
+    pub(crate) fn digest_shared(&self) -> Arc<str> {
+        self.digest.clone()
     }
 
     /// Where the component came from (a path, or `builtin`).

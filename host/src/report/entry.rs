@@ -82,7 +82,7 @@ mod tests {
             entry,
             grader: grader.into(),
             config: config.into(),
-            component_digest: String::new(),
+            component_digest: "".into(),
             bundle: None,
             outcome: Outcome::Fail,
             score: 0.0,

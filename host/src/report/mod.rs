@@ -225,7 +225,7 @@ pub struct GraderVerdict {
     /// The entry's config (shared with the case's entry: a suite holds it once).
     pub config: std::sync::Arc<serde_json::Value>,
     /// sha256 of the component that graded.
-    pub component_digest: String,
+    pub component_digest: std::sync::Arc<str>,
     /// The grader bundle (`name`, `version`) the component came from; `null` for built-in
     /// graders and components named by path.
     pub bundle: Option<crate::grader::BundleRef>,

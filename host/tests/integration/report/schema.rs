@@ -122,7 +122,7 @@ fn everything_report() -> SuiteReport {
         entry: Some(0),
         grader: "signed#word_count".into(),
         config: serde_json::json!({"min": 3, "nested": [1, "two", null]}).into(),
-        component_digest: "ab".repeat(32),
+        component_digest: "ab".repeat(32).into(),
         bundle: Some(BundleRef {
             name: "team-graders".into(),
             version: "1.2.0".into(),
