@@ -20,9 +20,9 @@ use crate::evidence::Evidence;
 use crate::session::RecordedToolResult;
 
 /// Bytes of bulky case parts kept in memory before the rest is spooled, counted as the texts'
-/// lengths. 16 MiB: a suite of small cases stays resident up to many thousands of cases; the
-/// 64 KiB seeded logs of `evalhost-bench gen`'s suites are spooled after about 800 cases.
-pub const RESIDENT_BYTES: usize = 16 << 20;
+/// lengths. 8 MiB: a suite of small cases stays resident up to thousands of cases; the
+/// 64 KiB seeded logs of `evalhost-bench gen`'s suites are spooled after about 400 cases.
+pub const RESIDENT_BYTES: usize = 8 << 20;
 
 /// Where a case's bulky parts are: in the case (`CaseBody::default()`, how every case is made
 /// and parsed), or in the [`Spool`] of the suite that loaded it.

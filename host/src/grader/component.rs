@@ -20,7 +20,7 @@ use super::{GraderError, GraderHostError, GraderInfo, Verdict};
 #[derive(Clone)]
 pub struct GraderComponent {
     shared: Arc<Shared>,
-    pre: Pre,
+    pre: Arc<Pre>,
     // Shared by every clone: a suite binds one clone per grader entry.
     digest: Arc<str>,
     origin: Arc<str>,
@@ -73,7 +73,7 @@ impl GraderComponent {
         let pre = instantiate_pre(&shared, component, origin)?;
         let mut loaded = Self {
             shared,
-            pre,
+            pre: Arc::new(pre),
             digest: digest.into(),
             origin: origin.into(),
             graders: Arc::from([]),
