@@ -304,33 +304,60 @@ impl Live {
         limits: &super::Limits,
         evidence: &PreparedEvidence,
     ) -> Result<(), Box<NotMade>> {
-        if let Err(e) = sandbox::begin_call(&mut self.store, limits, None) {
-            return Err(NotMade::new(GraderError::Sandbox(format!("{e:#}"))));
-        }
-        let result = self.instance.begin_run(&mut self.store, &evidence.evidence);
-        let stderr = self.captured.stderr.take_text();
-        let stdout = self.captured.stdout.take_text();
-        sandbox::take_judge_call(&mut self.store);
+        let (result, stats, _) = self.guarded(limits, None, |instance, store| {
+            instance.begin_run(store, &evidence.evidence)
+        });
         match result {
             Ok(()) => {
                 self.run = Some(evidence.run);
                 Ok(())
             }
-            Err(e) => {
-                let error = classify(e, &self.store, limits, &stderr);
-                let fuel_left = self.store.get_fuel().unwrap_or(0);
-                let stats = CallStats {
-                    fuel_used: limits.fuel.saturating_sub(fuel_left),
-                    stdout,
-                    stderr,
-                    ..CallStats::default()
-                };
-                Err(Box::new(NotMade {
-                    error: GraderError::ReceivingEvidence(Box::new(error)),
-                    stats,
-                }))
-            }
+            Err(error) => Err(Box::new(NotMade {
+                error: match error {
+                    GraderError::Sandbox(_) => error,
+                    error => GraderError::ReceivingEvidence(Box::new(error)),
+                },
+                stats,
+            })),
         }
+    }
+
+    /// One guest call under a call's limits: the budget, deadline, judge and output caps
+    /// reset first; then its result (a trap or limit hit named; a judge's refusal is why the
+    /// call ended, whatever the grader made of it), what it spent and printed, and whether the
+    /// guest returned (an instance that trapped or hit a limit must not be used again).
+    fn guarded<R>(
+        &mut self,
+        limits: &super::Limits,
+        judge: Option<JudgeGrant>,
+        f: impl FnOnce(&Instance, &mut Store<SandboxState>) -> wasmtime::Result<R>,
+    ) -> (Result<R, GraderError>, CallStats, bool) {
+        if let Err(e) = sandbox::begin_call(&mut self.store, limits, judge) {
+            return (
+                Err(GraderError::Sandbox(format!("{e:#}"))),
+                CallStats::default(),
+                false,
+            );
+        }
+        let result = f(&self.instance, &mut self.store);
+        let fuel_left = self.store.get_fuel().unwrap_or(0);
+        let stderr = self.captured.stderr.take_text();
+        let stdout = self.captured.stdout.take_text();
+        let judged = sandbox::take_judge_call(&mut self.store);
+        let returned = result.is_ok();
+        let result = result.map_err(|e| classify(e, &self.store, limits, &stderr));
+        let result = match judged.refusal {
+            Some(refusal) => Err(GraderError::from(refusal)),
+            None => result,
+        };
+        let stats = CallStats {
+            judge: judged.usage,
+            fuel_used: limits.fuel.saturating_sub(fuel_left),
+            duration: Duration::ZERO,
+            stdout,
+            stderr,
+        };
+        (result, stats, returned)
     }
 }
 
@@ -405,38 +432,12 @@ impl GraderSession<'_> {
             Ok(live) => live,
             Err(not_made) => return (Err(not_made.error), not_made.stats),
         };
-        if let Err(e) = sandbox::begin_call(&mut live.store, &limits, judge) {
-            return (
-                Err(GraderError::Sandbox(format!("{e:#}"))),
-                CallStats::default(),
-            );
+        let (result, stats, returned) = live.guarded(&limits, judge, f);
+        // A call that trapped or hit a limit ends the instance (`live` is dropped).
+        if returned {
+            live.calls += 1;
+            self.live = Some(live);
         }
-        let result = f(&live.instance, &mut live.store);
-        let fuel_left = live.store.get_fuel().unwrap_or(0);
-        let stderr = live.captured.stderr.take_text();
-        let stdout = live.captured.stdout.take_text();
-        let judged = sandbox::take_judge_call(&mut live.store);
-        let result = match result {
-            Ok(value) => {
-                live.calls += 1;
-                self.live = Some(live);
-                Ok(value)
-            }
-            // The instance ends with the call (`live` is dropped).
-            Err(e) => Err(classify(e, &live.store, &limits, &stderr)),
-        };
-        // The judge's refusal is why the call ended, whatever the grader made of it.
-        let result = match judged.refusal {
-            Some(refusal) => Err(GraderError::from(refusal)),
-            None => result,
-        };
-        let stats = CallStats {
-            judge: judged.usage,
-            fuel_used: limits.fuel.saturating_sub(fuel_left),
-            duration: Duration::ZERO,
-            stdout,
-            stderr,
-        };
         (result, stats)
     }
 }
