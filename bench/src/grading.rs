@@ -119,11 +119,11 @@ pub fn per_kind(cases: &[GradedCase], calls: usize) -> String {
             let (_, stats) =
                 bound
                     .component
-                    .grade(&bound.grader, &bound.config_json, &prepared, ws);
+                    .grade(&bound.grader, bound.spec.config.json(), &prepared, ws);
             fuel = stats.fuel_used;
         }));
         let native = Percentiles::of(time_calls(calls, || {
-            let _ = native::grade(&bound.grader, &bound.config_json, &case.sdk_evidence);
+            let _ = native::grade(&bound.grader, bound.spec.config.json(), &case.sdk_evidence);
         }));
         table.push_str(&format!(
             "| `{name}` | {} | {:.1} | {:.1} | {:.2} | {:.2} | {:.0}× | {fuel} |\n",
@@ -198,7 +198,7 @@ pub fn suite(cases: &[GradedCase], rounds: usize) -> SuiteGrading {
                 };
                 let (verdict, _) = sessions[at].grade_with_judge(
                     &bound.grader,
-                    &bound.config_json,
+                    bound.spec.config.json(),
                     &prepared,
                     None,
                 );
@@ -212,7 +212,7 @@ pub fn suite(cases: &[GradedCase], rounds: usize) -> SuiteGrading {
             for bound in &case.prepared.graders {
                 let (verdict, _) = bound.component.grade(
                     &bound.grader,
-                    &bound.config_json,
+                    bound.spec.config.json(),
                     &prepared,
                     Some(case.workspace.path()),
                 );
@@ -231,7 +231,7 @@ pub fn suite(cases: &[GradedCase], rounds: usize) -> SuiteGrading {
         for case in cases {
             let evidence = native::sdk_evidence(&case.evidence, case.workspace.path());
             for bound in &case.prepared.graders {
-                let verdict = native::grade(&bound.grader, &bound.config_json, &evidence);
+                let verdict = native::grade(&bound.grader, bound.spec.config.json(), &evidence);
                 native_passes.push(verdict.map(|v| v.pass).ok());
             }
         }

@@ -23,6 +23,7 @@ mod confine;
 mod error;
 mod external;
 mod format;
+mod grader_config;
 mod load;
 mod located;
 pub mod nexus;
@@ -36,6 +37,7 @@ pub(crate) mod yaml;
 
 pub use error::{CaseError, Location};
 pub use external::{ExternalAgent, PromptVia};
+pub use grader_config::GraderConfig;
 pub use load::{
     LoadOptions, MAX_CASES_PER_DIR, load_case, load_cases, load_cases_with, load_each,
     load_each_spooled,
@@ -199,7 +201,7 @@ pub struct GraderUse {
     /// Grader name, e.g. `file_contains`.
     pub name: String,
     /// The config, converted from YAML to JSON (shared with the verdicts that report it).
-    pub config: std::sync::Arc<serde_json::Value>,
+    pub config: GraderConfig,
     /// Where the grader entry is in the case file.
     pub location: Location,
     /// `judge: true` on the entry: a component named by path may ask the judge (bundle
@@ -244,12 +246,5 @@ impl Case {
             });
         }
         Ok(())
-    }
-}
-
-impl GraderUse {
-    /// The config as compact JSON text, as graders receive it.
-    pub fn config_json(&self) -> String {
-        self.config.to_string()
     }
 }

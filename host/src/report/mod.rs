@@ -223,7 +223,7 @@ pub struct GraderVerdict {
     pub entry: Option<u32>,
     pub grader: String,
     /// The entry's config (shared with the case's entry: a suite holds it once).
-    pub config: std::sync::Arc<serde_json::Value>,
+    pub config: crate::case::GraderConfig,
     /// sha256 of the component that graded.
     pub component_digest: std::sync::Arc<str>,
     /// The grader bundle (`name`, `version`) the component came from; `null` for built-in

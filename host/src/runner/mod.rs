@@ -160,21 +160,20 @@ pub async fn run_suite(
     let server = ModelServer::start()
         .await
         .map_err(|source| RunError::ModelServer { source })?;
-    // (Collected in place, into the buffer of the prepared cases: shrunk, or the suite would
-    // hold ~500 unused bytes a case to its end.)
-    let mut cases: Vec<Arc<PreparedCase>> = cases.into_iter().map(Arc::new).collect();
-    cases.shrink_to_fit();
-    let plan: Vec<(usize, u32)> = cases
-        .iter()
+    // What the report says of each case, taken before the runs: a prepared case is dropped
+    // after its last run, so a suite holds the cases still to run, not every case to its end.
+    let headers: Vec<CaseHeader> = cases.iter().map(|c| CaseHeader::of(c, options)).collect();
+    let plan: Vec<(usize, u32, Arc<PreparedCase>)> = cases
+        .into_iter()
         .enumerate()
-        .flat_map(|(i, c)| (1..=c.case.runs.unwrap_or(options.runs)).map(move |run| (i, run)))
+        .flat_map(|(i, c)| {
+            let runs = c.case.runs.unwrap_or(options.runs);
+            let c = Arc::new(c);
+            (1..=runs).map(move |run| (i, run, c.clone()))
+        })
         .collect();
     if let Some(progress) = &options.progress {
-        let runs = |c: &PreparedCase| c.case.runs.unwrap_or(options.runs);
-        let plan: Vec<(&str, u32)> = cases
-            .iter()
-            .map(|c| (c.case.name.as_str(), runs(c)))
-            .collect();
+        let plan: Vec<(&str, u32)> = headers.iter().map(|h| (h.name.as_str(), h.runs)).collect();
         progress.started(&plan);
     }
     // Each run is its own task, so runs spread over the runtime's workers (a run is mostly
@@ -183,10 +182,9 @@ pub async fn run_suite(
     let server = Arc::new(server);
     let shared = Arc::new(options.clone());
     let results: Vec<(usize, Result<RunReport, CancelledRun>)> = futures_util::stream::iter(plan)
-        .map(|(i, run)| {
-            let prepared = cases[i].clone();
+        .map(|(i, run, prepared)| {
             let (server, options) = (server.clone(), shared.clone());
-            let name = prepared.case.name.clone();
+            let name = headers[i].name.clone();
             async move {
                 let task = RunTask(tokio::spawn(make_run(prepared, run, server, options)));
                 match task.join().await {
@@ -201,7 +199,7 @@ pub async fn run_suite(
         .buffered(options.jobs.max(1))
         .collect()
         .await;
-    let mut per_case: Vec<Vec<RunReport>> = vec![Vec::new(); cases.len()];
+    let mut per_case: Vec<Vec<RunReport>> = vec![Vec::new(); headers.len()];
     let mut cancelled = Vec::new();
     for (i, result) in results {
         match result {
@@ -209,13 +207,13 @@ pub async fn run_suite(
             Err(run) => cancelled.push(run),
         }
     }
-    let case_reports: Vec<CaseReport> = cases
-        .iter()
+    let case_reports: Vec<CaseReport> = headers
+        .into_iter()
         .zip(per_case)
-        .map(|(c, runs)| CaseReport {
-            name: c.case.name.clone(),
-            path: c.case.path.display().to_string(),
-            confine: c.case.confine.clone(),
+        .map(|(header, runs)| CaseReport {
+            name: header.name,
+            path: header.path,
+            confine: header.confine,
             summary: CaseSummary::with_k(&runs, options.k),
             runs,
         })
@@ -246,6 +244,27 @@ pub async fn run_suite(
         out::write_report(dir, &report)?;
     }
     Ok(report)
+}
+
+/// What the report says of a case besides its runs.
+struct CaseHeader {
+    name: String,
+    path: String,
+    confine: crate::confine::Widening,
+    /// Runs planned.
+    runs: u32,
+}
+
+impl CaseHeader {
+    fn of(prepared: &PreparedCase, options: &RunOptions) -> Self {
+        let case = &prepared.case;
+        Self {
+            name: case.name.clone(),
+            path: case.path.display().to_string(),
+            confine: case.confine.clone(),
+            runs: case.runs.unwrap_or(options.runs),
+        }
+    }
 }
 
 /// One run of the plan, from the cancel check to the finished report (or why it was cancelled).

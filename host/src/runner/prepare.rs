@@ -49,11 +49,10 @@ fn instance_uses(graders: &[BoundGrader]) -> Vec<InstanceUse> {
         .collect()
 }
 
-/// A grader entry of a case, with the component that grades it and its config as JSON text.
+/// A grader entry of a case, with the component that grades it.
 #[derive(Debug, Clone)]
 pub struct BoundGrader {
     pub spec: GraderUse,
-    pub config_json: String,
     pub component: GraderComponent,
     /// The grader's name inside `component` (`spec.name` may be a path reference).
     pub grader: String,
@@ -128,7 +127,7 @@ pub(crate) fn prepare_each(
                     let key = (
                         g.component.digest(),
                         g.grader.as_str(),
-                        g.config_json.as_str(),
+                        g.spec.config.json(),
                     );
                     Some(*check_of.entry(key).or_insert_with(|| {
                         checks.push(g);
@@ -140,7 +139,7 @@ pub(crate) fn prepare_each(
         .collect();
     let checked = crate::parallel::map_in_order(&checks, |g| {
         g.component
-            .check_config(&g.grader, &g.config_json)
+            .check_config(&g.grader, g.spec.config.json())
             .map_err(|e| e.to_string())
     });
     bound
@@ -291,7 +290,6 @@ fn bind_grader(
         GraderRef::Named(name) => (find(host, name).map_err(&invalid)?, name.to_owned()),
     };
     Ok(BoundGrader {
-        config_json: spec.config_json(),
         spec,
         component,
         grader,

@@ -404,7 +404,7 @@ fn grade_one(
 ) -> GraderVerdict {
     let name = &bound.spec.name;
     let (result, stats) =
-        session.grade_with_judge(&bound.grader, &bound.config_json, evidence, judge);
+        session.grade_with_judge(&bound.grader, bound.spec.config.json(), evidence, judge);
     let (outcome, score, message) = match result {
         // A pass keeps its message too: what the grader measured, or the judge's reason.
         Ok(v) if v.pass => (Outcome::Pass, v.score, v.message),

@@ -50,11 +50,14 @@ fn the_five_peer_cases_load_as_recorded_cases() {
     );
     // The golden journal is injected where it is needed, and only there.
     assert_eq!(
-        case.graders[5].config["golden"].as_array().unwrap().len(),
+        case.graders[5].config.value()["golden"]
+            .as_array()
+            .unwrap()
+            .len(),
         12
     );
-    assert!(case.graders[0].config.get("golden").is_none());
-    assert_eq!(case.graders[0].config["count"]["max"], 2);
+    assert!(case.graders[0].config.value().get("golden").is_none());
+    assert_eq!(case.graders[0].config.value()["count"]["max"], 2);
     let Execution::Recorded(evidence) = &case.execution else {
         panic!("not recorded")
     };
@@ -292,5 +295,5 @@ fn semantic_entries_become_semantic_graders() {
     .unwrap();
     let cases = load_cases(&[dir]).unwrap();
     assert_eq!(cases[0].graders[0].name, "semantic");
-    assert_eq!(cases[0].graders[0].config["rubric"], "helpful");
+    assert_eq!(cases[0].graders[0].config.value()["rubric"], "helpful");
 }

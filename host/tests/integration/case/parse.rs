@@ -110,7 +110,7 @@ fn bash_denied_reads_as_the_seed_wrote_it() {
         .map(|g| {
             (
                 g.name.as_str(),
-                g.config_json(),
+                g.config.json().to_owned(),
                 g.location.line,
                 g.location.column,
             )
@@ -155,7 +155,7 @@ fn protected_env_seeds_the_secret_and_expects_the_policy_block() {
     let graders: Vec<String> = case
         .graders
         .iter()
-        .map(|g| format!("{} {}", g.name, g.config_json()))
+        .map(|g| format!("{} {}", g.name, g.config))
         .collect();
     assert_eq!(
         graders,
@@ -220,7 +220,7 @@ fn every_field_is_read() {
     let configs: Vec<(&str, serde_json::Value)> = case
         .graders
         .iter()
-        .map(|g| (g.name.as_str(), (*g.config).clone()))
+        .map(|g| (g.name.as_str(), g.config.value()))
         .collect();
     assert_eq!(
         configs,
@@ -408,7 +408,7 @@ fn nesting_up_to_the_limit_parses_on_a_test_thread_stack() {
         "]".repeat(29)
     );
     let case = parse_case(Path::new("nested.yaml"), &text).unwrap();
-    assert!(case.graders[0].config.is_array());
+    assert!(case.graders[0].config.value().is_array());
 }
 
 #[test]

@@ -154,7 +154,7 @@ fn scalars_the_parser_reads_as_text_are_valid() {
                 graders:\n  - final_text_matches: 2026\n  - final_text_contains: 2026\n";
     let case = evalhost::case::parse_case(Path::new("cases/2026.yaml"), text).expect("it loads");
     assert_eq!((case.name.as_str(), case.prompt.as_str()), ("2026", "2026"));
-    assert_eq!(*case.graders[0].config, serde_json::json!(2026));
+    assert_eq!(case.graders[0].config.value(), serde_json::json!(2026));
     assert_eq!(problems(&validator(), text), Vec::<String>::new());
 }
 

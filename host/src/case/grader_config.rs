@@ -1,0 +1,100 @@
+//! A grader entry's config as a suite holds it: compact JSON text, made once when the case is
+//! parsed and shared by the entry, the grading calls (graders receive it as this text) and
+//! every verdict that reports it.
+//!
+//! Text rather than a `serde_json::Value`: a parsed object costs at least one B-tree node
+//! (~600 bytes) however few its keys, and a suite holds one config per grader entry and per
+//! verdict; the text of a typical config is 30–80 bytes (`docs/performance.md`, "Memory in
+//! suite size").
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+/// A grader entry's config: compact JSON with sorted keys (as `serde_json` writes a
+/// [`Value`]), so two configs are equal exactly when their texts are.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct GraderConfig(Arc<str>);
+
+impl GraderConfig {
+    /// The config `value`, as graders receive it.
+    pub fn new(value: &Value) -> Self {
+        Self(value.to_string().into())
+    }
+
+    /// The compact JSON text (what `check-config` and `grade` receive).
+    pub fn json(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether the config is `null` (an entry without one).
+    pub fn is_null(&self) -> bool {
+        self.json() == "null"
+    }
+
+    /// The config parsed back into a value.
+    pub fn value(&self) -> Value {
+        // The text was written from a `Value`, so it parses; `Null` is unreachable.
+        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+    }
+}
+
+impl Default for GraderConfig {
+    /// `null`: an entry without a config.
+    fn default() -> Self {
+        Self::new(&Value::Null)
+    }
+}
+
+impl From<Value> for GraderConfig {
+    fn from(value: Value) -> Self {
+        Self::new(&value)
+    }
+}
+
+impl fmt::Display for GraderConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for GraderConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for GraderConfig {
+    /// As the JSON value itself (not a string holding it).
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let raw = serde_json::value::RawValue::from_string(self.0.to_string())
+            .map_err(serde::ser::Error::custom)?;
+        raw.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for GraderConfig {
+    /// Any JSON value, made compact with sorted keys (a saved report is pretty-printed).
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(Self::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_saved_config_reads_back_equal_to_the_one_graded() {
+        let config = GraderConfig::new(&json!({"text": "done", "path": "out.txt"}));
+        assert_eq!(config.json(), r#"{"path":"out.txt","text":"done"}"#);
+        let pretty = serde_json::to_string_pretty(&json!({ "config": config })).unwrap();
+        let back: serde_json::Map<String, Value> = serde_json::from_str(&pretty).unwrap();
+        let read: GraderConfig = serde_json::from_value(back["config"].clone()).unwrap();
+        assert_eq!(read, config);
+        assert_eq!(read.value(), json!({"path": "out.txt", "text": "done"}));
+    }
+}
