@@ -80,9 +80,11 @@ pub fn prepare_cases_with(
     host: &GraderHost,
     bundles: &mut BundleResolver,
 ) -> Result<Vec<PreparedCase>, CaseError> {
-    let mut prepared = Vec::new();
+    let results = prepare_each(cases, host, bundles);
+    // (Sized once: grown by doubling, the list would hold up to twice the suite's cases.)
+    let mut prepared = Vec::with_capacity(results.len());
     let mut problems = Vec::new();
-    for result in prepare_each(cases, host, bundles) {
+    for result in results {
         match result {
             Ok(case) => prepared.push(case),
             Err(problem) => problems.push(problem),
