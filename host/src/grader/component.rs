@@ -16,12 +16,15 @@ use super::output::OutputLimitExceeded;
 use super::sandbox::{self, Captured, LimitHit, SandboxState};
 use super::{GraderError, GraderHostError, GraderInfo, Verdict};
 
-/// A grader component ready to be called.
+/// A grader component ready to be called. A clone is a pointer: a suite binds one clone per
+/// grader entry.
 #[derive(Clone)]
-pub struct GraderComponent {
+pub struct GraderComponent(Arc<Loaded>);
+
+#[derive(Clone)]
+struct Loaded {
     shared: Arc<Shared>,
     pre: Arc<Pre>,
-    // Shared by every clone: a suite binds one clone per grader entry.
     digest: Arc<str>,
     origin: Arc<str>,
     graders: Arc<[GraderInfo]>,
@@ -30,9 +33,9 @@ pub struct GraderComponent {
 impl std::fmt::Debug for GraderComponent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GraderComponent")
-            .field("origin", &self.origin)
-            .field("digest", &self.digest)
-            .field("graders", &self.graders)
+            .field("origin", &self.0.origin)
+            .field("digest", &self.0.digest)
+            .field("graders", &self.0.graders)
             .finish()
     }
 }
@@ -71,14 +74,15 @@ impl GraderComponent {
         origin: &str,
     ) -> Result<Self, GraderHostError> {
         let pre = instantiate_pre(&shared, component, origin)?;
-        let mut loaded = Self {
+        let unlisted = Self(Arc::new(Loaded {
             shared,
             pre: Arc::new(pre),
             digest: digest.into(),
             origin: origin.into(),
             graders: Arc::from([]),
-        };
-        let (listed, _) = loaded.call(None, None, |grader, store| grader.list_graders(store));
+        }));
+        let (listed, _) = unlisted.call(None, None, |grader, store| grader.list_graders(store));
+        let mut loaded = Arc::unwrap_or_clone(unlisted.0);
         let listed = listed
             .and_then(|listed| within_schema_limit(listed, loaded.shared.limits.schema_bytes))
             .map_err(|error| GraderHostError::ListGraders {
@@ -94,38 +98,38 @@ impl GraderComponent {
                 config_schema: g.config_schema,
             })
             .collect();
-        Ok(loaded)
+        Ok(Self(Arc::new(loaded)))
     }
 
     /// The sha256 digest (lowercase hex) of the component's bytes.
     pub fn digest(&self) -> &str {
-        &self.digest
+        &self.0.digest
     }
 
     /// [`GraderComponent::digest`], shared (each verdict names it without a copy).
     pub(crate) fn digest_shared(&self) -> Arc<str> {
-        self.digest.clone()
+        self.0.digest.clone()
     }
 
     /// Where the component came from (a path, or `builtin`).
     pub fn origin(&self) -> &str {
-        &self.origin
+        &self.0.origin
     }
 
     /// The version of the grader world the component targets, e.g. `0.1.0`.
     pub fn world_version(&self) -> &'static str {
-        self.pre.version()
+        self.0.pre.version()
     }
 
     /// Whether `other` is this very loaded component (a clone of it), not merely the same
     /// bytes loaded again: calls to it may share an instance.
     pub fn same_component(&self, other: &GraderComponent) -> bool {
-        Arc::ptr_eq(&self.graders, &other.graders)
+        Arc::ptr_eq(&self.0, &other.0)
     }
 
     /// The graders this component provides.
     pub fn graders(&self) -> &[GraderInfo] {
-        &self.graders
+        &self.0.graders
     }
 
     /// Ask the component whether `config` is valid for `grader`.
@@ -142,9 +146,10 @@ impl GraderComponent {
         });
         match result {
             Ok(None) => None,
-            Ok(Some(Ok(text))) => {
-                Some(within_message_limit(text, self.shared.limits.message_bytes))
-            }
+            Ok(Some(Ok(text))) => Some(within_message_limit(
+                text,
+                self.0.shared.limits.message_bytes,
+            )),
             Ok(Some(Err(e))) => Some(Err(GraderError::from(e))),
             Err(e) => Some(Err(e)),
         }
@@ -207,11 +212,10 @@ impl GraderComponent {
         workspace: Option<&Path>,
         evidence: Option<&PreparedEvidence>,
     ) -> Result<Live, Box<NotMade>> {
-        let limits = &self.shared.limits;
-        let (mut store, captured) =
-            sandbox::new_store(&self.shared.engine, limits, workspace, 0)
-                .map_err(|e| NotMade::new(GraderError::Sandbox(e.to_string())))?;
-        let instance = match self.pre.instantiate(&mut store) {
+        let limits = &self.0.shared.limits;
+        let (mut store, captured) = sandbox::new_store(&self.0.shared.engine, limits, workspace, 0)
+            .map_err(|e| NotMade::new(GraderError::Sandbox(e.to_string())))?;
+        let instance = match self.0.pre.instantiate(&mut store) {
             Ok(instance) => instance,
             Err(e) => {
                 let stderr = captured.stderr.take_text();
@@ -370,7 +374,7 @@ impl GraderSession<'_> {
         evidence: &PreparedEvidence,
         judge: Option<JudgeGrant>,
     ) -> (Result<Verdict, GraderError>, CallStats) {
-        let message_bytes = self.component.shared.limits.message_bytes;
+        let message_bytes = self.component.0.shared.limits.message_bytes;
         let (result, stats) = self.call(judge, Some(evidence), |g, store| {
             g.grade(store, grader, config, &evidence.evidence)
         });
@@ -421,7 +425,7 @@ impl GraderSession<'_> {
         evidence: Option<&PreparedEvidence>,
         f: &impl Fn(&Instance, &mut Store<SandboxState>) -> wasmtime::Result<R>,
     ) -> (Result<R, GraderError>, CallStats) {
-        let limits = self.component.shared.limits;
+        let limits = self.component.0.shared.limits;
         let live = match self.live.take().filter(|live| live.serves(evidence)) {
             Some(live) => Ok(live),
             None => self
