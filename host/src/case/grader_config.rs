@@ -41,13 +41,6 @@ impl GraderConfig {
     }
 }
 
-impl Default for GraderConfig {
-    /// `null`: an entry without a config.
-    fn default() -> Self {
-        Self::new(&Value::Null)
-    }
-}
-
 impl From<Value> for GraderConfig {
     fn from(value: Value) -> Self {
         Self::new(&value)
