@@ -3,8 +3,8 @@
 //! every verdict that reports it.
 //!
 //! Text rather than a `serde_json::Value`: a parsed object costs at least one B-tree node
-//! (~600 bytes) however few its keys, and a suite holds one config per grader entry and per
-//! verdict; the text of a typical config is 30–80 bytes (`docs/performance.md`, "Memory in
+//! (~630 bytes by its layout) however few its keys, and a suite holds one config per grader
+//! entry and per verdict; the generated bench suite's configs take ~40 bytes each as text (`docs/performance.md`, "Memory in
 //! suite size").
 
 use std::fmt;
@@ -89,5 +89,9 @@ mod tests {
         let read: GraderConfig = serde_json::from_value(back["config"].clone()).unwrap();
         assert_eq!(read, config);
         assert_eq!(read.value(), json!({"path": "out.txt", "text": "done"}));
+        // A report written before configs were text has them pretty-printed, in any key order.
+        let older: GraderConfig =
+            serde_json::from_str("{\n  \"text\": \"done\",\n  \"path\": \"out.txt\"\n}").unwrap();
+        assert_eq!(older, config);
     }
 }
