@@ -1,5 +1,5 @@
 //! The Landlock ruleset of one run (built in evalhost with the `landlock` crate) and the two
-//! system calls a child makes to enforce it on itself before `exec`.
+//! system calls that enforce it on the calling thread, which then starts the run's process.
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
@@ -87,8 +87,8 @@ pub(super) fn build(
     Ok(created.into())
 }
 
-/// In the forked child, before `exec`: no new privileges, then the ruleset `fd` (when not
-/// -1). Two system calls; nothing allocated, nothing locked.
+/// On the calling thread only (and every process it starts from then on): no new
+/// privileges, then the ruleset `fd` (when not -1). The thread stays confined for good.
 #[allow(unsafe_code)]
 pub(super) fn restrict_self(fd: libc::c_int) -> std::io::Result<()> {
     // SAFETY: plain system calls on integers.

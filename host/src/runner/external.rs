@@ -161,12 +161,13 @@ pub(crate) async fn run_agent(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    // `TMPDIR`, and the Landlock ruleset its child applies to itself before `exec`.
-    confinement.apply(&mut cmd);
-    let mut child = cmd.spawn().map_err(|source| ExternalAgentError::Spawn {
-        program: program.clone(),
-        error: source,
-    })?;
+    // `TMPDIR`, and the run's Landlock ruleset from the first instruction.
+    let mut child = confinement
+        .spawn(&mut cmd)
+        .map_err(|source| ExternalAgentError::Spawn {
+            program: program.clone(),
+            error: source,
+        })?;
     // Killed with everything it started, however this function ends.
     let _group = child
         .id()

@@ -90,10 +90,10 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
         .stderr(stderr_writer)
         .process_group(0)
         .kill_on_drop(true);
-    if let Some(confinement) = &ctx.confinement {
-        confinement.apply(&mut cmd);
-    }
-    let spawned = cmd.spawn();
+    let spawned = match &ctx.confinement {
+        Some(confinement) => confinement.spawn(&mut cmd),
+        None => cmd.spawn(),
+    };
     // The command holds our copies of the pipe's write end; until they close, the reader
     // would never see end-of-file.
     drop(cmd);
