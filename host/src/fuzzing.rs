@@ -333,7 +333,7 @@ fn assert_error_inside(path: &Path, error: &CaseError, text: &str) {
 
 /// `location` names `path` and a line of `text` (0: the whole file).
 fn assert_inside(path: &Path, location: &Location, text: &str) {
-    assert_eq!(location.path, path);
+    assert_eq!(&*location.path, path);
     assert!(
         location.line <= line_count(text),
         "line {} of a {}-line document",

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::BundleError;
 use super::lock::Lock;
@@ -21,8 +22,8 @@ use crate::grader::{GraderComponent, GraderHost};
 pub struct BundleGrader {
     /// The component providing it.
     pub component: GraderComponent,
-    /// The bundle and version it came from.
-    pub bundle: BundleRef,
+    /// The bundle and version it came from (one shared copy per bundle).
+    pub bundle: Arc<BundleRef>,
     /// Whether it was granted the run's workspace (`reads-workspace`).
     pub reads_workspace: bool,
     /// Whether it was granted the judge (`judge`, which the trust policy allowed).
@@ -35,7 +36,8 @@ pub struct BundleResolver {
     store: Option<BundleStore>,
     lock: Lock,
     policy: TrustPolicy,
-    bundles: HashMap<String, StoredBundle>,
+    /// Each bundle opened, with the reference its graders' verdicts share.
+    bundles: HashMap<String, (StoredBundle, Arc<BundleRef>)>,
     components: HashMap<(String, String), GraderComponent>,
 }
 
@@ -72,9 +74,13 @@ impl BundleResolver {
     ) -> Result<BundleGrader, BundleError> {
         if !self.bundles.contains_key(name) {
             let stored = self.open(name)?;
-            self.bundles.insert(name.to_owned(), stored);
+            let reference = Arc::new(BundleRef {
+                name: stored.manifest.name.clone(),
+                version: stored.manifest.version.clone(),
+            });
+            self.bundles.insert(name.to_owned(), (stored, reference));
         }
-        let stored = &self.bundles[name];
+        let (stored, bundle) = &self.bundles[name];
         let manifest = &stored.manifest;
         let Some(entry) = manifest.graders.get(grader) else {
             return Err(BundleError::UnknownGrader {
@@ -89,10 +95,7 @@ impl BundleResolver {
                     .join(", "),
             });
         };
-        let bundle = BundleRef {
-            name: manifest.name.clone(),
-            version: manifest.version.clone(),
-        };
+        let bundle = bundle.clone();
         let key = (name.to_owned(), entry.component.clone());
         let component = match self.components.get(&key) {
             Some(component) => component.clone(),

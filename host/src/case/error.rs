@@ -2,14 +2,13 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A place in a case file (ordered by file, line, column).
-#[derive(
-    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Location {
-    /// The case file.
-    pub path: PathBuf,
+    /// The case file (shared by the locations of one file).
+    pub path: Arc<Path>,
     /// 1-based; 0 when unknown.
     pub line: usize,
     /// 1-based; 0 when unknown.
@@ -26,11 +25,22 @@ impl fmt::Display for Location {
     }
 }
 
+impl Default for Location {
+    /// No place: an empty path, line and column 0.
+    fn default() -> Self {
+        Location {
+            path: Arc::from(Path::new("")),
+            line: 0,
+            column: 0,
+        }
+    }
+}
+
 impl Location {
     /// Line `line` of the file `path`, with no column (0: the whole file).
     pub(crate) fn line(path: &Path, line: usize) -> Location {
         Location {
-            path: path.to_path_buf(),
+            path: path.into(),
             line,
             column: 0,
         }
@@ -198,7 +208,7 @@ impl CaseError {
     /// Where the problem is (for [`CaseError::Several`], the first problem's place).
     pub fn location(&self) -> Location {
         let at = |path: &PathBuf| Location {
-            path: path.clone(),
+            path: path.as_path().into(),
             line: 0,
             column: 0,
         };

@@ -5,6 +5,7 @@
 
 use std::cell::RefCell;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::error::Problems;
 use super::yaml::{self, Node, Value};
@@ -13,6 +14,9 @@ use super::{CaseError, Location};
 /// A document being checked: where it came from, its text, and the problems found so far.
 pub(crate) struct Doc<'a> {
     path: &'a Path,
+    /// `path` once more, shared by every [`Location`] the document makes (a case holds one
+    /// per grader entry and script step).
+    shared_path: Arc<Path>,
     source: &'a str,
     problems: RefCell<Problems>,
 }
@@ -49,6 +53,7 @@ impl<'a> Doc<'a> {
     pub fn new(path: &'a Path, source: &'a str) -> Self {
         Doc {
             path,
+            shared_path: Arc::from(path),
             source,
             problems: RefCell::default(),
         }
@@ -74,7 +79,7 @@ impl<'a> Doc<'a> {
 
     pub fn at(&self, line: usize, column: usize) -> Location {
         Location {
-            path: self.path.to_path_buf(),
+            path: self.shared_path.clone(),
             line,
             column,
         }

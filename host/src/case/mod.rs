@@ -198,8 +198,8 @@ pub enum ScriptReply {
 /// A grader a case declares: a one-key map from grader name to its config.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GraderUse {
-    /// Grader name, e.g. `file_contains`.
-    pub name: String,
+    /// Grader name, e.g. `file_contains` (shared with the verdicts that report it).
+    pub name: std::sync::Arc<str>,
     /// The config, converted from YAML to JSON (shared with the verdicts that report it).
     pub config: GraderConfig,
     /// Where the grader entry is in the case file.
@@ -237,7 +237,7 @@ impl Case {
         if self.script_steps() == 0 && needs_script {
             return Err(CaseError::Invalid {
                 location: Location {
-                    path: self.path.clone(),
+                    path: self.path.as_path().into(),
                     line: 1,
                     column: 1,
                 },

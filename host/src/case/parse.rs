@@ -395,11 +395,15 @@ fn graders(doc: &Doc, node: &Node) -> Vec<GraderUse> {
         ));
         return Vec::new();
     }
-    items
-        .iter()
-        .enumerate()
-        .filter_map(|(index, item)| grader(doc, item, &format!("graders[{index}]")))
-        .collect()
+    // (Sized once: collected, the list would grow to room for eight entries.)
+    let mut graders = Vec::with_capacity(items.len());
+    graders.extend(
+        items
+            .iter()
+            .enumerate()
+            .filter_map(|(index, item)| grader(doc, item, &format!("graders[{index}]"))),
+    );
+    graders
 }
 
 fn grader(doc: &Doc, node: &Node, field: &str) -> Option<GraderUse> {
@@ -451,7 +455,7 @@ fn grader(doc: &Doc, node: &Node, field: &str) -> Option<GraderUse> {
     }
     let config = doc.json(config, &child(field, &name)).into();
     Some(GraderUse {
-        name,
+        name: name.into(),
         config,
         location: doc.loc(node),
         judge,

@@ -51,7 +51,7 @@ fn not_utf8(path: &Path, bytes: &[u8], error: std::str::Utf8Error, what: &str) -
     let byte = bytes.get(error.valid_up_to()).copied().unwrap_or_default();
     CaseError::Malformed {
         location: Location {
-            path: path.to_path_buf(),
+            path: path.into(),
             line,
             column,
         },

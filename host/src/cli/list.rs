@@ -101,7 +101,7 @@ fn format(path: &Path) -> &'static str {
 fn grader_names(case: &Case) -> Vec<&str> {
     let mut names: Vec<&str> = Vec::new();
     for grader in &case.graders {
-        if !names.contains(&grader.name.as_str()) {
+        if !names.contains(&&*grader.name) {
             names.push(&grader.name);
         }
     }

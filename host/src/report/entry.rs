@@ -17,7 +17,7 @@ impl GraderVerdict {
     pub(crate) fn entry_label(&self) -> String {
         let mut label = match self.entry {
             Some(index) => format!("graders[{index}] {}", self.grader),
-            None => self.grader.clone(),
+            None => self.grader.to_string(),
         };
         if !self.config.is_null() {
             label.push(' ');

@@ -246,7 +246,7 @@ fn verdict_row(html: &mut String, v: &GraderVerdict) {
     // The entry as the text report and JUnit name it (`graders[2] NAME`), the config in full.
     let entry = match v.entry {
         Some(index) => format!("graders[{index}] {}", v.grader),
-        None => v.grader.clone(),
+        None => v.grader.to_string(),
     };
     let judge = if v.judge.is_empty() {
         String::new()

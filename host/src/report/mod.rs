@@ -221,14 +221,14 @@ pub struct GraderVerdict {
     /// entry gave (the grading thread failed) and in reports written before it was recorded.
     #[serde(default)]
     pub entry: Option<u32>,
-    pub grader: String,
+    pub grader: std::sync::Arc<str>,
     /// The entry's config (shared with the case's entry: a suite holds it once).
     pub config: crate::case::GraderConfig,
     /// sha256 of the component that graded.
     pub component_digest: std::sync::Arc<str>,
     /// The grader bundle (`name`, `version`) the component came from; `null` for built-in
     /// graders and components named by path.
-    pub bundle: Option<crate::grader::BundleRef>,
+    pub bundle: Option<std::sync::Arc<crate::grader::BundleRef>>,
     /// `pass`, `fail` or `error`.
     pub outcome: Outcome,
     pub score: f64,

@@ -181,7 +181,7 @@ pub async fn run_suite(
     // in flight and keeps the plan's order. A task is aborted if the suite is dropped.
     let server = Arc::new(server);
     let shared = Arc::new(options.clone());
-    let results: Vec<(usize, Result<RunReport, CancelledRun>)> = futures_util::stream::iter(plan)
+    let mut finished = futures_util::stream::iter(plan)
         .map(|(i, run, prepared)| {
             let (server, options) = (server.clone(), shared.clone());
             let name = headers[i].name.clone();
@@ -196,17 +196,24 @@ pub async fn run_suite(
                 }
             }
         })
-        .buffered(options.jobs.max(1))
-        .collect()
-        .await;
+        .buffered(options.jobs.max(1));
+    // Each report goes to its case as it comes, into a list sized for the case's runs (a
+    // list grown from empty makes room for four).
     let mut per_case: Vec<Vec<RunReport>> = vec![Vec::new(); headers.len()];
     let mut cancelled = Vec::new();
-    for (i, result) in results {
+    while let Some((i, result)) = finished.next().await {
         match result {
-            Ok(report) => per_case[i].push(report),
+            Ok(report) => {
+                let runs = &mut per_case[i];
+                if runs.capacity() == 0 {
+                    runs.reserve_exact(headers[i].runs as usize);
+                }
+                runs.push(report);
+            }
             Err(run) => cancelled.push(run),
         }
     }
+    drop(finished);
     let case_reports: Vec<CaseReport> = headers
         .into_iter()
         .zip(per_case)

@@ -54,10 +54,11 @@ fn instance_uses(graders: &[BoundGrader]) -> Vec<InstanceUse> {
 pub struct BoundGrader {
     pub spec: GraderUse,
     pub component: GraderComponent,
-    /// The grader's name inside `component` (`spec.name` may be a path reference).
-    pub grader: String,
+    /// The grader's name inside `component` (`spec.name` may be a path reference; a
+    /// built-in's is `spec.name` itself, shared).
+    pub grader: std::sync::Arc<str>,
     /// The bundle the component came from (`bundle-name/grader-name` references).
-    pub bundle: Option<BundleRef>,
+    pub bundle: Option<std::sync::Arc<BundleRef>>,
     /// Whether the grader sees the run's workspace: always, except a bundle grader that did
     /// not ask for `reads-workspace`.
     pub reads_workspace: bool,
@@ -128,7 +129,7 @@ pub(crate) fn prepare_each(
                     let g = g.as_ref().ok()?;
                     let key = (
                         g.component.digest(),
-                        g.grader.as_str(),
+                        &*g.grader,
                         g.spec.config.json(),
                     );
                     Some(*check_of.entry(key).or_insert_with(|| {
@@ -278,7 +279,7 @@ fn bind_grader(
             }
             let component = by_path.get(host, &case.path, path).map_err(&invalid)?;
             let grader = pick_grader(&component, path, grader).map_err(&invalid)?;
-            (component, grader)
+            (component, grader.into())
         }
         GraderRef::Bundle { bundle, grader } => {
             let found = bundles
@@ -287,9 +288,9 @@ fn bind_grader(
             bundle_ref = Some(found.bundle);
             reads_workspace = found.reads_workspace;
             judge = found.judge;
-            (found.component, grader.to_owned())
+            (found.component, grader.into())
         }
-        GraderRef::Named(name) => (find(host, name).map_err(&invalid)?, name.to_owned()),
+        GraderRef::Named(name) => (find(host, name).map_err(&invalid)?, spec.name.clone()),
     };
     Ok(BoundGrader {
         spec,

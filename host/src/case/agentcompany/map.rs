@@ -70,7 +70,7 @@ pub(super) fn graders(
             continue;
         };
         graders.push(GraderUse {
-            name: (*grader).to_owned(),
+            name: (*grader).into(),
             config: Value::Object(config).into(),
             location: location.clone(),
             judge: false,
@@ -90,7 +90,7 @@ pub(super) fn graders(
             ids.push(id);
         }
         graders.push(GraderUse {
-            name: RUBRIC_GRADER.to_owned(),
+            name: RUBRIC_GRADER.into(),
             config: Value::Object(dimension.clone()).into(),
             location: location.clone(),
             judge: false,

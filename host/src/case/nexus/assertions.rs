@@ -132,7 +132,7 @@ fn deterministic(doc: &Doc, item: &Node, field: &str, golden: &Value) -> Option<
         config.insert("golden".into(), golden.clone());
     }
     Some(GraderUse {
-        name: kind.clone(),
+        name: kind.as_str().into(),
         config: Value::Object(config).into(),
         location: doc.loc(item),
         judge: false,

@@ -70,7 +70,7 @@ fn a_good_fixture_becomes_a_replay_case() {
         (results[0].name.as_str(), results[0].output.as_str()),
         ("hire_agent", "hired agent-1")
     );
-    let names: Vec<&str> = case.graders.iter().map(|g| g.name.as_str()).collect();
+    let names: Vec<&str> = case.graders.iter().map(|g| &*g.name).collect();
     assert_eq!(names, ["tool_call_count", "semantic_rubric"]);
     assert_eq!(
         case.graders[0].config,

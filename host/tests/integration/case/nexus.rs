@@ -33,7 +33,7 @@ fn the_five_peer_cases_load_as_recorded_cases() {
     let case = &cases[0];
     assert_eq!(case.tags, ["react", "tools", "mock"]);
     assert_eq!(case.prompt, "Why won't main.go build?");
-    let graders: Vec<&str> = case.graders.iter().map(|g| g.name.as_str()).collect();
+    let graders: Vec<&str> = case.graders.iter().map(|g| &*g.name).collect();
     assert_eq!(
         graders,
         [
@@ -294,6 +294,6 @@ fn semantic_entries_become_semantic_graders() {
     )
     .unwrap();
     let cases = load_cases(&[dir]).unwrap();
-    assert_eq!(cases[0].graders[0].name, "semantic");
+    assert_eq!(&*cases[0].graders[0].name, "semantic");
     assert_eq!(cases[0].graders[0].config.value()["rubric"], "helpful");
 }

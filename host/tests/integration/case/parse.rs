@@ -109,7 +109,7 @@ fn bash_denied_reads_as_the_seed_wrote_it() {
         .iter()
         .map(|g| {
             (
-                g.name.as_str(),
+                &*g.name,
                 g.config.json().to_owned(),
                 g.location.line,
                 g.location.column,
@@ -220,7 +220,7 @@ fn every_field_is_read() {
     let configs: Vec<(&str, serde_json::Value)> = case
         .graders
         .iter()
-        .map(|g| (g.name.as_str(), g.config.value()))
+        .map(|g| (&*g.name, g.config.value()))
         .collect();
     assert_eq!(
         configs,

@@ -123,10 +123,13 @@ fn everything_report() -> SuiteReport {
         grader: "signed#word_count".into(),
         config: serde_json::json!({"min": 3, "nested": [1, "two", null]}).into(),
         component_digest: "ab".repeat(32).into(),
-        bundle: Some(BundleRef {
-            name: "team-graders".into(),
-            version: "1.2.0".into(),
-        }),
+        bundle: Some(
+            BundleRef {
+                name: "team-graders".into(),
+                version: "1.2.0".into(),
+            }
+            .into(),
+        ),
         outcome: Outcome::Fail,
         score: 0.25,
         message: "final text has 1 word, wanted at least 3".into(),
