@@ -103,7 +103,7 @@ pub fn per_kind(cases: &[GradedCase], calls: usize) -> String {
             .unwrap_or_default();
         for (i, bound) in case.prepared.graders.iter().enumerate() {
             first
-                .entry((bound.grader.as_str(), kind))
+                .entry((&*bound.grader, kind))
                 .or_insert((case, i));
         }
     }
