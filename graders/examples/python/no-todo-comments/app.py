@@ -1,6 +1,10 @@
 """no_todo_comments: no TODO/FIXME comment left in the agent's workspace files.
 
 Config (optional): {"markers": ["TODO", "FIXME"]}
+
+Targets WIT 0.5.0 (wit/grader.wit): the host hands a run's evidence to the instance once
+(`begin_run`) and then calls `grade_in_run` for each of the run's entries of this grader,
+so the evidence is not converted into Python objects again for every call.
 """
 
 import json
@@ -87,7 +91,16 @@ class WitWorld(wit_world.WitWorld):
             raise Err(types.GradeError_UnknownGrader(grader))
         parse_config(config)
 
-    def grade(self, grader: str, config: str, evidence: types.Evidence) -> types.Verdict:
+    def describe(self, grader: str, config: str) -> str:
+        if grader != NAME:
+            raise Err(types.GradeError_UnknownGrader(grader))
+        return "no comment in the workspace files contains " + " or ".join(parse_config(config))
+
+    def begin_run(self, evidence: types.Evidence) -> None:
+        # This grader reads only the workspace: the evidence is not kept.
+        pass
+
+    def grade_in_run(self, grader: str, config: str) -> types.Verdict:
         if grader != NAME:
             raise Err(types.GradeError_UnknownGrader(grader))
         found = findings(parse_config(config))
@@ -100,3 +113,6 @@ class WitWorld(wit_world.WitWorld):
             score=0.0,
             message=f"{NAME}: {len(found)} found: {shown}{more}",
         )
+
+    def grade(self, grader: str, config: str, evidence: types.Evidence) -> types.Verdict:
+        return self.grade_in_run(grader, config)

@@ -239,15 +239,18 @@ fn c_scaffold_builds_and_passes_its_case() {
     scaffold("c");
 }
 
-/// Every copy of the grader WIT in the examples is the frozen 0.1.0 WIT.
+/// Every copy of the grader WIT in the examples is a frozen released WIT: the Python
+/// example's 0.5.0 (`begin-run`, `grade-in-run`), the others' 0.1.0.
 #[test]
 fn example_wit_copies_are_the_released_wit() {
-    let released = std::fs::read_to_string(repo().join("wit/since_v0.1.0/grader.wit")).unwrap();
-    for dir in [
-        "python/no-todo-comments",
-        "js/polite-refusal",
-        "c/polite-refusal",
+    for (dir, version) in [
+        ("python/no-todo-comments", "0.5.0"),
+        ("js/polite-refusal", "0.1.0"),
+        ("c/polite-refusal", "0.1.0"),
     ] {
+        let released =
+            std::fs::read_to_string(repo().join(format!("wit/since_v{version}/grader.wit")))
+                .unwrap();
         let copy = repo()
             .join("graders/examples")
             .join(dir)
@@ -256,7 +259,7 @@ fn example_wit_copies_are_the_released_wit() {
         assert_eq!(
             text,
             released,
-            "{} differs from the released WIT",
+            "{} differs from the released WIT {version}",
             copy.display()
         );
     }
