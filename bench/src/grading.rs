@@ -102,9 +102,7 @@ pub fn per_kind(cases: &[GradedCase], calls: usize) -> String {
             .next()
             .unwrap_or_default();
         for (i, bound) in case.prepared.graders.iter().enumerate() {
-            first
-                .entry((&*bound.grader, kind))
-                .or_insert((case, i));
+            first.entry((&*bound.grader, kind)).or_insert((case, i));
         }
     }
     let mut table = String::from(

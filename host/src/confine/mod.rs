@@ -214,7 +214,7 @@ impl RunConfinement {
     /// starts the child there, then ends: no other thread of evalhost is confined. The child
     /// is then started the way an unconfined one is, with `posix_spawn`'s vfork-style clone;
     /// a `pre_exec` hook would force `fork`, which copies the page tables of the whole evalhost
-    /// process on every call (about 9 ms a bash call, `docs/performance.md`, "Confinement").
+    /// process on every call (5–9 ms a bash call, `docs/performance.md`, "Confinement").
     pub(crate) fn spawn(
         &self,
         cmd: &mut tokio::process::Command,

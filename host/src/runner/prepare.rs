@@ -127,11 +127,7 @@ pub(crate) fn prepare_each(
                 .iter()
                 .map(|g| {
                     let g = g.as_ref().ok()?;
-                    let key = (
-                        g.component.digest(),
-                        &*g.grader,
-                        g.spec.config.json(),
-                    );
+                    let key = (g.component.digest(), &*g.grader, g.spec.config.json());
                     Some(*check_of.entry(key).or_insert_with(|| {
                         checks.push(g);
                         checks.len() - 1
