@@ -8,7 +8,7 @@
 //!
 //! let yaml = "name: greet\nprompt: Say hello.\nmodel:\n  - text: Hello!\ngraders:\n  - final_text_contains: Hello\n";
 //! let case = evalhost::case::parse_case(Path::new("cases/greet.yaml"), yaml).unwrap();
-//! assert_eq!(case.graders[0].name, "final_text_contains");
+//! assert_eq!(&*case.graders[0].name, "final_text_contains");
 //! assert_eq!(case.graders[0].location.to_string(), "cases/greet.yaml:6:5");
 //!
 //! let err = evalhost::case::parse_case(Path::new("cases/other.yaml"), yaml).unwrap_err();
