@@ -13,6 +13,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use super::spool::SharedTexts;
+
 /// A grader entry's config: compact JSON with sorted keys (as `serde_json` writes a
 /// [`Value`]), so two configs are equal exactly when their texts are.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -32,6 +34,12 @@ impl GraderConfig {
     /// Whether the config is `null` (an entry without one).
     pub fn is_null(&self) -> bool {
         self.json() == "null"
+    }
+
+    /// The same config held in `text`'s allocation instead of its own, when `text` is equal
+    /// (a suite's loader shares equal configs between its cases, [`super::Spool`]).
+    pub(crate) fn share_with(&mut self, text: &mut SharedTexts) {
+        self.0 = text.share(&self.0);
     }
 
     /// The config parsed back into a value.

@@ -9,6 +9,7 @@
 //! loaded and validated: an edit to a case file after loading changes nothing.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Mutex};
@@ -97,10 +98,36 @@ impl Bulk {
 }
 
 /// Keeps loaded cases' bulky parts within a memory budget, spooling the rest to one unnamed
-/// temp file (made when first needed). Shared by the threads that load cases.
+/// temp file (made when first needed), and lets the cases it keeps share their equal grader
+/// names and configs (`max_requests`, `3`, repeated in every case of a suite, are held once).
+/// Shared by the threads that load cases.
 #[derive(Debug)]
 pub struct Spool {
     state: Mutex<SpoolState>,
+    texts: Mutex<SharedTexts>,
+}
+
+/// Texts the cases of one suite share: the first of each equal text is kept and handed to
+/// the cases that hold an equal one, whose own copy is then freed. At most
+/// [`SharedTexts::MAX`] texts are kept; past that, a text is left as it is.
+#[derive(Debug, Default)]
+pub(crate) struct SharedTexts(HashSet<Arc<str>>);
+
+impl SharedTexts {
+    /// Texts kept for sharing (16 bytes each in the set, plus the text, which its cases hold
+    /// anyway while the suite is loaded).
+    const MAX: usize = 1 << 20;
+
+    /// `text`, or an equal text kept earlier.
+    pub(crate) fn share(&mut self, text: &Arc<str>) -> Arc<str> {
+        if let Some(kept) = self.0.get(&**text) {
+            return kept.clone();
+        }
+        if self.0.len() < Self::MAX {
+            self.0.insert(text.clone());
+        }
+        text.clone()
+    }
 }
 
 #[derive(Debug)]
@@ -126,6 +153,7 @@ impl Spool {
                 file: None,
                 end: 0,
             }),
+            texts: Mutex::default(),
         }
     }
 
@@ -133,6 +161,7 @@ impl Spool {
     /// spool that cannot be made or written leaves the case whole: memory, not correctness, is
     /// what is lost.
     pub(crate) fn keep(&self, case: &mut Case) {
+        self.share_texts(case);
         let bytes = bulk_bytes(case);
         if bytes == 0 {
             return;
@@ -159,6 +188,16 @@ impl Spool {
                 })
             }
             Err(_) => bulk.restore(case),
+        }
+    }
+
+    /// Give `case`'s grader entries the names and configs equal to ones an earlier case of
+    /// the suite holds.
+    fn share_texts(&self, case: &mut Case) {
+        let mut texts = self.texts.lock().unwrap_or_else(|e| e.into_inner());
+        for entry in &mut case.graders {
+            entry.name = texts.share(&entry.name);
+            entry.config.share_with(&mut texts);
         }
     }
 

@@ -290,3 +290,44 @@ fn every_shipped_case_comes_back_whole_from_the_spool() {
     }
     assert!(moved > 0, "some shipped case seeds files");
 }
+
+/// The cases of a suite loaded through one spool hold each equal grader name and config
+/// once: two cases' `max_requests: 3` entries share one name and one config text, their
+/// `final_text_contains` entries one name and two configs. Loaded without a spool (`check`,
+/// `list`), each case keeps its own.
+#[test]
+fn equal_grader_names_and_configs_of_a_suite_are_held_once() {
+    use evalhost::case::{LoadOptions, Spool, load_each, load_each_spooled};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [("one", "hello"), ("two", "bye")] {
+        std::fs::write(
+            dir.path().join(format!("{name}.yaml")),
+            format!(
+                "name: {name}\nprompt: Say {text}.\nmodel:\n  - text: {text}\ngraders:\n  - final_text_contains: {text}\n  - max_requests: 3\n"
+            ),
+        )
+        .unwrap();
+    }
+    let paths = [dir.path().to_owned()];
+    let spool = Spool::default();
+    let cases: Vec<_> = load_each_spooled(&paths, &LoadOptions::default(), &spool)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let (one, two) = (&cases[0].graders, &cases[1].graders);
+    assert!(Arc::ptr_eq(&one[0].name, &two[0].name));
+    assert!(Arc::ptr_eq(&one[1].name, &two[1].name));
+    assert!(std::ptr::eq(one[1].config.json(), two[1].config.json()));
+    assert_eq!(one[1].config.json(), "3");
+    assert_ne!(one[0].config, two[0].config);
+    let own: Vec<_> = load_each(&paths, &LoadOptions::default())
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert!(!Arc::ptr_eq(
+        &own[0].graders[1].name,
+        &own[1].graders[1].name
+    ));
+    assert_eq!(own[0].graders[1], cases[0].graders[1]);
+}
