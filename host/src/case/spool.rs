@@ -7,6 +7,9 @@
 //!
 //! The file has no name and only evalhost holds it open, so what a run reads back is what was
 //! loaded and validated: an edit to a case file after loading changes nothing.
+//!
+//! The spool also hands the suite's cases one shared copy of each equal grader name and config
+//! (`SharedTexts`): a suite repeats most of them from case to case.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
