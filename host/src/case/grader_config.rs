@@ -4,8 +4,9 @@
 //!
 //! Text rather than a `serde_json::Value`: a parsed object costs at least one B-tree node
 //! (~630 bytes by its layout) however few its keys, and a suite holds one config per grader
-//! entry and per verdict; the generated bench suite's configs take ~40 bytes each as text (`docs/performance.md`, "Memory in
-//! suite size").
+//! entry and per verdict; the generated bench suite's configs take ~40 bytes each as text
+//! (`docs/performance.md`, "Memory in suite size"), and a suite's equal configs share one
+//! text (`super::Spool`).
 
 use std::fmt;
 use std::sync::Arc;

@@ -145,8 +145,8 @@ pub struct RunDirs<'a> {
 }
 
 /// How every process of one run is started: its temp dir, and the Landlock ruleset it starts
-/// under (none when confinement is off or the kernel has no
-/// Landlock; `no new privileges` is set whenever confinement is on).
+/// under (none when confinement is off or the kernel has no Landlock; `no new privileges` is
+/// set whenever confinement is on).
 #[derive(Debug)]
 pub struct RunConfinement {
     tmp: PathBuf,
