@@ -24,8 +24,21 @@ pub(crate) const DIR_MODE: u32 = 0o700;
 /// written: the bytes go to a temp file in the same directory, renamed over `path` once
 /// complete. (Atomic against the process being killed; a power loss may still lose the file.)
 pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_with(path, |out| out.write_all(bytes))
+}
+
+/// [`write`] of what `write_to` writes, through a buffer: a large file (the JSON report of a
+/// suite of 100,000 cases) is never held whole in memory.
+pub fn write_with(
+    path: &Path,
+    write_to: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut temp = temp_beside(path)?;
-    temp.write_all(bytes)?;
+    {
+        let mut out = std::io::BufWriter::new(temp.as_file_mut());
+        write_to(&mut out)?;
+        out.flush()?;
+    }
     temp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }

@@ -25,8 +25,11 @@ pub use locate::{InstalledAgents, PresetError};
 
 use crate::session::Approve;
 
-/// An agent evalhost knows how to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// An agent evalhost knows how to run (serialized by its name, [`Preset::as_str`]).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum Preset {
     /// OpenAI's Codex CLI (`codex exec`), OpenAI Responses.
     Codex,

@@ -5,13 +5,13 @@
 use std::borrow::Cow;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::MAX_TIMEOUT_SECS;
 use crate::agent_preset::Preset;
 
 /// An external agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ExternalAgent {
     /// A program and its arguments (`agent: {command: [...]}`, `--agent-cmd`).
     Command {
@@ -71,7 +71,7 @@ impl JsonSchema for PresetName {
 }
 
 /// How an external agent receives the prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PromptVia {
     /// On standard input, which is then closed.

@@ -60,48 +60,72 @@ pub fn load_cases_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Vec<C
 /// read or a directory with too many or no cases. The one loading path of `run`, `check`,
 /// `list` and `grade`: [`load_cases_with`] is this, collected.
 pub fn load_each(paths: &[PathBuf], options: &LoadOptions) -> Vec<Result<Case, CaseError>> {
-    load_each_in(paths, options, None)
+    let mut loaded = Vec::new();
+    load_each_in(paths, options, None, |result| loaded.push(result));
+    loaded
 }
 
-/// [`load_each`] for a suite about to run: each case's bulky parts go to `spool` as soon as
-/// the case is loaded once the spool's memory budget is spent, so that loading a large suite
-/// does not hold all of them at once ([`Case::whole`] reads them back).
+/// [`load_each`] for a suite about to run, each result handed to `take` in load order as
+/// soon as it is ready: sources are parsed a chunk at a time ([`LOAD_CHUNK`], on all cores),
+/// and each case's bulky parts go to `spool` once the spool's memory budget is spent
+/// ([`Case::whole`] reads them back). Loading a large suite then holds one chunk of cases,
+/// not all of them, if `take` does not keep them.
 pub fn load_each_spooled(
     paths: &[PathBuf],
     options: &LoadOptions,
     spool: &Spool,
-) -> Vec<Result<Case, CaseError>> {
-    load_each_in(paths, options, Some(spool))
+    take: impl FnMut(Result<Case, CaseError>),
+) {
+    load_each_in(paths, options, Some(spool), take)
 }
+
+/// Sources parsed at a time by [`load_each_spooled`]: enough to keep every core busy, few
+/// enough that a chunk of parsed cases is small next to a large suite.
+const LOAD_CHUNK: usize = 1024;
 
 fn load_each_in(
     paths: &[PathBuf],
     options: &LoadOptions,
     spool: Option<&Spool>,
-) -> Vec<Result<Case, CaseError>> {
+    mut take: impl FnMut(Result<Case, CaseError>),
+) {
     let found: Vec<Result<PathBuf, CaseError>> =
         paths.iter().flat_map(|path| case_sources(path)).collect();
-    let sources: Vec<PathBuf> = found
-        .iter()
-        .filter_map(|source| source.as_ref().ok().cloned())
-        .collect();
-    let mut loaded = load_each_source(&sources, options, spool).into_iter();
-    found
-        .into_iter()
-        .filter_map(|source| match source {
-            Ok(_) => loaded.next(),
-            Err(problem) => Some(Err(problem)),
-        })
-        .collect()
+    let mut names = Names::default();
+    let mut found = found.into_iter().peekable();
+    while found.peek().is_some() {
+        let chunk: Vec<Result<PathBuf, CaseError>> = found.by_ref().take(LOAD_CHUNK).collect();
+        let sources: Vec<&Path> = chunk
+            .iter()
+            .filter_map(|source| source.as_deref().ok())
+            .collect();
+        let mut loaded = load_each_source(&sources, options, spool, &mut names).into_iter();
+        for source in chunk {
+            match source {
+                Ok(_) => {
+                    if let Some(result) = loaded.next() {
+                        take(result);
+                    }
+                }
+                Err(problem) => take(Err(problem)),
+            }
+        }
+    }
 }
+
+/// The case names loaded so far, each with the file that defined it.
+#[derive(Default)]
+struct Names(HashMap<String, PathBuf>);
 
 /// Load each source (from [`case_sources`]): one result per source, in order. Files are
 /// parsed on all cores (they are independent); then names are checked in order: a case whose
-/// name an earlier source already defined is an error located at its `name`.
+/// name an earlier source (of this call or an earlier one with the same `names`) already
+/// defined is an error located at its `name`.
 fn load_each_source(
-    sources: &[PathBuf],
+    sources: &[&Path],
     options: &LoadOptions,
     spool: Option<&Spool>,
+    names: &mut Names,
 ) -> Vec<Result<Case, CaseError>> {
     let parsed = crate::parallel::map_in_order(sources, |source| {
         let mut parsed = load_source(source, options)?;
@@ -110,8 +134,6 @@ fn load_each_source(
         }
         Ok(parsed)
     });
-    // Case name -> the file that defined it.
-    let mut names: HashMap<String, PathBuf> = HashMap::new();
     parsed
         .into_iter()
         .map(|parsed| {
@@ -119,7 +141,7 @@ fn load_each_source(
                 case,
                 name_location,
             } = parsed?;
-            if let Some(first) = names.get(&case.name) {
+            if let Some(first) = names.0.get(&case.name) {
                 return Err(CaseError::Invalid {
                     location: name_location,
                     field: "name".into(),
@@ -130,7 +152,7 @@ fn load_each_source(
                     ),
                 });
             }
-            names.insert(case.name.clone(), case.path.clone());
+            names.0.insert(case.name.clone(), case.path.clone());
             Ok(case)
         })
         .collect()

@@ -48,7 +48,7 @@ pub use parse::parse_case;
 pub use recorded::RecordError;
 pub use recorded::replay_case_yaml;
 pub use schema::case_schema;
-pub use spool::{CaseBody, RESIDENT_BYTES, Spool, SpoolError};
+pub use spool::{CaseBody, ParkedCase, RESIDENT_BYTES, Spool, SpoolError};
 
 use std::path::PathBuf;
 
@@ -86,8 +86,9 @@ pub fn check_timeout_secs(secs: f64) -> Result<f64, String> {
 /// Largest case file, in bytes (64 seed files of 64 KiB fit with room to spare).
 pub const MAX_CASE_FILE_BYTES: usize = 8 * 1024 * 1024;
 
-/// One eval case, validated.
-#[derive(Debug, Clone)]
+/// One eval case, validated. It serializes (JSON) so that a suite can park it in its spool
+/// until its runs ([`Spool`]); that form is evalhost's own, not a case format.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Case {
     /// Equals the file stem.
     pub name: String,
@@ -127,11 +128,12 @@ pub struct Case {
     /// Where the bulky parts are: here, or in the spool of the suite that loaded the case
     /// (then `workspace_files`, `model`, `follow_ups` and a replayed recording are empty
     /// here; [`Case::whole`] reads them back).
+    #[serde(skip)]
     pub body: CaseBody,
 }
 
 /// How the runs of a case are made.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Execution {
     /// evalhost's agent loop against the scripted model, with real tools (YAML cases).
     Agent,
@@ -196,7 +198,7 @@ pub enum ScriptReply {
 }
 
 /// A grader a case declares: a one-key map from grader name to its config.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GraderUse {
     /// Grader name, e.g. `file_contains` (shared with the verdicts that report it).
     pub name: std::sync::Arc<str>,

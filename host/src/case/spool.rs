@@ -1,15 +1,17 @@
-//! Where the bulky parts of a suite's cases wait for their runs: the seeded files, the model
-//! script, later user turns and a replayed recording. They stay in memory while they fit the
-//! spool's budget ([`RESIDENT_BYTES`] by default); beyond it they go to one unnamed temp file as
-//! each case is loaded, and are read back when a run of the case starts ([`Case::whole`]). A
-//! suite of 100,000 cases then holds about what a suite of 1,000 holds (`docs/performance.md`,
-//! "Memory in suite size").
+//! Where a suite's cases wait for their runs. As each case is loaded, it stays in memory while
+//! it fits the spool's budget ([`RESIDENT_BYTES`] by default, counted as the case's bulky parts
+//! plus ~2 KB); beyond it, its bulky parts (seeded files, model script, later user turns, a
+//! replayed recording) go to one unnamed temp file, and once the plan has bound its graders
+//! the rest of it follows ([`Spool::park`]). A run reads the case back when it starts
+//! ([`ParkedCase::unpark`], [`Case::whole`]), so a plan of 100,000 cases holds about 150
+//! bytes a case (`docs/performance.md`, "Memory in suite size").
 //!
 //! The file has no name and only evalhost holds it open, so what a run reads back is what was
 //! loaded and validated: an edit to a case file after loading changes nothing.
 //!
 //! The spool also hands the suite's cases one shared copy of each equal grader name and config
-//! (`SharedTexts`): a suite repeats most of them from case to case.
+//! (`SharedTexts`): a suite repeats most of them from case to case. A case read back shares
+//! them again, so every verdict of the suite's runs holds the shared copy.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -28,6 +30,11 @@ use crate::session::RecordedToolResult;
 /// 64 KiB seeded logs of `evalhost-bench gen`'s suites are spooled after about 400 cases.
 pub const RESIDENT_BYTES: usize = 8 << 20;
 
+/// What a case costs in memory besides its bulky parts, counted against the budget: the case,
+/// its grader entries and, once planned, its bound graders (~2 KB for the five entries of an
+/// `evalhost-bench gen` case, `docs/performance.md`, "Memory in suite size").
+const CASE_BYTES: usize = 2 << 10;
+
 /// Where a case's bulky parts are: in the case (`CaseBody::default()`, how every case is made
 /// and parsed), or in the [`Spool`] of the suite that loaded it.
 #[derive(Debug, Clone, Default)]
@@ -38,14 +45,23 @@ pub(crate) enum Body {
     /// In the case itself.
     #[default]
     Resident,
-    /// In a spool, `len` bytes at `offset`; the case holds empty ones and what plan-time
-    /// checks ask of its script.
+    /// In a spool, `len` bytes at `offset` (no file: the case has none, but did not fit the
+    /// budget either); the case holds empty ones and what plan-time checks ask of its script.
+    /// A suite's plan parks such a case whole ([`Spool::park`]).
     Spooled {
-        file: Arc<File>,
+        file: Option<Arc<File>>,
         offset: u64,
         len: usize,
         script: ScriptShape,
     },
+}
+
+impl CaseBody {
+    /// Whether the case did not fit its spool's memory budget when it was loaded: its bulky
+    /// parts (if any) are in the spool, and a suite's plan parks the rest ([`Spool::park`]).
+    pub fn is_spooled(&self) -> bool {
+        matches!(self.0, Body::Spooled { .. })
+    }
 }
 
 /// What is known of a spooled script without reading it back.
@@ -107,7 +123,8 @@ impl Bulk {
 #[derive(Debug)]
 pub struct Spool {
     state: Mutex<SpoolState>,
-    texts: Mutex<SharedTexts>,
+    /// Kept by the cases parked here too, which share them again when read back.
+    texts: Arc<Mutex<SharedTexts>>,
 }
 
 /// Texts the cases of one suite share: the first of each equal text is kept and handed to
@@ -156,7 +173,7 @@ impl Spool {
                 file: None,
                 end: 0,
             }),
-            texts: Mutex::default(),
+            texts: Arc::default(),
         }
     }
 
@@ -166,13 +183,11 @@ impl Spool {
     pub(crate) fn keep(&self, case: &mut Case) {
         self.share_texts(case);
         let bytes = bulk_bytes(case);
-        if bytes == 0 {
-            return;
-        }
         {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            if bytes <= state.resident_left {
-                state.resident_left -= bytes;
+            let cost = bytes + CASE_BYTES;
+            if cost <= state.resident_left {
+                state.resident_left -= cost;
                 return;
             }
         }
@@ -180,11 +195,24 @@ impl Spool {
             steps: case.model.len(),
             recorded_usage: case.has_recorded_usage(),
         };
+        if bytes == 0 {
+            // Nothing to move, but the case is past the budget: the plan parks it whole.
+            case.body = CaseBody(Body::Spooled {
+                file: None,
+                offset: 0,
+                len: 0,
+                script,
+            });
+            return;
+        }
         let bulk = Bulk::take(case);
-        match self.write(&bulk) {
+        let written = serde_json::to_vec(&bulk)
+            .map_err(std::io::Error::other)
+            .and_then(|bytes| self.write(&bytes));
+        match written {
             Ok((file, offset, len)) => {
                 case.body = CaseBody(Body::Spooled {
-                    file,
+                    file: Some(file),
                     offset,
                     len,
                     script,
@@ -197,16 +225,11 @@ impl Spool {
     /// Give `case`'s grader entries the names and configs equal to ones an earlier case of
     /// the suite holds.
     fn share_texts(&self, case: &mut Case) {
-        let mut texts = self.texts.lock().unwrap_or_else(|e| e.into_inner());
-        for entry in &mut case.graders {
-            entry.name = texts.share(&entry.name);
-            entry.config.share_with(&mut texts);
-        }
+        share_texts(&self.texts, case);
     }
 
-    /// Append `bulk` to the spool file: where it went.
-    fn write(&self, bulk: &Bulk) -> std::io::Result<(Arc<File>, u64, usize)> {
-        let bytes = serde_json::to_vec(bulk).map_err(std::io::Error::other)?;
+    /// Append `bytes` to the spool file: where they went.
+    fn write(&self, bytes: &[u8]) -> std::io::Result<(Arc<File>, u64, usize)> {
         let (file, offset) = {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
             let file = match &state.file {
@@ -218,8 +241,115 @@ impl Spool {
             (file, offset)
         };
         // Each case has its own range: threads write side by side.
-        file.write_all_at(&bytes, offset)?;
+        file.write_all_at(bytes, offset)?;
         Ok((file, offset, bytes.len()))
+    }
+}
+
+/// A case waiting in its suite's spool for its runs ([`Spool::park`]): the whole case but
+/// its bulky parts, which stay where loading spooled them; [`ParkedCase::unpark`] reads it
+/// back. A suite's plan holds one of these per case instead of the case.
+#[derive(Debug, Clone)]
+pub struct ParkedCase {
+    file: Arc<File>,
+    offset: u64,
+    len: usize,
+    /// The suite's shared texts: a case read back holds the names and configs it held
+    /// before, not copies (every verdict of its runs keeps them to the suite's end).
+    texts: Arc<Mutex<SharedTexts>>,
+}
+
+/// A parked case as the spool holds it: the case, and where its bulky parts are.
+#[derive(Serialize, Deserialize)]
+struct Parked<C> {
+    case: C,
+    bulk: Option<BulkAt>,
+}
+
+/// Where a parked case's bulky parts are in the spool, and the shape of its script.
+#[derive(Serialize, Deserialize)]
+struct BulkAt {
+    offset: u64,
+    len: usize,
+    steps: usize,
+    recorded_usage: bool,
+}
+
+impl Spool {
+    /// Write `case` to the spool to wait for its runs (the caller then drops it). `None` for a
+    /// case this spool did not load, or a spool that cannot be written: the case then stays
+    /// in memory.
+    pub fn park(&self, case: &Case) -> Option<ParkedCase> {
+        let bulk = match &case.body.0 {
+            Body::Resident => None,
+            Body::Spooled {
+                file,
+                offset,
+                len,
+                script,
+            } => {
+                let ours = file.as_ref().is_none_or(|file| {
+                    let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                    state.file.as_ref().is_some_and(|f| Arc::ptr_eq(f, file))
+                });
+                if !ours {
+                    return None;
+                }
+                Some(BulkAt {
+                    offset: *offset,
+                    len: *len,
+                    steps: script.steps,
+                    recorded_usage: script.recorded_usage,
+                })
+            }
+        };
+        let bytes = serde_json::to_vec(&Parked { case, bulk }).ok()?;
+        let (file, offset, len) = self.write(&bytes).ok()?;
+        Some(ParkedCase {
+            file,
+            offset,
+            len,
+            texts: self.texts.clone(),
+        })
+    }
+}
+
+impl ParkedCase {
+    /// The case as it was parked (its bulky parts still spooled: [`Case::whole`]).
+    pub fn unpark(&self) -> Result<Case, SpoolError> {
+        let bytes = read_at(&self.file, self.offset, self.len)?;
+        let parked: Parked<Case> =
+            serde_json::from_slice(&bytes).map_err(|e| SpoolError(e.into()))?;
+        let mut case = parked.case;
+        share_texts(&self.texts, &mut case);
+        // (A case without bulky parts comes back whole.)
+        if let Some(bulk) = parked.bulk.filter(|bulk| bulk.len > 0) {
+            case.body = CaseBody(Body::Spooled {
+                file: Some(self.file.clone()),
+                offset: bulk.offset,
+                len: bulk.len,
+                script: ScriptShape {
+                    steps: bulk.steps,
+                    recorded_usage: bulk.recorded_usage,
+                },
+            });
+        }
+        Ok(case)
+    }
+}
+
+fn read_at(file: &File, offset: u64, len: usize) -> Result<Vec<u8>, SpoolError> {
+    let mut bytes = vec![0; len];
+    file.read_exact_at(&mut bytes, offset).map_err(SpoolError)?;
+    Ok(bytes)
+}
+
+/// Give `case`'s grader entries the names and configs of `texts` equal to theirs.
+fn share_texts(texts: &Mutex<SharedTexts>, case: &mut Case) {
+    let mut texts = texts.lock().unwrap_or_else(|e| e.into_inner());
+    for entry in &mut case.graders {
+        entry.name = texts.share(&entry.name);
+        entry.config.share_with(&mut texts);
     }
 }
 
@@ -240,9 +370,13 @@ impl Case {
         else {
             return Ok(Cow::Borrowed(self));
         };
-        let mut bytes = vec![0; *len];
-        file.read_exact_at(&mut bytes, *offset)
-            .map_err(SpoolError)?;
+        let Some(file) = file else {
+            // Nothing was moved out.
+            let mut whole = self.clone();
+            whole.body = CaseBody::default();
+            return Ok(Cow::Owned(whole));
+        };
+        let bytes = read_at(file, *offset, *len)?;
         let bulk: Bulk = serde_json::from_slice(&bytes).map_err(|e| SpoolError(e.into()))?;
         let mut whole = self.clone();
         whole.body = CaseBody::default();

@@ -93,7 +93,7 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
     }
     print!("{}", render_text(&report));
     if let Some(path) = &args.out {
-        evalhost::private_file::write(path, report.to_json().as_bytes())
+        evalhost::private_file::write_with(path, |out| report.write_json(out))
             .with_context(|| format!("failed to write the re-graded report `{}`", path.display()))
             .map_err(Failure::internal)?;
     }

@@ -65,7 +65,7 @@ fn merge(args: MergeArgs) -> Result<u8, Failure> {
     let merged = merge_reports(reports).map_err(Failure::usage)?;
     match &args.out {
         Some(path) => {
-            evalhost::private_file::write(path, merged.to_json().as_bytes())
+            evalhost::private_file::write_with(path, |out| merged.write_json(out))
                 .with_context(|| format!("failed to write `{}`", path.display()))
                 .map_err(Failure::internal)?;
             print!("{}", render_text(&merged));

@@ -371,6 +371,11 @@ impl SuiteReport {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_default()
     }
+
+    /// [`SuiteReport::to_json`] written to `out` as it is made, not held whole.
+    pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer_pretty(out, self).map_err(std::io::Error::from)
+    }
 }
 
 #[cfg(test)]

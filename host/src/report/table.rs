@@ -1,28 +1,38 @@
 //! A minimal elastic-tabstop table: left-aligned cells, two spaces between columns.
 
+use std::borrow::Cow;
+
 /// Render rows as columns padded to the widest cell plus two spaces (the last column unpadded).
 pub fn render(rows: &[Vec<String>]) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    render_each(rows.len(), |i| Cow::Borrowed(&rows[i][..]))
+}
+
+/// [`render`] of the `count` rows `row` makes, each made twice (once for the columns' widths,
+/// once for the text) rather than all held at once: a suite's table has a row per case.
+pub(crate) fn render_each<'a>(count: usize, row: impl Fn(usize) -> Cow<'a, [String]>) -> String {
+    let mut widths: Vec<usize> = Vec::new();
+    for i in 0..count {
+        let row = row(i);
+        if widths.len() < row.len() {
+            widths.resize(row.len(), 0);
+        }
+        for (width, cell) in widths.iter_mut().zip(row.iter()) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
     let mut out = String::new();
-    for row in rows {
-        let mut line = String::new();
+    for i in 0..count {
+        let row = row(i);
+        let start = out.len();
         for (i, cell) in row.iter().enumerate() {
-            line.push_str(cell);
+            out.push_str(cell);
             if i + 1 < row.len() {
                 let pad = widths[i] + 2 - cell.chars().count();
-                line.extend(std::iter::repeat_n(' ', pad));
+                out.extend(std::iter::repeat_n(' ', pad));
             }
         }
-        out.push_str(line.trim_end());
+        let end = out[start..].trim_end().len();
+        out.truncate(start + end);
         out.push('\n');
     }
     out

@@ -1,5 +1,7 @@
 //! The text report, in Mino's shape: a header line, the table, failure lines, a verdict line.
 
+use std::borrow::Cow;
+
 use super::{SuiteReport, table};
 
 /// ANSI styles of the words a reader scans for.
@@ -75,8 +77,8 @@ fn render(report: &SuiteReport, color: bool) -> String {
         header.push("RATE_CI95".to_owned());
     }
     header.extend(["REQ", "TOOLS", "IN_TOK", "OUT_TOK", "STATUS"].map(String::from));
-    let mut rows = vec![header];
-    for case in &report.cases {
+    // One row per case, made when the table needs it rather than all held at once.
+    let row = |case: &super::CaseReport| {
         let s = &case.summary;
         let mut row = vec![
             case.name.clone(),
@@ -100,9 +102,12 @@ fn render(report: &SuiteReport, color: bool) -> String {
                 paint("FAIL", FAIL_STYLE, color)
             },
         ]);
-        rows.push(row);
-    }
-    out.push_str(&table::render(&rows));
+        row
+    };
+    out.push_str(&table::render_each(report.cases.len() + 1, |i| match i {
+        0 => Cow::Borrowed(&header[..]),
+        i => Cow::Owned(row(&report.cases[i - 1])),
+    }));
     if repeated {
         let s = &report.summary;
         out.push_str(&format!(

@@ -7,6 +7,7 @@ mod external;
 mod live;
 mod out;
 mod partition;
+mod planned;
 mod prepare;
 mod progress;
 pub mod reference;
@@ -20,7 +21,10 @@ pub use details::RunDetails;
 pub use partition::Partition;
 pub use partition::PartitionError;
 pub use partition::PartitionScheme;
+pub(crate) use planned::Parking;
+pub use planned::PlannedCase;
 pub use prepare::BoundGrader;
+pub(crate) use prepare::prepare_each;
 pub use prepare::{PreparedCase, prepare_cases, prepare_cases_with, prepare_loaded};
 pub use progress::Progress;
 pub use regrade::{RegradeError, Regraded};
@@ -36,6 +40,7 @@ use crate::report::{
     CancelledRun, CaseReport, CaseSummary, REPORT_SCHEMA_VERSION, RunReport, SuiteReport,
     SuiteSummary,
 };
+use planned::CaseHeader;
 
 /// How a suite is run ([`crate::Suite`] sets it as `evalhost run` does; change a field of
 /// `RunOptions::default()` for anything else).
@@ -157,23 +162,29 @@ pub async fn run_suite(
     cases: Vec<PreparedCase>,
     options: &RunOptions,
 ) -> Result<SuiteReport, RunError> {
+    run_planned(cases.into_iter().map(PlannedCase::new).collect(), options).await
+}
+
+/// [`run_suite`] over a plan's cases, some of which may wait in the suite's spool.
+pub(crate) async fn run_planned(
+    cases: Vec<PlannedCase>,
+    options: &RunOptions,
+) -> Result<SuiteReport, RunError> {
     let server = ModelServer::start()
         .await
         .map_err(|source| RunError::ModelServer { source })?;
-    // What the report says of each case, taken before the runs: a prepared case is dropped
-    // after its last run, so a suite holds the cases still to run, not every case to its end.
-    let headers: Vec<CaseHeader> = cases.iter().map(|c| CaseHeader::of(c, options)).collect();
-    let plan: Vec<(usize, u32, Arc<PreparedCase>)> = cases
-        .into_iter()
-        .enumerate()
-        .flat_map(|(i, c)| {
-            let runs = c.case.runs.unwrap_or(options.runs);
-            let c = Arc::new(c);
-            (1..=runs).map(move |run| (i, run, c.clone()))
-        })
-        .collect();
+    // A planned case is dropped after its last run, so a suite holds the cases still to
+    // run, not every case to its end; the report keeps each case's header.
+    let mut headers: Vec<(CaseHeader, u32)> = Vec::with_capacity(cases.len());
+    let mut plan: Vec<(usize, u32, Arc<PlannedCase>)> = Vec::new();
+    for (i, case) in cases.into_iter().enumerate() {
+        let runs = case.header().runs.unwrap_or(options.runs);
+        headers.push((case.header().clone(), runs));
+        let case = Arc::new(case);
+        plan.extend((1..=runs).map(|run| (i, run, case.clone())));
+    }
     if let Some(progress) = &options.progress {
-        let plan: Vec<(&str, u32)> = headers.iter().map(|h| (h.name.as_str(), h.runs)).collect();
+        let plan: Vec<(&str, u32)> = headers.iter().map(|(h, runs)| (&*h.name, *runs)).collect();
         progress.started(&plan);
     }
     // Each run is its own task, so runs spread over the runtime's workers (a run is mostly
@@ -182,11 +193,11 @@ pub async fn run_suite(
     let server = Arc::new(server);
     let shared = Arc::new(options.clone());
     let mut finished = futures_util::stream::iter(plan)
-        .map(|(i, run, prepared)| {
+        .map(|(i, run, planned)| {
             let (server, options) = (server.clone(), shared.clone());
-            let name = headers[i].name.clone();
+            let name = headers[i].0.name.clone();
             async move {
-                let task = RunTask(tokio::spawn(make_run(prepared, run, server, options)));
+                let task = RunTask(tokio::spawn(make_run(planned, run, server, options)));
                 match task.join().await {
                     Ok(result) => (i, result),
                     Err(e) => (
@@ -206,7 +217,7 @@ pub async fn run_suite(
             Ok(report) => {
                 let runs = &mut per_case[i];
                 if runs.capacity() == 0 {
-                    runs.reserve_exact(headers[i].runs as usize);
+                    runs.reserve_exact(headers[i].1 as usize);
                 }
                 runs.push(report);
             }
@@ -217,10 +228,10 @@ pub async fn run_suite(
     let case_reports: Vec<CaseReport> = headers
         .into_iter()
         .zip(per_case)
-        .map(|(header, runs)| CaseReport {
-            name: header.name,
-            path: header.path,
-            confine: header.confine,
+        .map(|((header, _), runs)| CaseReport {
+            name: header.name.into(),
+            path: header.path.into(),
+            confine: header.confine.map(|c| *c).unwrap_or_default(),
             summary: CaseSummary::with_k(&runs, options.k),
             runs,
         })
@@ -253,48 +264,49 @@ pub async fn run_suite(
     Ok(report)
 }
 
-/// What the report says of a case besides its runs.
-struct CaseHeader {
-    name: String,
-    path: String,
-    confine: crate::confine::Widening,
-    /// Runs planned.
-    runs: u32,
-}
-
-impl CaseHeader {
-    fn of(prepared: &PreparedCase, options: &RunOptions) -> Self {
-        let case = &prepared.case;
-        Self {
-            name: case.name.clone(),
-            path: case.path.display().to_string(),
-            confine: case.confine.clone(),
-            runs: case.runs.unwrap_or(options.runs),
-        }
-    }
-}
-
 /// One run of the plan, from the cancel check to the finished report (or why it was cancelled).
 async fn make_run(
-    prepared: Arc<PreparedCase>,
+    planned: Arc<PlannedCase>,
     run: u32,
     server: Arc<ModelServer>,
     options: Arc<RunOptions>,
 ) -> Result<RunReport, CancelledRun> {
     let cancelled = |started| CancelledRun {
-        case: prepared.case.name.clone(),
+        case: planned.name().to_owned(),
         run,
         started,
     };
     if options.cancel.is_cancelled() {
         return Err(cancelled(false));
     }
-    let made = tokio::select! {
-        biased;
-        () = options.cancel.cancelled() => return Err(cancelled(true)),
-        made = run::run_once(prepared.clone(), run, &server, &options) => made,
+    let report = match planned.prepared() {
+        Ok(prepared) => {
+            tokio::select! {
+                biased;
+                () = options.cancel.cancelled() => return Err(cancelled(true)),
+                report = run_prepared(prepared, run, &server, &options) => report,
+            }
+        }
+        Err(error) => {
+            let case = planned.name().to_owned();
+            errored(run, RunError::Spool { case, error }.to_string())
+        }
     };
-    let report = match made {
+    if let Some(progress) = &options.progress {
+        progress.run_finished(planned.name(), &report);
+    }
+    Ok(report)
+}
+
+/// One run of a prepared case, graded.
+async fn run_prepared(
+    prepared: Arc<PreparedCase>,
+    run: u32,
+    server: &ModelServer,
+    options: &Arc<RunOptions>,
+) -> RunReport {
+    let made = run::run_once(prepared.clone(), run, server, options).await;
+    match made {
         Ok(ungraded) => {
             // Grading and the file work after it (details, `--out`, removing the temp
             // root) in one trip to the blocking pool, off the async workers, which also
@@ -321,11 +333,7 @@ async fn make_run(
             }
         }
         Err(e) => errored(run, e.to_string()),
-    };
-    if let Some(progress) = &options.progress {
-        progress.run_finished(&prepared.case.name, &report);
     }
-    Ok(report)
 }
 
 /// A spawned run, aborted when dropped (the suite was dropped before it finished).

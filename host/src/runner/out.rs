@@ -46,7 +46,7 @@ pub(crate) fn workspace_path(dir: &Path, case: &str, run: u32) -> std::path::Pat
 pub(crate) fn write_report(dir: &Path, report: &SuiteReport) -> Result<(), RunError> {
     private_file::create_dir_all(dir).map_err(|source| out_error(dir, source))?;
     let path = dir.join("report.json");
-    private_file::write(&path, report.to_json().as_bytes())
+    private_file::write_with(&path, |out| report.write_json(out))
         .map_err(|source| out_error(&path, source))
 }
 

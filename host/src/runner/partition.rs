@@ -86,9 +86,15 @@ impl Partition {
         items
             .into_iter()
             .enumerate()
-            .filter(|(index, item)| self.shard_of(*index, name(item)) == self.shard)
+            .filter(|(index, item)| self.selects(*index, name(item)))
             .map(|(_, item)| item)
             .collect()
+    }
+
+    /// Whether the `index`-th selected case (0-based, in load order), named `name`, is in
+    /// this shard.
+    pub fn selects(&self, index: usize, name: &str) -> bool {
+        self.shard_of(index, name) == self.shard
     }
 
     /// The 1-based shard of the `index`-th selected case named `name`.

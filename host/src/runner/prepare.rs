@@ -32,7 +32,7 @@ pub(crate) struct InstanceUse {
 
 /// Each entry's instance: entries of one loaded component with the same workspace access
 /// share one.
-fn instance_uses(graders: &[BoundGrader]) -> Vec<InstanceUse> {
+pub(super) fn instance_uses(graders: &[BoundGrader]) -> Vec<InstanceUse> {
     let shares = |a: &BoundGrader, b: &BoundGrader| {
         a.reads_workspace == b.reads_workspace && a.component.same_component(&b.component)
     };

@@ -20,6 +20,7 @@
 
 mod agents;
 mod error;
+mod planner;
 
 pub use agents::locate_agents;
 pub use error::SuiteError;
@@ -31,19 +32,17 @@ use std::time::Duration;
 use crate::agent::Limits;
 use crate::agent_preset::Preset;
 use crate::bundle::BundleResolver;
-use crate::case::agentcompany::{FixtureOptions, PiAgentCore};
+use crate::case::agentcompany::{FixtureOptions, PiAgentCore, PiAgentCoreError};
 use crate::case::{
-    Case, CaseError, Execution, ExternalAgent, LoadOptions, RESIDENT_BYTES, Spool,
-    load_each_spooled,
+    CaseError, ExternalAgent, LoadOptions, RESIDENT_BYTES, Spool, load_each_spooled,
 };
 use crate::config::{ConfigSources, ProviderConfig};
 use crate::grader::GraderHost;
 use crate::model::LiveModel;
 use crate::provider::Provider;
 use crate::report::SuiteReport;
-use crate::runner::{
-    Partition, PreparedCase, RunError, RunOptions, prepare_cases_with, prepare_loaded, run_suite,
-};
+use crate::runner::{Parking, Partition, PlannedCase, RunError, RunOptions, run_planned};
+use planner::{Planner, Policies};
 
 /// Runs per case in live mode unless `runs` says otherwise (replay: 1).
 pub(crate) const DEFAULT_LIVE_RUNS: u32 = 3;
@@ -84,8 +83,9 @@ pub struct Suite {
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Plan {
-    /// The cases that will run, in load order.
-    pub cases: Vec<PreparedCase>,
+    /// The cases that will run, in load order (those past the suite's memory budget wait in
+    /// its spool: [`Suite::resident_case_bytes`]).
+    pub cases: Vec<PlannedCase>,
     /// Lines to show before the runs, in order (`Partition hash:1/2: 8 cases in this shard.`).
     pub notes: Vec<String>,
     /// The options the runs get (runs, k, limits, live endpoint, located agents, ...).
@@ -202,10 +202,10 @@ impl Suite {
         self
     }
 
-    /// Keep at most this many bytes of the cases' bulky parts (seeded files, scripts, later
-    /// user turns, recordings) in memory while the suite runs; the rest wait in a temp file and
-    /// are read back for each run (default [`RESIDENT_BYTES`]: the memory of a suite stays
-    /// about flat in its size).
+    /// Keep at most this many bytes of planned cases in memory while the suite runs, counted
+    /// as their bulky parts (seeded files, scripts, later user turns, recordings) plus ~2 KB a
+    /// case; past it, each case waits whole in a temp file and is read back for each run
+    /// (default [`RESIDENT_BYTES`]; [`PlannedCase::is_parked`]).
     pub fn resident_case_bytes(mut self, bytes: usize) -> Self {
         self.resident_case_bytes = bytes;
         self
@@ -245,100 +245,100 @@ impl Suite {
                 },
             },
         };
-        let spool = Spool::with_budget(resident_case_bytes);
-        let mut loaded = load_each_spooled(&paths, &load_options, &spool);
-        if let Some(filter) = &filter {
-            loaded.retain(|c| {
-                c.as_ref()
-                    .map_or(true, |c| c.name.contains(filter.as_str()))
-            });
-            if loaded.is_empty() {
-                return Err(SuiteError::NoCaseMatchesFilter {
-                    filter: filter.clone(),
-                });
-            }
-        }
-        if !tags.is_empty() {
-            loaded.retain(|c| {
-                c.as_ref()
-                    .map_or(true, |c| tags.iter().all(|t| c.tags.contains(t)))
-            });
-            if loaded.is_empty() {
-                return Err(SuiteError::NoCaseHasTags { tags });
-            }
-        }
-        if !live {
-            for slot in loaded.iter_mut() {
-                if let Ok(case) = slot
-                    && let Err(problem) = case.check_replayable()
-                {
-                    *slot = Err(problem);
-                }
-            }
-        }
         let host = match host {
             Some(host) => host,
             None => GraderHost::with_builtins().map_err(SuiteError::BuiltinGraders)?,
         };
-        if loaded.iter().any(Result::is_err) {
-            let problems = prepare_loaded(loaded, &host, &mut bundles)
-                .into_iter()
-                .filter_map(Result::err)
-                .collect();
-            return Err(SuiteError::Cases(CaseError::several(problems)));
-        }
-        let mut cases: Vec<Case> = loaded.into_iter().flatten().collect();
         let mut notes = Vec::new();
-        let replacement = match agent {
+        let (pi_agent_core, replacement) = match agent {
             Some(AgentOverride::PiAgentCore(adapter)) => {
-                adapter.apply(&mut cases).map_err(SuiteError::PiAgentCore)?;
                 notes.push(format!(
                     "Agent: {} {} (the adapter in {}).",
                     crate::case::agentcompany::pi_agent_core::AGENT_NAME,
                     adapter.version(),
                     adapter.dir().display()
                 ));
-                None
+                (Some(adapter), None)
             }
-            Some(AgentOverride::Command(command)) => Some(ExternalAgent::shell(&command)),
-            Some(AgentOverride::Preset(preset)) => Some(ExternalAgent::Preset {
-                preset,
-                args: Vec::new(),
-            }),
-            None => None,
+            Some(AgentOverride::Command(command)) => (None, Some(ExternalAgent::shell(&command))),
+            Some(AgentOverride::Preset(preset)) => (
+                None,
+                Some(ExternalAgent::Preset {
+                    preset,
+                    args: Vec::new(),
+                }),
+            ),
+            None => (None, None),
         };
-        if let Some(partition) = &partition {
-            // An empty shard is not an error: a suite may have fewer cases than CI has shards.
-            cases = partition.select(cases, |c| c.name.as_str());
-            notes.push(format!(
-                "Partition {partition}: {} cases in this shard.",
-                cases.len()
-            ));
-        }
-        if let Some(agent) = replacement {
-            for case in cases.iter_mut() {
-                if case.execution == Execution::Agent {
-                    case.execution = Execution::External(agent.clone());
-                }
-            }
-        }
         options.runs = runs.unwrap_or(if live { DEFAULT_LIVE_RUNS } else { 1 });
-        if live {
-            let (live_cases, skipped) = select_live(cases)?;
-            cases = live_cases;
-            notes.extend(skipped);
-        }
-        if let Some(k) = options.k
-            && let Some(case) = cases.iter().find(|c| c.runs.unwrap_or(options.runs) < k)
+        let policies = Policies {
+            filter,
+            tags,
+            live,
+            pi_agent_core,
+            partition,
+            replacement,
+            k: options.k,
+            runs: options.runs,
+        };
+        let spool = Spool::with_budget(resident_case_bytes);
+        let mut planner = Planner::new(policies, &host, &mut bundles, Parking::new(&spool));
+        load_each_spooled(&paths, &load_options, &spool, |loaded| planner.take(loaded));
+        planner.prepare_batch();
+        let Planner {
+            policies,
+            planned: cases,
+            problems,
+            load_failed,
+            after_filter,
+            after_tags,
+            in_shard,
+            not_fixtures,
+            replay_only,
+            recorded,
+            k_exceeds,
+            presets,
+            kept,
+            ..
+        } = planner;
+        if let Some(filter) = policies.filter
+            && after_filter == 0
         {
-            return Err(SuiteError::KExceedsRuns {
-                k,
-                runs: case.runs.unwrap_or(options.runs),
-                case: case.name.clone(),
+            return Err(SuiteError::NoCaseMatchesFilter { filter });
+        }
+        if !policies.tags.is_empty() && after_tags == 0 {
+            return Err(SuiteError::NoCaseHasTags {
+                tags: policies.tags,
             });
         }
+        if load_failed {
+            return Err(SuiteError::Cases(CaseError::several(problems)));
+        }
+        if !not_fixtures.is_empty() {
+            return Err(SuiteError::PiAgentCore(PiAgentCoreError::NotFixtures {
+                paths: not_fixtures,
+            }));
+        }
+        if let Some(partition) = &policies.partition {
+            // An empty shard is not an error: a suite may have fewer cases than CI has shards.
+            notes.push(format!(
+                "Partition {partition}: {in_shard} cases in this shard."
+            ));
+        }
+        if live {
+            notes.extend(live_notes(&replay_only, &recorded));
+            if kept == 0 {
+                return Err(SuiteError::NothingToRunLive);
+            }
+        }
+        if let (Some(k), Some((case, runs))) = (options.k, k_exceeds) {
+            return Err(SuiteError::KExceedsRuns { k, runs, case });
+        }
         let config = config.unwrap_or_else(ConfigSources::from_environment);
-        options.agents = Arc::new(locate_agents(&cases, &config)?);
+        options.agents = Arc::new(agents::locate_presets(
+            presets.into_iter().collect(),
+            &config,
+        )?);
         let provider = match live_provider {
             Some(LiveProvider::Given(provider)) => Some(*provider),
             Some(LiveProvider::FromConfig) => Some(provider_from_config(&config)?),
@@ -348,7 +348,9 @@ impl Suite {
             options.agent_limits = live_agent_limits(provider.config());
             options.live = Some(Arc::new(LiveModel::new(provider)));
         }
-        let cases = prepare_cases_with(cases, &host, &mut bundles).map_err(SuiteError::Cases)?;
+        if !problems.is_empty() {
+            return Err(SuiteError::Cases(CaseError::several(problems)));
+        }
         Ok(Plan {
             cases,
             notes,
@@ -361,7 +363,7 @@ impl Plan {
     /// Run every planned case (`options.runs` times unless a case says otherwise) and grade
     /// each run; the report covers what finished, also when cancelled.
     pub async fn run(self) -> Result<SuiteReport, RunError> {
-        run_suite(self.cases, &self.options).await
+        run_planned(self.cases, &self.options).await
     }
 }
 
@@ -379,21 +381,9 @@ pub fn provider_from_config(sources: &ConfigSources) -> Result<Provider, SuiteEr
     Provider::new(config, key).map_err(SuiteError::ProviderClient)
 }
 
-/// The cases a live suite runs, and the notes naming those it skips: replay-only cases
-/// (`live: false`) and cases that replay a recording (nothing to run live).
-fn select_live(cases: Vec<Case>) -> Result<(Vec<Case>, Vec<String>), SuiteError> {
-    let mut replay_only = Vec::new();
-    let mut recorded = Vec::new();
-    let mut live = Vec::new();
-    for case in cases {
-        if !matches!(case.execution, Execution::Agent | Execution::External(_)) {
-            recorded.push(case.name);
-        } else if !case.live {
-            replay_only.push(case.name);
-        } else {
-            live.push(case);
-        }
-    }
+/// The notes of a live suite naming the cases it skips: replay-only cases (`live: false`)
+/// and cases that replay a recording (nothing to run live).
+fn live_notes(replay_only: &[String], recorded: &[String]) -> Vec<String> {
     let mut notes = Vec::new();
     if !replay_only.is_empty() {
         notes.push(format!(
@@ -407,10 +397,7 @@ fn select_live(cases: Vec<Case>) -> Result<(Vec<Case>, Vec<String>), SuiteError>
             recorded.join(", ")
         ));
     }
-    if live.is_empty() {
-        return Err(SuiteError::NothingToRunLive);
-    }
-    Ok((live, notes))
+    notes
 }
 
 /// The agent's limits in live mode: a request may take the provider's every attempt and

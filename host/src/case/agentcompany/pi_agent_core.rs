@@ -108,21 +108,15 @@ impl PiAgentCore {
         &self.dir
     }
 
-    /// Make every case replay through the adapter; every case must be an AgentCompany
-    /// fixture (else [`PiAgentCoreError::NotFixtures`], naming each other case's file).
-    pub(crate) fn apply(&self, cases: &mut [Case]) -> Result<(), PiAgentCoreError> {
-        let others: Vec<PathBuf> = cases
-            .iter()
-            .filter(|c| !is_replayed_fixture(c))
-            .map(|c| c.path.clone())
-            .collect();
-        if !others.is_empty() {
-            return Err(PiAgentCoreError::NotFixtures { paths: others });
+    /// Make `case` replay through the adapter. It must be an AgentCompany fixture: any other
+    /// case is left as it is and `false` returned (a suite then refuses to run with
+    /// [`PiAgentCoreError::NotFixtures`], naming each such case's file).
+    pub(crate) fn apply(&self, case: &mut Case) -> bool {
+        if !is_replayed_fixture(case) {
+            return false;
         }
-        for case in cases.iter_mut() {
-            case.execution = Execution::External(self.agent_for(case));
-        }
-        Ok(())
+        case.execution = Execution::External(self.agent_for(case));
+        true
     }
 
     /// `node replay.mjs FIXTURE SYSTEM` for one fixture (paths absolute: the agent runs in

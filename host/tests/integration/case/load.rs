@@ -187,6 +187,45 @@ fn case_names_are_unique_across_paths() {
     );
 }
 
+/// A suite is loaded a chunk of files at a time (1,024): a name is still unique across
+/// chunks, and every case comes in load order.
+#[test]
+fn case_names_are_unique_across_a_large_suite() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs: Vec<PathBuf> = (0..5)
+        .map(|d| {
+            let dir = root.path().join(format!("part-{d}"));
+            std::fs::create_dir(&dir).unwrap();
+            for i in 0..220 {
+                write_case(
+                    &dir,
+                    &format!("c-{d}-{i:03}.yaml"),
+                    &format!("c-{d}-{i:03}"),
+                );
+            }
+            dir
+        })
+        .collect();
+    let cases = load_cases(&dirs).unwrap();
+    assert_eq!(cases.len(), 1100);
+    assert_eq!(cases[1099].name, "c-4-219");
+    // The 1,101st file repeats the first case's name.
+    let again = root.path().join("part-again");
+    std::fs::create_dir(&again).unwrap();
+    let second = write_case(&again, "c-0-000.yaml", "c-0-000");
+    let mut paths = dirs.clone();
+    paths.push(again);
+    let err = load_error(&paths);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}:1:7: name: case \"c-0-000\" is already defined in {}; case names must be unique",
+            second.display(),
+            dirs[0].join("c-0-000.yaml").display()
+        )
+    );
+}
+
 #[test]
 fn yaml_and_yml_of_one_stem_clash() {
     let dir = tempfile::tempdir().unwrap();
@@ -248,10 +287,8 @@ fn every_shipped_case_comes_back_whole_from_the_spool() {
         .map(Result::unwrap)
         .collect();
     let spool = Spool::with_budget(0);
-    let spooled: Vec<_> = load_each_spooled(&paths, &options, &spool)
-        .into_iter()
-        .map(Result::unwrap)
-        .collect();
+    let mut spooled = Vec::new();
+    load_each_spooled(&paths, &options, &spool, |case| spooled.push(case.unwrap()));
     assert_eq!(loaded.len(), spooled.len());
     assert!(loaded.len() > 10, "{} cases", loaded.len());
     let mut moved = 0;
@@ -287,8 +324,39 @@ fn every_shipped_case_comes_back_whole_from_the_spool() {
             "{}",
             loaded.name
         );
+        // Parked whole until its runs (as a plan does), it comes back the same.
+        let parked = spool.park(spooled).expect("parked");
+        let unparked = parked.unpark().expect("read back");
+        assert_eq!(unparked.script_steps(), loaded.model.len());
+        let whole = unparked.whole().expect("read back");
+        assert_eq!(
+            format!("{:?}", *whole),
+            format!("{loaded:?}"),
+            "{} parked",
+            loaded.name
+        );
     }
     assert!(moved > 0, "some shipped case seeds files");
+}
+
+/// A case another spool loaded is not parked in this one (its bulky parts are in the
+/// other's file): the plan keeps it in memory instead.
+#[test]
+fn a_spool_parks_only_the_cases_it_loaded() {
+    use evalhost::case::{LoadOptions, Spool, load_each_spooled};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let paths = [root.join("cases/mino")];
+    let (loader, other) = (Spool::with_budget(0), Spool::with_budget(0));
+    let mut cases = Vec::new();
+    load_each_spooled(&paths, &LoadOptions::default(), &loader, |case| {
+        cases.push(case.unwrap())
+    });
+    let seeded = cases
+        .into_iter()
+        .find(|c| c.body.is_spooled() && !c.whole().unwrap().workspace_files.is_empty())
+        .expect("a mino case seeds files");
+    assert!(other.park(&seeded).is_none(), "not this spool's case");
+    assert!(loader.park(&seeded).is_some());
 }
 
 /// The cases of a suite loaded through one spool hold each equal grader name and config
@@ -311,10 +379,10 @@ fn equal_grader_names_and_configs_of_a_suite_are_held_once() {
     }
     let paths = [dir.path().to_owned()];
     let spool = Spool::default();
-    let cases: Vec<_> = load_each_spooled(&paths, &LoadOptions::default(), &spool)
-        .into_iter()
-        .map(Result::unwrap)
-        .collect();
+    let mut cases = Vec::new();
+    load_each_spooled(&paths, &LoadOptions::default(), &spool, |case| {
+        cases.push(case.unwrap())
+    });
     let (one, two) = (&cases[0].graders, &cases[1].graders);
     assert!(Arc::ptr_eq(&one[0].name, &two[0].name));
     assert!(Arc::ptr_eq(&one[1].name, &two[1].name));

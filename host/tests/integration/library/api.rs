@@ -43,7 +43,7 @@ fn a_suite_selects_by_tags_and_filter_and_replays_what_is_left() {
     let plan = with_builtins(Suite::new([dir.path()]).tags(["smoke"]))
         .plan()
         .expect("plan");
-    let names: Vec<&str> = plan.cases.iter().map(|c| c.case.name.as_str()).collect();
+    let names: Vec<&str> = plan.cases.iter().map(|c| c.name()).collect();
     assert_eq!(names, ["alpha"]);
     let report = runtime().block_on(plan.run()).expect("run");
     assert_eq!(report.cases.len(), 1);
@@ -247,12 +247,18 @@ fn cases_spooled_out_of_memory_run_as_loaded() {
     let in_memory = with_builtins(Suite::new([dir.path()]))
         .plan()
         .expect("plan");
+    assert!(in_memory.cases.iter().all(|c| !c.is_parked()));
     let in_memory = runtime().block_on(in_memory.run()).expect("run");
 
     let spooled = with_builtins(Suite::new([dir.path()]).resident_case_bytes(0))
         .plan()
         .expect("plan");
-    for prepared in &spooled.cases {
+    // Each case waits in the spool; read back, its bulky parts are still there.
+    for planned in &spooled.cases {
+        assert!(planned.is_parked(), "{} is in memory", planned.name());
+        let prepared = planned.prepared().expect("read back");
+        assert_eq!(prepared.case.name, planned.name());
+        assert_eq!(prepared.graders.len(), 3);
         assert!(prepared.case.workspace_files.is_empty() && prepared.case.model.is_empty());
         assert_eq!(prepared.case.script_steps(), 3);
     }
