@@ -3,8 +3,8 @@
 //! plus ~2 KB); beyond it, its bulky parts (seeded files, model script, later user turns, a
 //! replayed recording) go to one unnamed temp file, and once the plan has bound its graders
 //! the rest of it follows ([`Spool::park`]). A run reads the case back when it starts
-//! ([`ParkedCase::unpark`], [`Case::whole`]), so a plan of 100,000 cases holds about 150
-//! bytes a case (`docs/performance.md`, "Memory in suite size").
+//! ([`ParkedCase::unpark`], [`Case::whole`]), so a plan holds a few hundred bytes a case
+//! however large its cases are (`docs/performance.md`, "Memory in suite size").
 //!
 //! The file has no name and only evalhost holds it open, so what a run reads back is what was
 //! loaded and validated: an edit to a case file after loading changes nothing.

@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::Failure;
-use evalhost::report::{RunDetail, SuiteReport, render_html, render_junit};
+use evalhost::report::{RunDetail, SuiteReport, render_html, write_junit};
 
 /// Refuse a report path (`--out`, `--junit`, `--html`, `-o`) inside evalhost's own
 /// configuration, data or cache directory, as Mino refuses an `--out` inside `~/.mino`.
@@ -36,7 +36,7 @@ pub fn write(
     details: &[RunDetail],
 ) -> Result<(), Failure> {
     if let Some(path) = junit {
-        evalhost::private_file::write(path, render_junit(report).as_bytes())
+        evalhost::private_file::write_with(path, |out| write_junit(report, out))
             .with_context(|| format!("failed to write the JUnit report `{}`", path.display()))
             .map_err(Failure::internal)?;
     }

@@ -16,6 +16,15 @@ use super::{CaseReport, Outcome, RunReport, SuiteReport};
 
 /// The report as a JUnit XML document.
 pub fn render_junit(report: &SuiteReport) -> String {
+    let mut xml = Vec::new();
+    // Writing to memory does not fail, and only `str`s are written.
+    let _ = write_junit(report, &mut xml);
+    String::from_utf8(xml).unwrap_or_default()
+}
+
+/// [`render_junit`] written to `out` a `<testsuite>` at a time, not held whole (a suite of
+/// 100,000 cases makes ~70 MB of XML).
+pub fn write_junit(report: &SuiteReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let suites = group_by_directory(&report.cases);
     let count = |status: Status| {
@@ -35,9 +44,11 @@ pub fn render_junit(report: &SuiteReport) -> String {
     );
     for (directory, cases) in &suites {
         write_suite(&mut xml, report, directory, cases);
+        out.write_all(xml.as_bytes())?;
+        xml.clear();
     }
     xml.push_str("</testsuites>\n");
-    xml
+    out.write_all(xml.as_bytes())
 }
 
 fn write_suite(xml: &mut String, report: &SuiteReport, directory: &str, cases: &[&CaseReport]) {

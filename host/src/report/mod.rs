@@ -24,7 +24,7 @@ pub use details::FileChange;
 pub use details::RunDetail;
 pub use details::WorkspaceChanges;
 pub use html::render_html;
-pub use junit::render_junit;
+pub use junit::{render_junit, write_junit};
 pub use merge::MergeError;
 pub use merge::merge_reports;
 pub use read::ReadReportError;
