@@ -132,20 +132,22 @@ impl PlannedCase {
     pub fn prepared(&self) -> Result<Arc<PreparedCase>, SpoolError> {
         match &self.place {
             Place::Resident(prepared) => Ok(prepared.clone()),
-            Place::Parked { case, bindings } => {
-                let mut case = case.unpark()?;
-                let graders: Vec<BoundGrader> = std::mem::take(&mut case.graders)
-                    .into_iter()
-                    .zip(bindings.iter())
-                    .map(|(spec, binding)| binding.bind(spec))
-                    .collect();
-                Ok(Arc::new(PreparedCase {
-                    case,
-                    instances: instance_uses(&graders),
-                    graders,
-                }))
-            }
+            Place::Parked { case, bindings } => Ok(Arc::new(rebind(case.unpark()?, bindings))),
         }
+    }
+}
+
+/// `case` prepared again: its grader entries, each with the binding decided for it.
+fn rebind(mut case: Case, bindings: &[Binding]) -> PreparedCase {
+    let graders: Vec<BoundGrader> = std::mem::take(&mut case.graders)
+        .into_iter()
+        .zip(bindings)
+        .map(|(spec, binding)| binding.bind(spec))
+        .collect();
+    PreparedCase {
+        case,
+        instances: instance_uses(&graders),
+        graders,
     }
 }
 
@@ -185,18 +187,7 @@ impl<'a> Parking<'a> {
                     bindings: self.shared(bindings),
                 },
             },
-            None => {
-                let graders: Vec<BoundGrader> = std::mem::take(&mut case.graders)
-                    .into_iter()
-                    .zip(&bindings)
-                    .map(|(spec, binding)| binding.bind(spec))
-                    .collect();
-                PlannedCase::new(PreparedCase {
-                    case,
-                    instances: instance_uses(&graders),
-                    graders,
-                })
-            }
+            None => PlannedCase::new(rebind(case, &bindings)),
         }
     }
 
