@@ -66,7 +66,7 @@ pub fn load_each(paths: &[PathBuf], options: &LoadOptions) -> Vec<Result<Case, C
 }
 
 /// [`load_each`] for a suite about to run, each result handed to `take` in load order as
-/// soon as it is ready: sources are parsed a chunk at a time ([`LOAD_CHUNK`], on all cores),
+/// soon as it is ready: sources are parsed 1,024 at a time (on all cores),
 /// and each case's bulky parts go to `spool` once the spool's memory budget is spent
 /// ([`Case::whole`] reads them back). Loading a large suite then holds one chunk of cases,
 /// not all of them, if `take` does not keep them.

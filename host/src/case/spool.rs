@@ -25,9 +25,10 @@ use super::{Case, Execution, ScriptReply, ScriptStep, SeedFile};
 use crate::evidence::Evidence;
 use crate::session::RecordedToolResult;
 
-/// Bytes of bulky case parts kept in memory before the rest is spooled, counted as the texts'
-/// lengths. 8 MiB: a suite of small cases stays resident up to thousands of cases; the
-/// 64 KiB seeded logs of `evalhost-bench gen`'s suites are spooled after about 400 cases.
+/// Bytes of cases kept in memory before the rest wait in the spool, counted as the texts of
+/// their bulky parts plus ~2 KB a case. 8 MiB: a suite of small cases stays resident up to
+/// about 4,000 cases; `evalhost-bench gen`'s suites, with a 64 KiB seeded log in 3 cases of
+/// 10, reach it after about 400.
 pub const RESIDENT_BYTES: usize = 8 << 20;
 
 /// What a case costs in memory besides its bulky parts, counted against the budget: the case,
@@ -353,9 +354,9 @@ fn share_texts(texts: &Mutex<SharedTexts>, case: &mut Case) {
     }
 }
 
-/// Why a run could not read its case's bulky parts back.
+/// Why a run could not read its case back from the spool.
 #[derive(Debug, thiserror::Error)]
-#[error("failed to read the case's seeded files and script back from evalhost's spool: {0}")]
+#[error("failed to read the case back from evalhost's spool (where it waited for its runs): {0}")]
 pub struct SpoolError(#[source] std::io::Error);
 
 impl Case {
