@@ -20,6 +20,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("{note}");
     }
     let report = tokio::runtime::Runtime::new()?.block_on(plan.run())?;
-    print!("{}", render_text(&report));
+    print!("{}", render_text(&report)?);
     Ok(())
 }

@@ -22,6 +22,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("{} cases planned", plan.cases.len());
     let report = tokio::runtime::Runtime::new()?.block_on(plan.run())?;
-    print!("{}", render_text(&report));
+    print!("{}", render_text(&report)?);
     Ok(())
 }

@@ -15,8 +15,6 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
@@ -24,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::{Case, Execution, ScriptReply, ScriptStep, SeedFile};
 use crate::evidence::Evidence;
 use crate::session::RecordedToolResult;
+use crate::spool_file::SpoolFile;
 
 /// Bytes of cases kept in memory before the rest wait in the spool, counted as the texts of
 /// their bulky parts plus ~2 KB a case. 8 MiB: a suite of small cases stays resident up to
@@ -50,7 +49,7 @@ pub(crate) enum Body {
     /// budget either); the case holds empty ones and what plan-time checks ask of its script.
     /// A suite's plan parks such a case whole ([`Spool::park`]).
     Spooled {
-        file: Option<Arc<File>>,
+        file: Option<Arc<SpoolFile>>,
         offset: u64,
         len: usize,
         script: ScriptShape,
@@ -154,8 +153,7 @@ impl SharedTexts {
 #[derive(Debug)]
 struct SpoolState {
     resident_left: usize,
-    file: Option<Arc<File>>,
-    end: u64,
+    file: Option<Arc<SpoolFile>>,
 }
 
 impl Default for Spool {
@@ -172,7 +170,6 @@ impl Spool {
             state: Mutex::new(SpoolState {
                 resident_left: resident_bytes,
                 file: None,
-                end: 0,
             }),
             texts: Arc::default(),
         }
@@ -230,19 +227,15 @@ impl Spool {
     }
 
     /// Append `bytes` to the spool file: where they went.
-    fn write(&self, bytes: &[u8]) -> std::io::Result<(Arc<File>, u64, usize)> {
-        let (file, offset) = {
+    fn write(&self, bytes: &[u8]) -> std::io::Result<(Arc<SpoolFile>, u64, usize)> {
+        let file = {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            let file = match &state.file {
+            match &state.file {
                 Some(file) => file.clone(),
-                None => state.file.insert(Arc::new(tempfile::tempfile()?)).clone(),
-            };
-            let offset = state.end;
-            state.end += bytes.len() as u64;
-            (file, offset)
+                None => state.file.insert(Arc::new(SpoolFile::new()?)).clone(),
+            }
         };
-        // Each case has its own range: threads write side by side.
-        file.write_all_at(bytes, offset)?;
+        let offset = file.append(bytes)?;
         Ok((file, offset, bytes.len()))
     }
 }
@@ -252,7 +245,7 @@ impl Spool {
 /// back. A suite's plan holds one of these per case instead of the case.
 #[derive(Debug, Clone)]
 pub struct ParkedCase {
-    file: Arc<File>,
+    file: Arc<SpoolFile>,
     offset: u64,
     len: usize,
     /// The suite's shared texts: a case read back holds the names and configs it held
@@ -339,10 +332,8 @@ impl ParkedCase {
     }
 }
 
-fn read_at(file: &File, offset: u64, len: usize) -> Result<Vec<u8>, SpoolError> {
-    let mut bytes = vec![0; len];
-    file.read_exact_at(&mut bytes, offset).map_err(SpoolError)?;
-    Ok(bytes)
+fn read_at(file: &SpoolFile, offset: u64, len: usize) -> Result<Vec<u8>, SpoolError> {
+    file.read_at(offset, len).map_err(SpoolError)
 }
 
 /// Give `case`'s grader entries the names and configs of `texts` equal to theirs.

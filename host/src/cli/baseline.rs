@@ -45,7 +45,7 @@ pub fn baseline(args: BaselineArgs) -> Result<u8, Failure> {
         max_latency_growth: args.max_latency_growth,
         min_latency_growth_ms: args.min_latency_growth_ms,
     };
-    let diff = compare_baseline(&old, &new, &thresholds);
+    let diff = compare_baseline(&old, &new, &thresholds).map_err(Failure::internal)?;
     println!(
         "Comparing {} ({} cases) with the baseline {} ({} cases).",
         args.new.display(),

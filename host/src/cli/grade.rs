@@ -8,7 +8,7 @@ use anyhow::Context;
 use super::{Failure, exit};
 use evalhost::case::{LoadOptions, load_cases_with};
 use evalhost::grader::GraderHost;
-use evalhost::report::{diff_verdicts, read_report, render_text, render_verdict_diff};
+use evalhost::report::{diff_verdicts, read_report, render_verdict_diff};
 use evalhost::runner::{cases_of_report, prepare_cases_with, recorded_case_paths, regrade};
 
 /// `evalhost grade`.
@@ -42,7 +42,10 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
         args.evidence.clone()
     };
     let (paths, recorded) = if args.paths.is_empty() {
-        (recorded_case_paths(&saved), true)
+        (
+            recorded_case_paths(&saved).map_err(Failure::internal)?,
+            true,
+        )
     } else {
         (args.paths.clone(), false)
     };
@@ -78,26 +81,26 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
         .block_on(regrade(&evidence_dir, &saved, prepared, jobs, judge))
         .map_err(Failure::usage)?;
     let report = regraded.report;
-    let runs: usize = report.cases.iter().map(|c| c.runs.len()).sum();
+    let runs: usize = report.summary.runs as usize;
     println!(
         "Re-graded {runs} runs of {} cases from {} (no agent or model ran).",
         report.cases.len(),
         args.evidence.display()
     );
-    let (deltas, flips) = diff_verdicts(&saved, &report);
+    let (deltas, flips) = diff_verdicts(&saved, &report).map_err(Failure::internal)?;
     print!("{}", render_verdict_diff(&deltas, &flips));
     for (case, run) in &regraded.without_workspace {
         println!(
             "Note: {case} run {run} has no workspace snapshot (run-{run}.workspace/): its file graders saw an empty workspace."
         );
     }
-    print!("{}", render_text(&report));
+    super::report_files::print_text(&report, false)?;
     if let Some(path) = &args.out {
         evalhost::private_file::write_with(path, |out| report.write_json(out))
             .with_context(|| format!("failed to write the re-graded report `{}`", path.display()))
             .map_err(Failure::internal)?;
     }
-    let failed = report.failed_cases();
+    let failed = super::report_files::failed_cases(&report)?;
     if failed == 0 {
         Ok(exit::OK)
     } else {

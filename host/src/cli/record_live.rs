@@ -91,8 +91,8 @@ pub fn run_live_once(case: Case) -> Result<(RunReport, Vec<Record>), Failure> {
             .await
             .map_err(Failure::internal)
     })?;
-    let run = report
-        .cases
+    let cases = report.cases.into_vec().map_err(Failure::internal)?;
+    let run = cases
         .into_iter()
         .next()
         .and_then(|c| c.runs.into_iter().next())

@@ -1,12 +1,13 @@
 //! `evalhost report merge`: one report from the reports of a partitioned suite's shards.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Subcommand;
 
 use super::{Failure, exit};
-use evalhost::report::{merge_reports, read_report, render_text};
+use evalhost::report::{merge_reports, read_report};
 
 /// `evalhost report ...`.
 #[derive(Debug, clap::Args)]
@@ -68,9 +69,17 @@ fn merge(args: MergeArgs) -> Result<u8, Failure> {
             evalhost::private_file::write_with(path, |out| merged.write_json(out))
                 .with_context(|| format!("failed to write `{}`", path.display()))
                 .map_err(Failure::internal)?;
-            print!("{}", render_text(&merged));
+            super::report_files::print_text(&merged, false)?;
         }
-        None => println!("{}", merged.to_json()),
+        None => {
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            merged
+                .write_json(&mut stdout)
+                .and_then(|()| writeln!(stdout))
+                .and_then(|()| stdout.flush())
+                .context("failed to print the merged report")
+                .map_err(Failure::internal)?;
+        }
     }
     Ok(exit::OK)
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::Failure;
-use evalhost::report::{RunDetail, SuiteReport, render_html, write_junit};
+use evalhost::report::{RunDetail, SuiteReport, render_html, write_junit, write_text};
 
 /// Refuse a report path (`--out`, `--junit`, `--html`, `-o`) inside evalhost's own
 /// configuration, data or cache directory, as Mino refuses an `--out` inside `~/.mino`.
@@ -28,6 +28,23 @@ pub fn refuse_own_dirs<'a>(
     Ok(())
 }
 
+/// Print the text report (in colour when `color`), a row at a time.
+pub fn print_text(report: &SuiteReport, color: bool) -> Result<(), Failure> {
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    write_text(report, color, &mut stdout)
+        .and_then(|()| std::io::Write::flush(&mut stdout))
+        .context("failed to print the report")
+        .map_err(Failure::internal)
+}
+
+/// How many cases of `report` did not pass every run.
+pub fn failed_cases(report: &SuiteReport) -> Result<usize, Failure> {
+    report
+        .failed_cases()
+        .context("failed to count the failed cases")
+        .map_err(Failure::internal)
+}
+
 /// Write the JUnit XML and HTML reports that were asked for.
 pub fn write(
     junit: Option<&Path>,
@@ -41,7 +58,9 @@ pub fn write(
             .map_err(Failure::internal)?;
     }
     if let Some(path) = html {
-        evalhost::private_file::write(path, render_html(report, details).as_bytes())
+        render_html(report, details)
+            .map_err(std::io::Error::from)
+            .and_then(|html| evalhost::private_file::write(path, html.as_bytes()))
             .with_context(|| format!("failed to write the HTML report `{}`", path.display()))
             .map_err(Failure::internal)?;
     }

@@ -7,7 +7,6 @@ use anyhow::Context;
 use super::args::{AgentChoice, RunArgs};
 use super::{Failure, exit, problems};
 use crate::cli::exit::EVAL_FAILED;
-use evalhost::report::{render_text, render_text_in_color};
 use evalhost::suite::{AgentOverride, Suite, SuiteError};
 
 pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
@@ -86,11 +85,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
     let report = report?;
     let details = details.map(|d| d.take()).unwrap_or_default();
     // The table first: a bad --junit/--html path must not hide the suite's results.
-    if ui.color_stdout {
-        print!("{}", render_text_in_color(&report));
-    } else {
-        print!("{}", render_text(&report));
-    }
+    super::report_files::print_text(&report, ui.color_stdout)?;
     super::report_files::write(
         args.junit.as_deref(),
         args.html.as_deref(),
@@ -105,7 +100,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         );
         return Ok(exit::INTERRUPTED);
     }
-    let failed = report.failed_cases();
+    let failed = super::report_files::failed_cases(&report)?;
     if failed == 0 {
         Ok(exit::OK)
     } else {

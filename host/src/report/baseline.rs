@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use super::{CaseReport, SuiteReport, table};
+use super::{CaseReadBackError, CaseReport, SuiteReport, table};
 
 /// Slack on threshold comparisons, so that a change exactly at a threshold passes.
 const THRESHOLD_TOLERANCE: f64 = 1e-9;
@@ -126,16 +126,21 @@ impl BaselineDiff {
     }
 }
 
-/// Compare `new` with the baseline `old`, case by case (by case name).
-pub fn compare(old: &SuiteReport, new: &SuiteReport, limits: &Thresholds) -> BaselineDiff {
+/// Compare `new` with the baseline `old`, case by case (by case name). Fails only when a
+/// case cannot be read back from the spool it waited in.
+pub fn compare(
+    old: &SuiteReport,
+    new: &SuiteReport,
+    limits: &Thresholds,
+) -> Result<BaselineDiff, CaseReadBackError> {
+    let (old_cases, new_cases) = (old.cases.read_all()?, new.cases.read_all()?);
     let new_by_name: HashMap<&str, &CaseReport> =
-        new.cases.iter().map(|c| (c.name.as_str(), c)).collect();
-    let old_names: HashMap<&str, ()> = old.cases.iter().map(|c| (c.name.as_str(), ())).collect();
+        new_cases.iter().map(|c| (c.name.as_str(), &**c)).collect();
+    let old_names: HashMap<&str, ()> = old_cases.iter().map(|c| (c.name.as_str(), ())).collect();
     let mut diff = BaselineDiff {
         findings: Vec::new(),
         only_old: Vec::new(),
-        only_new: new
-            .cases
+        only_new: new_cases
             .iter()
             .filter(|c| !old_names.contains_key(c.name.as_str()))
             .map(|c| c.name.clone())
@@ -145,7 +150,7 @@ pub fn compare(old: &SuiteReport, new: &SuiteReport, limits: &Thresholds) -> Bas
         new_runs: Rate { passed: 0, runs: 0 },
         notes: setup_notes(old, new),
     };
-    for old_case in &old.cases {
+    for old_case in &old_cases {
         let Some(new_case) = new_by_name.get(old_case.name.as_str()) else {
             diff.only_old.push(old_case.name.clone());
             continue;
@@ -196,7 +201,7 @@ pub fn compare(old: &SuiteReport, new: &SuiteReport, limits: &Thresholds) -> Bas
             found(Movement::Latency { old: a, new: b }, growth > 0.0);
         }
     }
-    diff
+    Ok(diff)
 }
 
 /// Relative change from `old` to `new`; none from a zero baseline.
@@ -386,7 +391,7 @@ mod tests {
             agents: Vec::new(),
             confinement: None,
             summary: SuiteSummary::of(&cases),
-            cases,
+            cases: cases.into(),
         }
     }
 
@@ -406,7 +411,7 @@ mod tests {
             case("slow", vec![run(true, 100, 251)]),
             case("added", vec![run(true, 100, 10)]),
         ]);
-        let diff = compare(&old, &new, &Thresholds::default());
+        let diff = compare(&old, &new, &Thresholds::default()).unwrap();
         let kinds: Vec<(&str, bool)> = diff
             .findings
             .iter()
@@ -449,7 +454,7 @@ mod tests {
             // Exactly +20%: not beyond --max-token-growth 0.2.
             case("tokens", vec![run(true, 120, 10)]),
         ]);
-        let diff = compare(&old, &new, &Thresholds::default());
+        let diff = compare(&old, &new, &Thresholds::default()).unwrap();
         assert_eq!(diff.findings, []);
     }
 
@@ -457,7 +462,7 @@ mod tests {
     fn a_case_without_finished_runs_is_listed_not_compared() {
         let old = suite(vec![case("cut", vec![run(true, 100, 10)])]);
         let new = suite(vec![case("cut", vec![])]);
-        let diff = compare(&old, &new, &Thresholds::default());
+        let diff = compare(&old, &new, &Thresholds::default()).unwrap();
         assert_eq!(diff.compared, 0);
         assert_eq!(
             diff.only_old,
@@ -469,7 +474,7 @@ mod tests {
     fn improvements_are_not_regressions() {
         let old = suite(vec![case("fixed", vec![run(false, 200, 10)])]);
         let new = suite(vec![case("fixed", vec![run(true, 100, 10)])]);
-        let diff = compare(&old, &new, &Thresholds::default());
+        let diff = compare(&old, &new, &Thresholds::default()).unwrap();
         assert_eq!(diff.regressions().count(), 0);
         assert_eq!(diff.improvements().count(), 2);
     }

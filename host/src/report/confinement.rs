@@ -3,10 +3,10 @@
 
 use crate::confine::Widening;
 
-use super::SuiteReport;
+use super::{CaseReport, SuiteReport};
 
-/// The header lines, in order: the suite's confinement, the protections missing, then one
-/// line per case that widened it.
+/// The header lines, in order: the suite's confinement and the protections missing; then
+/// comes a line per case that widened it ([`case_line`]).
 pub(super) fn lines(report: &SuiteReport) -> Vec<String> {
     let Some(allowed) = &report.confinement else {
         return Vec::new();
@@ -32,16 +32,20 @@ pub(super) fn lines(report: &SuiteReport) -> Vec<String> {
             allowed.missing.join(", ")
         ));
     }
-    for case in report.cases.iter().filter(|c| !c.confine.is_empty()) {
-        lines.push(format!(
+    lines
+}
+
+/// The line of a case whose `confine:` widened the suite's confinement.
+pub(super) fn case_line(case: &CaseReport) -> Option<String> {
+    (!case.confine.is_empty()).then(|| {
+        format!(
             "Confinement of {}:{}.",
             case.name,
             widening_clauses(&case.confine, true)
                 .strip_prefix(';')
                 .unwrap_or_default()
-        ));
-    }
-    lines
+        )
+    })
 }
 
 fn connect_clause(widen: &Widening) -> &'static str {

@@ -9,11 +9,13 @@
 mod chart;
 mod transcript;
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 use super::escape::{attribute, text};
 use super::{
-    CaseReport, GraderVerdict, Outcome, RunDetail, RunReport, SuiteReport, WorkspaceChanges,
+    CaseReadBackError, CaseReport, GraderVerdict, Outcome, RunDetail, RunReport, SuiteReport,
+    WorkspaceChanges,
 };
 
 const CSS: &str = include_str!("html/report.css");
@@ -22,7 +24,16 @@ const SCRIPT: &str = include_str!("html/report.js");
 /// The page for `report`, with each run's transcript and workspace changes from `details`
 /// (a run without an entry there shows its verdicts only). `details` must be sorted by
 /// (case, run), as [`RunDetails::take`](crate::runner::RunDetails::take) returns them.
-pub fn render_html(report: &SuiteReport, details: &[RunDetail]) -> String {
+///
+/// The page is one document, made whole: the cases waiting in the report's spool are read
+/// back together. Fails only when one cannot be.
+pub fn render_html(
+    report: &SuiteReport,
+    details: &[RunDetail],
+) -> Result<String, CaseReadBackError> {
+    let cases = report.cases.read_all()?;
+    let failed = cases.iter().filter(|c| !c.summary.pass).count();
+    let runs_each = report.runs_each()?;
     let mut html = String::with_capacity(64 * 1024);
     let _ = write!(
         html,
@@ -39,31 +50,31 @@ pub fn render_html(report: &SuiteReport, details: &[RunDetail]) -> String {
 <body>
 <main>
 "#,
-        report.cases.len() - report.failed_cases(),
-        report.cases.len()
+        cases.len() - failed,
+        cases.len()
     );
-    summary(&mut html, report);
+    summary(&mut html, report, cases.len(), failed, &runs_each);
     html.push_str(r#"<h2 id="chart">Pass rate per case</h2><div class="chart">"#);
-    html.push_str(&chart::pass_rate_chart(report));
+    html.push_str(&chart::pass_rate_chart(&cases));
     html.push_str("</div>\n");
-    case_table(&mut html, report);
+    case_table(&mut html, &cases);
     html.push_str(
         r#"<h2 id="runs">Runs</h2><div class="toolbar"><label><input type="checkbox" id="only-failed"> only failing runs</label><button type="button" id="expand-all">expand all</button><button type="button" id="collapse-all">collapse all</button></div>
 "#,
     );
-    for (i, case) in report.cases.iter().enumerate() {
+    for (i, case) in cases.iter().enumerate() {
         case_section(&mut html, i, case, details);
     }
     let _ = write!(
         html,
         "</main>\n<script>\n{SCRIPT}</script>\n</body>\n</html>\n"
     );
-    html
+    Ok(html)
 }
 
-fn summary(html: &mut String, report: &SuiteReport) {
+fn summary(html: &mut String, report: &SuiteReport, cases: usize, failed: usize, runs_each: &str) {
     let s = &report.summary;
-    let cases_passed = report.cases.len() - report.failed_cases();
+    let cases_passed = cases - failed;
     let k = report
         .k
         .map_or_else(|| "k = n".to_owned(), |k| format!("k = {k}"));
@@ -73,7 +84,7 @@ fn summary(html: &mut String, report: &SuiteReport) {
         text(&report.mode),
         text(&report.model),
         text(&report.evalhost_version),
-        report.runs_each(),
+        runs_each,
         k
     );
     if report.interrupted {
@@ -83,17 +94,16 @@ fn summary(html: &mut String, report: &SuiteReport) {
             report.cancelled.len()
         );
     }
-    let status = if report.failed_cases() == 0 {
+    let status = if failed == 0 {
         r#"<span class="badge pass">all cases passed</span>"#.to_owned()
     } else {
-        let failed = report.failed_cases();
         let cases = if failed == 1 { "case" } else { "cases" };
         format!(r#"<span class="badge fail">{failed} {cases} failed</span>"#)
     };
     let _ = writeln!(
         html,
         r#"<div class="cards"><div class="card"><div class="value">{cases_passed} / {}</div><div class="label">cases passed every run</div></div><div class="card"><div class="value">{} / {}</div><div class="label">runs passed</div></div><div class="card"><div class="value">{:.2}</div><div class="label">pass rate (95% interval {})</div></div><div class="card"><div class="value">{status}</div><div class="label">suite</div></div></div>"#,
-        report.cases.len(),
+        cases,
         s.passed,
         s.runs,
         s.pass_rate,
@@ -101,12 +111,12 @@ fn summary(html: &mut String, report: &SuiteReport) {
     );
 }
 
-fn case_table(html: &mut String, report: &SuiteReport) {
+fn case_table(html: &mut String, cases: &[Cow<'_, CaseReport>]) {
     html.push_str(
         r#"<h2 id="cases">Cases</h2><table class="cases"><thead><tr><th>case</th><th class="num">runs</th><th class="num">passed</th><th class="num">pass@k</th><th class="num">pass^k</th><th class="num">k</th><th class="num">pass rate (95%)</th><th class="num">requests</th><th class="num">tool calls</th><th class="num">in tok</th><th class="num">out tok</th><th>status</th></tr></thead><tbody>
 "#,
     );
-    for (i, case) in report.cases.iter().enumerate() {
+    for (i, case) in cases.iter().enumerate() {
         let s = &case.summary;
         let _ = writeln!(
             html,

@@ -8,6 +8,7 @@
 //! pass@k / pass^k, are `<properties>` of the suite (the schema has no per-testcase
 //! properties), named `<case> run N` and `<case> pass@k`.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -23,27 +24,34 @@ pub fn render_junit(report: &SuiteReport) -> String {
 }
 
 /// [`render_junit`] written to `out` a `<testsuite>` at a time, not held whole (a suite of
-/// 10,000 generated cases made 4.5 MB of XML).
+/// 10,000 generated cases made 4.5 MB of XML). Cases waiting in the report's spool are read
+/// back one at a time, each twice (its suite's properties, then its `<testcase>`).
 pub fn write_junit(report: &SuiteReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let suites = group_by_directory(&report.cases);
-    let count = |status: Status| {
-        report
-            .cases
-            .iter()
-            .filter(|c| Status::of(c) == status)
-            .count()
-    };
+    let mut suites: Vec<(String, Vec<usize>)> = Vec::new();
+    let (mut failures, mut errors, mut ms) = (0, 0, 0);
+    for (i, case) in report.cases.iter().enumerate() {
+        let case = case?;
+        let directory = directory_of(&case);
+        match suites.iter_mut().find(|(d, _)| *d == directory) {
+            Some((_, group)) => group.push(i),
+            None => suites.push((directory, vec![i])),
+        }
+        match Status::of(&case) {
+            Status::Failure => failures += 1,
+            Status::Error => errors += 1,
+            Status::Pass | Status::Skipped => {}
+        }
+        ms += case.runs.iter().map(|r| r.duration_ms).sum::<u64>();
+    }
     let _ = writeln!(
         xml,
-        r#"<testsuites name="evalhost" tests="{}" failures="{}" errors="{}" time="{}">"#,
+        r#"<testsuites name="evalhost" tests="{}" failures="{failures}" errors="{errors}" time="{}">"#,
         report.cases.len(),
-        count(Status::Failure),
-        count(Status::Error),
-        seconds(report.cases.iter().flat_map(|c| &c.runs))
+        seconds_of(ms)
     );
     for (directory, cases) in &suites {
-        write_suite(&mut xml, report, directory, cases);
+        write_suite(&mut xml, report, directory, cases)?;
         out.write_all(xml.as_bytes())?;
         xml.clear();
     }
@@ -51,17 +59,40 @@ pub fn write_junit(report: &SuiteReport, out: &mut dyn std::io::Write) -> std::i
     out.write_all(xml.as_bytes())
 }
 
-fn write_suite(xml: &mut String, report: &SuiteReport, directory: &str, cases: &[&CaseReport]) {
-    let count = |status: Status| cases.iter().filter(|c| Status::of(c) == status).count();
+/// The cases at `indices`, read back from the spool when they wait there.
+fn cases_at<'a>(
+    report: &'a SuiteReport,
+    indices: &'a [usize],
+) -> impl Iterator<Item = std::io::Result<Cow<'a, CaseReport>>> {
+    indices
+        .iter()
+        .filter_map(|&i| report.cases.get(i))
+        .map(|case| Ok(case?))
+}
+
+fn write_suite(
+    xml: &mut String,
+    report: &SuiteReport,
+    directory: &str,
+    indices: &[usize],
+) -> std::io::Result<()> {
+    let mut counts = [0usize; 4];
+    let mut ms = 0;
+    for case in cases_at(report, indices) {
+        let case = case?;
+        counts[Status::of(&case) as usize] += 1;
+        ms += case.runs.iter().map(|r| r.duration_ms).sum::<u64>();
+    }
+    let count = |status: Status| counts[status as usize];
     let _ = writeln!(
         xml,
         r#"  <testsuite name="{}" tests="{}" failures="{}" errors="{}" skipped="{}" time="{}">"#,
         attribute(directory),
-        cases.len(),
+        indices.len(),
         count(Status::Failure),
         count(Status::Error),
         count(Status::Skipped),
-        seconds(cases.iter().flat_map(|c| &c.runs)),
+        seconds_of(ms),
     );
     xml.push_str("    <properties>\n");
     let mut property = |name: &str, value: &str| {
@@ -81,7 +112,8 @@ fn write_suite(xml: &mut String, report: &SuiteReport, directory: &str, cases: &
             &format!("{} runs cancelled", report.cancelled.len()),
         );
     }
-    for case in cases {
+    for case in cases_at(report, indices) {
+        let case = case?;
         let s = &case.summary;
         property(
             &format!("{} pass@k", case.name),
@@ -104,10 +136,11 @@ fn write_suite(xml: &mut String, report: &SuiteReport, directory: &str, cases: &
         }
     }
     xml.push_str("    </properties>\n");
-    for case in cases {
-        write_case(xml, directory, case, report);
+    for case in cases_at(report, indices) {
+        write_case(xml, directory, &*case?, report);
     }
     xml.push_str("  </testsuite>\n");
+    Ok(())
 }
 
 fn write_case(xml: &mut String, directory: &str, case: &CaseReport, report: &SuiteReport) {
@@ -190,10 +223,10 @@ fn write_case(xml: &mut String, directory: &str, case: &CaseReport, report: &Sui
 /// `<skipped>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Status {
-    Pass,
-    Failure,
-    Error,
-    Skipped,
+    Pass = 0,
+    Failure = 1,
+    Error = 2,
+    Skipped = 3,
 }
 
 impl Status {
@@ -234,25 +267,20 @@ fn run_summary(run: &RunReport) -> String {
 
 /// Summed run time in seconds, as JUnit's `time` attribute wants it.
 fn seconds<'a>(runs: impl IntoIterator<Item = &'a RunReport>) -> String {
-    let ms: u64 = runs.into_iter().map(|r| r.duration_ms).sum();
+    seconds_of(runs.into_iter().map(|r| r.duration_ms).sum())
+}
+
+fn seconds_of(ms: u64) -> String {
     format!("{}.{:03}", ms / 1000, ms % 1000)
 }
 
-/// Cases grouped by the directory that holds them, in the order directories first appear.
-fn group_by_directory(cases: &[CaseReport]) -> Vec<(String, Vec<&CaseReport>)> {
-    let mut groups: Vec<(String, Vec<&CaseReport>)> = Vec::new();
-    for case in cases {
-        let directory = Path::new(&case.path)
-            .parent()
-            .map(|p| p.display().to_string())
-            .filter(|p| !p.is_empty())
-            .unwrap_or_else(|| ".".to_owned());
-        match groups.iter_mut().find(|(d, _)| *d == directory) {
-            Some((_, group)) => group.push(case),
-            None => groups.push((directory, vec![case])),
-        }
-    }
-    groups
+/// The directory that holds `case`, as its `<testsuite>` is named.
+fn directory_of(case: &CaseReport) -> String {
+    Path::new(&case.path)
+        .parent()
+        .map(|p| p.display().to_string())
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| ".".to_owned())
 }
 
 #[cfg(test)]
@@ -273,7 +301,7 @@ mod tests {
             agents: Vec::new(),
             confinement: None,
             summary: SuiteSummary::of(&cases),
-            cases,
+            cases: cases.into(),
         }
     }
 

@@ -36,20 +36,23 @@ pub enum MergeError {
         first: PathBuf,
         second: PathBuf,
     },
+    #[error(transparent)]
+    ReadBack(#[from] super::CaseReadBackError),
 }
 
 /// Merge reports read from the given paths (the paths are only for error messages).
 pub fn merge_reports(reports: Vec<(PathBuf, SuiteReport)>) -> Result<SuiteReport, MergeError> {
     let mut reports = reports.into_iter();
     let (first_path, mut merged) = reports.next().ok_or(MergeError::Empty)?;
-    let mut seen: HashMap<String, PathBuf> = merged
-        .cases
+    let mut cases = std::mem::take(&mut merged.cases).into_vec()?;
+    let mut seen: HashMap<String, PathBuf> = cases
         .iter()
         .map(|c| (c.name.clone(), first_path.clone()))
         .collect();
     for (path, report) in reports {
         check_same_run(&first_path, &merged, &path, &report)?;
-        for case in &report.cases {
+        let more = report.cases.into_vec()?;
+        for case in &more {
             if let Some(first) = seen.insert(case.name.clone(), path.clone()) {
                 return Err(MergeError::DuplicateCase {
                     case: case.name.clone(),
@@ -65,16 +68,15 @@ pub fn merge_reports(reports: Vec<(PathBuf, SuiteReport)>) -> Result<SuiteReport
                 merged.agents.push(agent);
             }
         }
-        merged.cases.extend(report.cases);
+        cases.extend(more);
     }
-    merged
-        .cases
-        .sort_by(|a, b| (&a.path, &a.name).cmp(&(&b.path, &b.name)));
+    cases.sort_by(|a, b| (&a.path, &a.name).cmp(&(&b.path, &b.name)));
     let k = merged.k;
-    for case in &mut merged.cases {
+    for case in &mut cases {
         case.summary = CaseSummary::with_k(&case.runs, k);
     }
-    merged.summary = SuiteSummary::of(&merged.cases);
+    merged.summary = SuiteSummary::of(&cases);
+    merged.cases = cases.into();
     Ok(merged)
 }
 

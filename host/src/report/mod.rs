@@ -1,6 +1,7 @@
 //! Verdicts → statistics → reports: Mino's text table and the JSON report.
 
 mod baseline;
+mod cases;
 mod confinement;
 mod details;
 mod entry;
@@ -19,6 +20,7 @@ pub use baseline::Finding;
 pub use baseline::Movement;
 pub use baseline::compare as compare_baseline;
 pub use baseline::{Rate, Thresholds, render_baseline};
+pub use cases::{CaseReadBackError, CaseReports, RESIDENT_BYTES};
 pub use details::ChangeKind;
 pub use details::FileChange;
 pub use details::RunDetail;
@@ -32,7 +34,7 @@ pub use read::read_report;
 pub(crate) use stats::wilson_interval;
 pub use stats::{pass_at_k, pass_hat_k};
 pub use table::render as render_table;
-pub use text::{render_text, render_text_in_color};
+pub use text::{render_text, render_text_in_color, write_text};
 pub use verdict_diff::VerdictChange;
 pub use verdict_diff::{RunFlip, VerdictDelta};
 pub use verdict_diff::{diff_verdicts, render_verdict_diff};
@@ -71,7 +73,9 @@ pub struct SuiteReport {
     /// `confine:`; absent in reports of evalhost versions before confinement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confinement: Option<crate::confine::Allowed>,
-    pub cases: Vec<CaseReport>,
+    /// In suite order. A suite's run keeps the first in memory and the rest, past
+    /// [`RESIDENT_BYTES`], in a spool file ([`CaseReports`]).
+    pub cases: CaseReports,
     /// Over every run of every case.
     pub summary: SuiteSummary,
 }
@@ -115,6 +119,46 @@ impl Interval {
     }
 }
 
+/// [`SuiteReport::runs_each`], gathered a case at a time.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunsEach {
+    low: u32,
+    high: u32,
+}
+
+impl Default for RunsEach {
+    fn default() -> Self {
+        Self {
+            low: u32::MAX,
+            high: 0,
+        }
+    }
+}
+
+impl RunsEach {
+    /// Count `case` of `report`: its runs and those Ctrl-C cancelled.
+    pub(crate) fn add(&mut self, report: &SuiteReport, case: &CaseReport) {
+        let cancelled = report
+            .cancelled
+            .iter()
+            .filter(|c| c.case == case.name)
+            .count();
+        let planned = (case.runs.len() + cancelled) as u32;
+        (self.low, self.high) = (self.low.min(planned), self.high.max(planned));
+    }
+
+    /// `3`, `1 to 3`, or without cases, `--runs`.
+    pub(crate) fn text(&self, report: &SuiteReport) -> String {
+        if self.low > self.high {
+            report.runs_per_case.to_string()
+        } else if self.low != self.high {
+            format!("{} to {}", self.low, self.high)
+        } else {
+            self.low.to_string()
+        }
+    }
+}
+
 /// Suite-level numbers: every run of every case counted once.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SuiteSummary {
@@ -133,6 +177,11 @@ impl SuiteSummary {
     pub fn of(cases: &[CaseReport]) -> Self {
         let runs = cases.iter().map(|c| c.summary.runs).sum();
         let passed = cases.iter().map(|c| c.summary.passed).sum();
+        Self::new(runs, passed)
+    }
+
+    /// `passed` of `runs` runs passed.
+    pub fn new(runs: u32, passed: u32) -> Self {
         Self {
             runs,
             passed,
@@ -344,32 +393,29 @@ impl CaseSummary {
 
 impl SuiteReport {
     /// Cases that did not pass every run.
-    pub fn failed_cases(&self) -> usize {
-        self.cases.iter().filter(|c| !c.summary.pass).count()
+    pub fn failed_cases(&self) -> Result<usize, CaseReadBackError> {
+        let mut failed = 0;
+        for case in self.cases.iter() {
+            failed += usize::from(!case?.summary.pass);
+        }
+        Ok(failed)
     }
 
     /// How many runs each case was given, for the header: `3` when every case had the same
     /// number (a case's own `runs:` counts, not just `--runs`), `1 to 3` when they differ.
     /// Runs Ctrl-C cancelled count (they were planned); without cases, `--runs`.
-    pub(crate) fn runs_each(&self) -> String {
-        let planned = self.cases.iter().map(|case| {
-            let cancelled = self
-                .cancelled
-                .iter()
-                .filter(|c| c.case == case.name)
-                .count();
-            (case.runs.len() + cancelled) as u32
-        });
-        match (planned.clone().min(), planned.max()) {
-            (Some(low), Some(high)) if low != high => format!("{low} to {high}"),
-            (Some(n), _) => n.to_string(),
-            _ => self.runs_per_case.to_string(),
+    pub(crate) fn runs_each(&self) -> Result<String, CaseReadBackError> {
+        let mut each = RunsEach::default();
+        for case in self.cases.iter() {
+            each.add(self, &*case?);
         }
+        Ok(each.text(self))
     }
 
-    /// The report as pretty JSON.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_default()
+    /// The report as pretty JSON (which fails only when a case cannot be read back from the
+    /// spool it waited in).
+    pub fn to_json(&self) -> std::io::Result<String> {
+        serde_json::to_string_pretty(self).map_err(std::io::Error::from)
     }
 
     /// [`SuiteReport::to_json`] written to `out` as it is made, not held whole.
@@ -417,21 +463,25 @@ mod tests {
             agents: Vec::new(),
             confinement: None,
             summary: SuiteSummary::of(&cases),
-            cases,
+            cases: cases.into(),
         }
     }
 
     #[test]
     fn runs_each_counts_what_the_cases_planned_not_the_flag() {
         assert_eq!(
-            suite(vec![case("a", 3), case("b", 3)], vec![]).runs_each(),
+            suite(vec![case("a", 3), case("b", 3)], vec![])
+                .runs_each()
+                .unwrap(),
             "3"
         );
         assert_eq!(
-            suite(vec![case("a", 1), case("b", 3)], vec![]).runs_each(),
+            suite(vec![case("a", 1), case("b", 3)], vec![])
+                .runs_each()
+                .unwrap(),
             "1 to 3"
         );
-        assert_eq!(suite(vec![], vec![]).runs_each(), "1");
+        assert_eq!(suite(vec![], vec![]).runs_each().unwrap(), "1");
         // Ctrl-C cancelled two of b's three runs: they were planned all the same.
         let cancelled = |run| CancelledRun {
             case: "b".into(),
@@ -442,6 +492,6 @@ mod tests {
             vec![case("a", 3), case("b", 1)],
             vec![cancelled(2), cancelled(3)],
         );
-        assert_eq!(interrupted.runs_each(), "3");
+        assert_eq!(interrupted.runs_each().unwrap(), "3");
     }
 }

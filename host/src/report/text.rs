@@ -2,22 +2,29 @@
 
 use std::borrow::Cow;
 
-use super::{SuiteReport, table};
+use super::{RunsEach, SuiteReport, table};
 
 /// ANSI styles of the words a reader scans for.
 const PASS_STYLE: &str = "\x1b[32m";
 const FAIL_STYLE: &str = "\x1b[1;31m";
 const RESET: &str = "\x1b[0m";
 
-/// Render the text report. The closing `Error: Eval failed: ...` line is the CLI's.
-pub fn render_text(report: &SuiteReport) -> String {
+/// Render the text report. The closing `Error: Eval failed: ...` line is the CLI's. Fails only
+/// when a case cannot be read back from the spool it waited in.
+pub fn render_text(report: &SuiteReport) -> std::io::Result<String> {
     render(report, false)
 }
 
 /// [`render_text`] for a terminal: the STATUS words and the closing verdict line in colour
 /// (ANSI: green for pass, bold red for failure); otherwise byte for byte the same text.
-pub fn render_text_in_color(report: &SuiteReport) -> String {
+pub fn render_text_in_color(report: &SuiteReport) -> std::io::Result<String> {
     render(report, true)
+}
+
+fn render(report: &SuiteReport, color: bool) -> std::io::Result<String> {
+    let mut out = Vec::new();
+    write_text(report, color, &mut out)?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// `text` in `style` when colouring.
@@ -29,27 +36,100 @@ fn paint(text: &str, style: &str, color: bool) -> String {
     }
 }
 
-fn render(report: &SuiteReport, color: bool) -> String {
-    let mut out = String::new();
+/// What the text takes from every case besides its table row, gathered in one pass over
+/// the cases (which may be read back from the spool).
+#[derive(Default)]
+struct Gathered {
+    runs_each: RunsEach,
+    /// Every run's token counts are synthetic / some are.
+    all_synthetic: bool,
+    any_synthetic: bool,
+    /// Some case ran more than once.
+    repeated: bool,
+    failed: usize,
+    not_evaluable: usize,
+    confinement: Vec<String>,
+    judge: String,
+    failures: String,
+    warnings: String,
+    not_evaluable_lines: String,
+    pass_lines: String,
+}
+
+impl Gathered {
+    fn of(report: &SuiteReport) -> std::io::Result<Self> {
+        let mut g = Gathered {
+            all_synthetic: true,
+            ..Gathered::default()
+        };
+        for case in report.cases.iter() {
+            let case = case?;
+            g.runs_each.add(report, &case);
+            g.repeated |= case.summary.runs > 1;
+            g.failed += usize::from(!case.summary.pass);
+            g.confinement.extend(super::confinement::case_line(&case));
+            let j = &case.summary.judge;
+            if !j.is_empty() {
+                g.judge.push_str(&format!(
+                    "Judge: {}: {} question{}, {} input + {} output tokens.\n",
+                    case.name,
+                    j.calls,
+                    if j.calls == 1 { "" } else { "s" },
+                    j.input_tokens,
+                    j.output_tokens
+                ));
+            }
+            for run in &case.runs {
+                g.all_synthetic &= run.usage.synthetic;
+                g.any_synthetic |= run.usage.synthetic;
+                let lines = |to: &mut String, lines: Vec<String>| {
+                    for line in lines {
+                        to.push_str(&format!("  {} run {}: {line}\n", case.name, run.run));
+                    }
+                };
+                if !run.pass {
+                    lines(&mut g.failures, run.failure_lines());
+                }
+                let warnings = run.warnings.iter().map(|w| format!("warning: {w}"));
+                lines(&mut g.warnings, warnings.collect());
+                let not_evaluable = run.not_evaluable_lines();
+                g.not_evaluable += not_evaluable.len();
+                lines(&mut g.not_evaluable_lines, not_evaluable);
+                lines(&mut g.pass_lines, run.pass_lines());
+            }
+        }
+        Ok(g)
+    }
+}
+
+/// The text report written to `out` as it is made: the table a row at a time, each case
+/// read back from the spool when it waits there (twice: once for the columns' widths).
+pub fn write_text(
+    report: &SuiteReport,
+    color: bool,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let g = Gathered::of(report)?;
     let n = report.cases.len();
-    let runs = report.runs_each();
+    let runs = g.runs_each.text(report);
     if report.mode == "replay" {
-        let usages = || report.cases.iter().flat_map(|c| &c.runs).map(|r| r.usage);
-        let tokens = if usages().all(|u| u.synthetic) {
+        let tokens = if g.all_synthetic {
             "synthetic token counts"
-        } else if usages().any(|u| u.synthetic) {
+        } else if g.any_synthetic {
             "synthetic and recorded token counts"
         } else {
             "recorded token counts"
         };
-        out.push_str(&format!(
-            "Eval replay mode: {n} cases, {runs} runs each, scripted model ({tokens}).\n"
-        ));
+        writeln!(
+            out,
+            "Eval replay mode: {n} cases, {runs} runs each, scripted model ({tokens})."
+        )?;
     } else {
-        out.push_str(&format!(
-            "Eval {} mode: {n} cases, {runs} runs each, model {}.\n",
+        writeln!(
+            out,
+            "Eval {} mode: {n} cases, {runs} runs each, model {}.",
             report.mode, report.model
-        ));
+        )?;
     }
     if !report.agents.is_empty() {
         let agents: Vec<String> = report
@@ -57,14 +137,16 @@ fn render(report: &SuiteReport, color: bool) -> String {
             .iter()
             .map(|a| format!("{} {}", a.name, a.version))
             .collect();
-        out.push_str(&format!("Agents: {}.\n", agents.join(", ")));
+        writeln!(out, "Agents: {}.", agents.join(", "))?;
     }
-    for line in super::confinement::lines(report) {
-        out.push_str(&line);
-        out.push('\n');
+    for line in super::confinement::lines(report)
+        .iter()
+        .chain(&g.confinement)
+    {
+        writeln!(out, "{line}")?;
     }
     // With one run per case an interval says little; it appears once some case repeats.
-    let repeated = report.cases.iter().any(|c| c.summary.runs > 1);
+    let repeated = g.repeated;
     let k = report.k.map_or_else(|| "k".to_owned(), |k| k.to_string());
     let mut header = vec![
         "CASE".to_owned(),
@@ -77,7 +159,6 @@ fn render(report: &SuiteReport, color: bool) -> String {
         header.push("RATE_CI95".to_owned());
     }
     header.extend(["REQ", "TOOLS", "IN_TOK", "OUT_TOK", "STATUS"].map(String::from));
-    // One row per case, made when the table needs it rather than all held at once.
     let row = |case: &super::CaseReport| {
         let s = &case.summary;
         let mut row = vec![
@@ -104,85 +185,50 @@ fn render(report: &SuiteReport, color: bool) -> String {
         ]);
         row
     };
-    out.push_str(&table::render_each(report.cases.len() + 1, |i| match i {
-        0 => Cow::Borrowed(&header[..]),
-        i => Cow::Owned(row(&report.cases[i - 1])),
-    }));
+    // One row per case, made when the table needs it rather than all held at once.
+    let rows = || {
+        let cases = report.cases.iter().map(|case| Ok(Cow::Owned(row(&*case?))));
+        std::iter::once(Ok(Cow::Borrowed(&header[..]))).chain(cases)
+    };
+    table::write_each(rows, out)?;
     if repeated {
         let s = &report.summary;
-        out.push_str(&format!(
-            "Suite: {} of {} runs passed, pass rate {:.2} (95% CI {}).\n",
+        writeln!(
+            out,
+            "Suite: {} of {} runs passed, pass rate {:.2} (95% CI {}).",
             s.passed,
             s.runs,
             s.pass_rate,
             s.pass_rate_ci95.compact()
-        ));
+        )?;
     }
-    for case in report.cases.iter().filter(|c| !c.summary.judge.is_empty()) {
-        let j = &case.summary.judge;
-        out.push_str(&format!(
-            "Judge: {}: {} question{}, {} input + {} output tokens.\n",
-            case.name,
-            j.calls,
-            if j.calls == 1 { "" } else { "s" },
-            j.input_tokens,
-            j.output_tokens
-        ));
-    }
-    for case in &report.cases {
-        for run in case.runs.iter().filter(|r| !r.pass) {
-            for line in run.failure_lines() {
-                out.push_str(&format!("  {} run {}: {line}\n", case.name, run.run));
-            }
-        }
-    }
-    for case in &report.cases {
-        for run in &case.runs {
-            for warning in &run.warnings {
-                out.push_str(&format!(
-                    "  {} run {}: warning: {warning}\n",
-                    case.name, run.run
-                ));
-            }
-        }
-    }
-    for case in &report.cases {
-        for run in &case.runs {
-            for line in run.not_evaluable_lines() {
-                out.push_str(&format!("  {} run {}: {line}\n", case.name, run.run));
-            }
-        }
-    }
-    for case in &report.cases {
-        for run in &case.runs {
-            for line in run.pass_lines() {
-                out.push_str(&format!("  {} run {}: {line}\n", case.name, run.run));
-            }
-        }
+    for lines in [
+        &g.judge,
+        &g.failures,
+        &g.warnings,
+        &g.not_evaluable_lines,
+        &g.pass_lines,
+    ] {
+        out.write_all(lines.as_bytes())?;
     }
     if report.interrupted {
-        out.push_str(&interrupted_line(report));
+        out.write_all(interrupted_line(report).as_bytes())?;
     }
-    let failed = report.failed_cases();
-    let not_evaluable: usize = report
-        .cases
-        .iter()
-        .flat_map(|c| &c.runs)
-        .map(|r| r.not_evaluable_lines().len())
-        .sum();
-    let note = match not_evaluable {
+    let note = match g.not_evaluable {
         0 => String::new(),
         1 => " (1 assertion not evaluable)".to_owned(),
         n => format!(" ({n} assertions not evaluable)"),
     };
-    if failed == 0 {
-        let verdict = paint("All cases passed", PASS_STYLE, color);
-        out.push_str(&format!("{verdict}{note}.\n"));
+    let verdict = if g.failed == 0 {
+        paint("All cases passed", PASS_STYLE, color)
     } else {
-        let verdict = paint(&format!("{failed} of {n} cases failed"), FAIL_STYLE, color);
-        out.push_str(&format!("{verdict}{note}.\n"));
-    }
-    out
+        paint(
+            &format!("{} of {n} cases failed", g.failed),
+            FAIL_STYLE,
+            color,
+        )
+    };
+    writeln!(out, "{verdict}{note}.")
 }
 
 /// `Interrupted: 2 runs cancelled: slow run 2 (running), slow run 3 (not started).`

@@ -41,12 +41,18 @@ pub struct RunFlip {
     pub passes: bool,
 }
 
-/// Every verdict change and run flip from `old` to `new`, in `new`'s order.
-pub fn diff_verdicts(old: &SuiteReport, new: &SuiteReport) -> (Vec<VerdictDelta>, Vec<RunFlip>) {
+/// Every verdict change and run flip from `old` to `new`, in `new`'s order. Fails only when
+/// a case cannot be read back from the spool it waited in.
+pub fn diff_verdicts(
+    old: &SuiteReport,
+    new: &SuiteReport,
+) -> Result<(Vec<VerdictDelta>, Vec<RunFlip>), super::CaseReadBackError> {
     let mut deltas = Vec::new();
     let mut flips = Vec::new();
-    for case in &new.cases {
-        let old_case = old.cases.iter().find(|c| c.name == case.name);
+    let old_cases = old.cases.read_all()?;
+    for case in new.cases.iter() {
+        let case = case?;
+        let old_case = old_cases.iter().find(|c| c.name == case.name);
         for run in &case.runs {
             let old_run = old_case.and_then(|c| c.runs.iter().find(|r| r.run == run.run));
             let Some(old_run) = old_run else { continue };
@@ -67,7 +73,7 @@ pub fn diff_verdicts(old: &SuiteReport, new: &SuiteReport) -> (Vec<VerdictDelta>
             }
         }
     }
-    (deltas, flips)
+    Ok((deltas, flips))
 }
 
 fn diff_run(old: &RunReport, new: &RunReport) -> Vec<(String, VerdictChange)> {

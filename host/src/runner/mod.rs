@@ -37,8 +37,8 @@ use futures_util::StreamExt;
 
 use crate::model::ModelServer;
 use crate::report::{
-    CancelledRun, CaseReport, CaseSummary, REPORT_SCHEMA_VERSION, RunReport, SuiteReport,
-    SuiteSummary,
+    CancelledRun, CaseReport, CaseReports, CaseSummary, REPORT_SCHEMA_VERSION, RunReport,
+    SuiteReport, SuiteSummary,
 };
 use planned::CaseHeader;
 
@@ -80,6 +80,10 @@ pub struct RunOptions {
     /// What every run's processes may do (`docs/security.md`): confined by default;
     /// `--no-confine` and `--confine-*` change it, a case's `confine:` widens it further.
     pub confine: crate::confine::Policy,
+    /// Bytes of finished cases the report keeps in memory; the rest wait in a spool file
+    /// until the report is written (default [`crate::report::RESIDENT_BYTES`]; 0: every case
+    /// waits there).
+    pub resident_report_bytes: usize,
 }
 
 impl Default for RunOptions {
@@ -102,6 +106,7 @@ impl Default for RunOptions {
                 String::new(),
             )),
             confine: crate::confine::Policy::default(),
+            resident_report_bytes: crate::report::RESIDENT_BYTES,
         }
     }
 }
@@ -195,47 +200,66 @@ pub(crate) async fn run_planned(
     let mut finished = futures_util::stream::iter(plan)
         .map(|(i, run, planned)| {
             let (server, options) = (server.clone(), shared.clone());
-            let name = headers[i].0.name.clone();
             async move {
-                let task = RunTask(tokio::spawn(make_run(planned, run, server, options)));
+                let task = RunTask(tokio::spawn(make_run(
+                    planned.clone(),
+                    run,
+                    server,
+                    options,
+                )));
                 match task.join().await {
                     Ok(result) => (i, result),
-                    Err(e) => (
-                        i,
-                        Ok(errored(run, format!("the run's task failed: {e} ({name})"))),
-                    ),
+                    Err(e) => {
+                        let name = planned.name();
+                        let error = format!("the run's task failed: {e} ({name})");
+                        (i, Ok(errored(run, error)))
+                    }
                 }
             }
         })
         .buffered(options.jobs.max(1));
     // Each report goes to its case as it comes, into a list sized for the case's runs (a
-    // list grown from empty makes room for four).
+    // list grown from empty makes room for four). A case whose runs have all come goes to
+    // the report, in plan order (the runs come in that order), which keeps it in memory or
+    // spools it: a suite holds the cases still running, not every case's verdicts.
     let mut per_case: Vec<Vec<RunReport>> = vec![Vec::new(); headers.len()];
+    let mut remaining: Vec<u32> = headers.iter().map(|(_, runs)| *runs).collect();
+    let mut headers: Vec<Option<CaseHeader>> = headers.into_iter().map(|(h, _)| Some(h)).collect();
+    let mut cases = CaseReports::with_budget(options.resident_report_bytes);
+    let (mut runs, mut passed) = (0, 0);
+    let mut next = 0;
     let mut cancelled = Vec::new();
-    while let Some((i, result)) = finished.next().await {
+    let mut finish = |i: usize, result: Result<RunReport, CancelledRun>| {
         match result {
             Ok(report) => {
                 let runs = &mut per_case[i];
                 if runs.capacity() == 0 {
-                    runs.reserve_exact(headers[i].1 as usize);
+                    runs.reserve_exact(remaining[i] as usize);
                 }
                 runs.push(report);
             }
             Err(run) => cancelled.push(run),
         }
+        remaining[i] -= 1;
+        while next < remaining.len() && remaining[next] == 0 {
+            let header = headers[next].take().unwrap_or_default();
+            let case_runs = std::mem::take(&mut per_case[next]);
+            let summary = CaseSummary::with_k(&case_runs, options.k);
+            (runs, passed) = (runs + summary.runs, passed + summary.passed);
+            cases.push(CaseReport {
+                name: header.name.into(),
+                path: header.path.into(),
+                confine: header.confine.map(|c| *c).unwrap_or_default(),
+                summary,
+                runs: case_runs,
+            });
+            next += 1;
+        }
+    };
+    while let Some((i, result)) = finished.next().await {
+        finish(i, result);
     }
     drop(finished);
-    let case_reports: Vec<CaseReport> = headers
-        .into_iter()
-        .zip(per_case)
-        .map(|((header, _), runs)| CaseReport {
-            name: header.name.into(),
-            path: header.path.into(),
-            confine: header.confine.map(|c| *c).unwrap_or_default(),
-            summary: CaseSummary::with_k(&runs, options.k),
-            runs,
-        })
-        .collect();
     let report = SuiteReport {
         schema_version: REPORT_SCHEMA_VERSION,
         evalhost_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -255,8 +279,8 @@ pub(crate) async fn run_planned(
             })
             .collect(),
         confinement: Some(crate::confine::Allowed::of(&options.confine)),
-        summary: SuiteSummary::of(&case_reports),
-        cases: case_reports,
+        summary: SuiteSummary::new(runs, passed),
+        cases,
     };
     if let Some(dir) = &options.out {
         out::write_report(dir, &report)?;

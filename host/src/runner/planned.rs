@@ -19,7 +19,7 @@ pub struct PlannedCase {
 }
 
 /// What the runner and the report need of a case before any of its runs.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct CaseHeader {
     pub name: Box<str>,
     /// The case's file, as the report shows it.

@@ -45,6 +45,8 @@ pub enum RegradeError {
     },
     #[error("failed to create an empty workspace for runs without a snapshot: {error}")]
     EmptyWorkspace { error: std::io::Error },
+    #[error(transparent)]
+    ReadBack(#[from] crate::report::CaseReadBackError),
 }
 
 /// The re-graded report, and which runs had no workspace snapshot.
@@ -59,15 +61,15 @@ pub struct Regraded {
 }
 
 /// The case paths a saved report records, each once, in report order.
-pub fn recorded_case_paths(report: &SuiteReport) -> Vec<PathBuf> {
+pub fn recorded_case_paths(report: &SuiteReport) -> Result<Vec<PathBuf>, RegradeError> {
     let mut paths: Vec<PathBuf> = Vec::new();
-    for case in &report.cases {
-        let path = PathBuf::from(&case.path);
+    for case in report.cases.iter() {
+        let path = PathBuf::from(&case?.path);
         if !paths.contains(&path) {
             paths.push(path);
         }
     }
-    paths
+    Ok(paths)
 }
 
 /// The loaded cases the saved report has runs of, in report order. Every case of the report
@@ -83,6 +85,7 @@ pub fn cases_of_report(
         .cases
         .iter()
         .map(|saved| {
+            let saved = saved?;
             by_name
                 .remove(&saved.name)
                 .ok_or_else(|| RegradeError::CaseNotFound {
@@ -116,7 +119,8 @@ pub async fn regrade(
         .tempdir()
         .map_err(|source| RegradeError::EmptyWorkspace { error: source })?;
     let mut plan = Vec::new();
-    for saved_case in &saved.cases {
+    for saved_case in saved.cases.iter() {
+        let saved_case = saved_case?;
         let prepared =
             cases
                 .get(&saved_case.name)
@@ -136,7 +140,8 @@ pub async fn regrade(
     let mut graded = graded.into_iter();
     let mut without_workspace = Vec::new();
     let mut report = saved.clone();
-    for case in &mut report.cases {
+    let mut cases = std::mem::take(&mut report.cases).into_vec()?;
+    for case in &mut cases {
         for run in &mut case.runs {
             if let Some(result) = graded.next() {
                 let (regraded, had_workspace) = result?;
@@ -148,7 +153,8 @@ pub async fn regrade(
         }
         case.summary = CaseSummary::with_k(&case.runs, saved.k);
     }
-    report.summary = SuiteSummary::of(&report.cases);
+    report.summary = SuiteSummary::of(&cases);
+    report.cases = cases.into();
     report.evalhost_version = env!("CARGO_PKG_VERSION").to_owned();
     Ok(Regraded {
         report,

@@ -2,9 +2,10 @@
 //! The bar is the pass rate, the whisker its Wilson 95% interval, the diamond pass@k and the
 //! circle pass^k.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
-use crate::report::SuiteReport;
+use crate::report::CaseReport;
 use crate::report::escape::text;
 
 const LABEL_WIDTH: f64 = 220.0;
@@ -14,8 +15,8 @@ const TOP: f64 = 34.0;
 const LABEL_CHARS: usize = 30;
 
 /// The chart as an `<svg>` element.
-pub(super) fn pass_rate_chart(report: &SuiteReport) -> String {
-    let rows = report.cases.len() as f64;
+pub(super) fn pass_rate_chart(cases: &[Cow<'_, CaseReport>]) -> String {
+    let rows = cases.len() as f64;
     let width = LABEL_WIDTH + PLOT_WIDTH + 80.0;
     let height = TOP + rows * ROW + 24.0;
     let x = |rate: f64| LABEL_WIDTH + rate.clamp(0.0, 1.0) * PLOT_WIDTH;
@@ -39,7 +40,7 @@ pub(super) fn pass_rate_chart(report: &SuiteReport) -> String {
             TOP + rows * ROW + 16.0
         );
     }
-    for (i, case) in report.cases.iter().enumerate() {
+    for (i, case) in cases.iter().enumerate() {
         let s = &case.summary;
         let y = TOP + i as f64 * ROW;
         let mid = y + ROW / 2.0;

@@ -27,6 +27,11 @@ fn greet(name: &str, extra: &str) -> String {
 }
 
 /// The built-in graders, compiled without a cache (no files outside the test's temp dirs).
+/// The report's cases, each read back from the spool when it waits there.
+fn cases_of(report: &evalhost::SuiteReport) -> Vec<evalhost::report::CaseReport> {
+    report.cases.clone().into_vec().expect("cases read back")
+}
+
 fn with_builtins(suite: Suite) -> Suite {
     let mut host = evalhost::GraderHost::new(Default::default(), None).expect("engine");
     host.add_component(evalhost::grader::BUILTIN_GRADERS_WASM, "builtin")
@@ -48,9 +53,9 @@ fn a_suite_selects_by_tags_and_filter_and_replays_what_is_left() {
     let report = runtime().block_on(plan.run()).expect("run");
     assert_eq!(report.cases.len(), 1);
     assert!(
-        report.cases[0].runs[0].pass,
+        cases_of(&report)[0].runs[0].pass,
         "{:?}",
-        report.cases[0].runs[0]
+        cases_of(&report)[0].runs[0]
     );
 
     let error = Suite::new([dir.path()])
@@ -116,7 +121,7 @@ graders:
         .plan()
         .expect("plan");
     let report = runtime().block_on(plan.run()).expect("run");
-    let run = &report.cases[0].runs[0];
+    let run = &cases_of(&report)[0].runs[0];
     assert!(run.pass, "{run:?}");
 }
 
@@ -140,7 +145,7 @@ fn a_live_suite_asks_the_provider_and_skips_replay_only_cases() {
     );
     let report = runtime().block_on(plan.run()).expect("run");
     assert_eq!(report.cases.len(), 1);
-    let runs = &report.cases[0].runs;
+    let runs = &cases_of(&report)[0].runs;
     assert_eq!(runs.len(), 3, "live runs default to 3");
     assert!(runs.iter().all(|r| r.pass), "{runs:?}");
     assert_eq!(fake.received().len(), 3, "one provider request per run");
@@ -156,7 +161,7 @@ fn saved_runs_are_graded_again_with_the_graders_the_case_declares_now() {
         .expect("plan");
     let runtime = runtime();
     let report = runtime.block_on(plan.run()).expect("run");
-    assert!(report.cases[0].runs[0].pass);
+    assert!(cases_of(&report)[0].runs[0].pass);
 
     // The case now expects another greeting; its saved run is graded again, nothing runs.
     std::fs::write(
@@ -165,7 +170,7 @@ fn saved_runs_are_graded_again_with_the_graders_the_case_declares_now() {
     )
     .expect("rewrite case");
     let saved = evalhost::report::read_report(&out).expect("saved report");
-    let paths = evalhost::runner::recorded_case_paths(&saved);
+    let paths = evalhost::runner::recorded_case_paths(&saved).expect("paths");
     let loaded = evalhost::case::load_cases(&paths).expect("load");
     let cases = evalhost::runner::cases_of_report(&saved, loaded, &paths).expect("cases");
     let mut host = evalhost::GraderHost::new(Default::default(), None).expect("engine");
@@ -181,7 +186,7 @@ fn saved_runs_are_graded_again_with_the_graders_the_case_declares_now() {
             evalhost::RunOptions::default().judge,
         ))
         .expect("regrade");
-    let run = &regraded.report.cases[0].runs[0];
+    let run = &cases_of(&regraded.report)[0].runs[0];
     assert!(!run.pass, "{run:?}");
     assert!(
         run.verdicts[0].message.contains("Goodbye"),
@@ -230,8 +235,7 @@ fn cases_spooled_out_of_memory_run_as_loaded() {
         .collect();
     let dir = suite_dir(&borrowed);
     let outcomes = |report: &evalhost::SuiteReport| -> Vec<(String, bool, Vec<String>)> {
-        report
-            .cases
+        cases_of(report)
             .iter()
             .map(|c| {
                 let run = &c.runs[0];
@@ -273,6 +277,95 @@ fn cases_spooled_out_of_memory_run_as_loaded() {
     let spooled = runtime().block_on(spooled.run()).expect("run");
 
     assert_eq!(outcomes(&spooled), outcomes(&in_memory));
-    assert_eq!(spooled.failed_cases(), 0, "{:#?}", outcomes(&spooled));
+    assert_eq!(
+        spooled.failed_cases().expect("count"),
+        0,
+        "{:#?}",
+        outcomes(&spooled)
+    );
     assert_eq!(spooled.cases.len(), 3);
+}
+
+/// A suite whose finished cases wait on disk for the report reports exactly what one held in
+/// memory does: the same table and failure lines, the same verdicts in `report.json`, and
+/// JUnit with the same cases.
+#[test]
+fn finished_cases_spooled_out_of_memory_report_as_held() {
+    // Two pass, one fails (its note lacks the text the grader wants), one runs twice.
+    let mut cases: Vec<(String, String)> = (0..3)
+        .map(|i| {
+            let name = format!("note-{i}");
+            let text = seeded(&name, &format!("release {i} is green"));
+            (name, text)
+        })
+        .collect();
+    cases[1].1 = cases[1].1.replace(
+        "final_text_contains: \"release 1 is green\"",
+        "final_text_contains: \"release 1 is red\"",
+    );
+    cases[2].1 = format!("runs: 2\n{}", cases[2].1);
+    let borrowed: Vec<(&str, &str)> = cases
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let dir = suite_dir(&borrowed);
+    let run = |resident_report_bytes: usize, out: &Path| {
+        let plan = with_builtins(Suite::new([dir.path()]))
+            .options(|options| {
+                options.resident_report_bytes = resident_report_bytes;
+                options.out = Some(out.to_owned());
+            })
+            .plan()
+            .expect("plan");
+        runtime().block_on(plan.run()).expect("run")
+    };
+    let outs = tempfile::tempdir().expect("temp dir");
+    let (held_out, spooled_out) = (outs.path().join("held"), outs.path().join("spooled"));
+    let held = run(evalhost::report::RESIDENT_BYTES, &held_out);
+    let spooled = run(0, &spooled_out);
+    assert_eq!(held.cases.spooled(), 0);
+    assert_eq!(
+        spooled.cases.spooled(),
+        3,
+        "every finished case waits on disk"
+    );
+
+    let text = evalhost::render_text(&spooled).expect("text");
+    assert_eq!(text, evalhost::render_text(&held).expect("text"));
+    assert!(text.contains("1 of 3 cases failed"), "{text}");
+    assert!(text.contains("note-1 run 1: graders[0]"), "{text}");
+    assert_eq!(spooled.failed_cases().expect("count"), 1);
+    assert_eq!((spooled.summary.runs, spooled.summary.passed), (4, 3));
+
+    // report.json: the same cases, runs and verdicts (timings aside).
+    // (case, run, pass, its verdicts: grader, message, fuel).
+    type Run = (String, u32, bool, Vec<(String, String, u64)>);
+    let verdicts = |dir: &Path| -> Vec<Run> {
+        let report = evalhost::report::read_report(dir).expect("report.json");
+        cases_of(&report)
+            .into_iter()
+            .flat_map(|case| {
+                case.runs.into_iter().map(move |run| {
+                    let verdicts = run
+                        .verdicts
+                        .iter()
+                        .map(|v| (v.grader.to_string(), v.message.clone(), v.fuel_used))
+                        .collect();
+                    (case.name.clone(), run.run, run.pass, verdicts)
+                })
+            })
+            .collect()
+    };
+    let written = verdicts(&spooled_out);
+    assert_eq!(written.len(), 4);
+    assert_eq!(written, verdicts(&held_out));
+
+    let junit = evalhost::report::render_junit(&spooled);
+    for name in ["note-0", "note-1", "note-2"] {
+        assert!(
+            junit.contains(&format!("<testcase name=\"{name}\"")),
+            "{junit}"
+        );
+    }
+    assert!(junit.contains("tests=\"3\" failures=\"1\""), "{junit}");
 }

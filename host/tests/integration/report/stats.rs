@@ -51,7 +51,7 @@ fn suite(cases: Vec<(&str, Vec<RunReport>)>, k: Option<u32>) -> SuiteReport {
         agents: Vec::new(),
         confinement: None,
         summary: SuiteSummary::of(&cases),
-        cases,
+        cases: cases.into(),
     }
 }
 
@@ -103,7 +103,8 @@ fn suite_interval_counts_every_run() {
         "{expected:?}"
     );
 
-    let json: serde_json::Value = serde_json::from_str(&report.to_json()).expect("json");
+    let json: serde_json::Value =
+        serde_json::from_str(&report.to_json().expect("json")).expect("json");
     assert_eq!(json["k"], 2);
     assert_eq!(json["summary"]["passed"], 8);
     assert!(json["summary"]["pass_rate_ci95"]["low"].as_f64().is_some());
@@ -123,7 +124,7 @@ fn table_shows_k_and_the_interval_when_runs_repeat() {
         vec![("b", runs(&[true, false, true, false, true]))],
         Some(2),
     );
-    let text = render_text(&report);
+    let text = render_text(&report).expect("text");
     let header = text.lines().nth(1).unwrap_or_default();
     assert!(
         header.contains("pass@2") && header.contains("pass^2"),
@@ -144,7 +145,7 @@ fn table_shows_k_and_the_interval_when_runs_repeat() {
 #[test]
 fn single_runs_keep_the_mino_table() {
     let report = suite(vec![("a", runs(&[true]))], None);
-    let text = render_text(&report);
+    let text = render_text(&report).expect("text");
     assert!(
         !text.contains("RATE_CI95") && !text.contains("Suite:"),
         "{text}"

@@ -1,0 +1,237 @@
+//! A report's cases, in suite order. A suite's run hands each case over as its last run
+//! finishes ([`CaseReports::push`]). The cases stay in memory while they fit a budget
+//! ([`RESIDENT_BYTES`] by default); the rest wait in an unnamed temp file and are read back
+//! one at a time by what reads the report ([`CaseReports::iter`]). A finished case then costs
+//! 16 bytes of memory, not its runs and verdicts (~1.2 KB for an `evalhost-bench gen` case),
+//! so a suite of 100,000 cases runs in about the memory of 10,000 (`docs/performance.md`,
+//! "Memory in suite size").
+//!
+//! A report read from a file or built by hand holds every case in memory.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use serde::ser::{Error as _, SerializeSeq};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::CaseReport;
+use crate::spool_file::SpoolFile;
+
+/// Bytes of finished cases kept in memory before the rest wait in the spool, counted by
+/// [`resident_bytes`]: about 7,000 `evalhost-bench gen` cases.
+pub const RESIDENT_BYTES: usize = 8 << 20;
+
+/// The cases of a [`super::SuiteReport`], in order: in memory while the budget lasts, the
+/// rest in a spool file.
+#[derive(Clone)]
+pub struct CaseReports {
+    cases: Vec<Slot>,
+    /// Made when the first case does not fit the budget.
+    file: Option<Arc<SpoolFile>>,
+    resident_left: usize,
+}
+
+/// Where one case is.
+#[derive(Debug, Clone)]
+enum Slot {
+    Resident(Box<CaseReport>),
+    /// `len` bytes at `offset` in the spool file.
+    Spooled {
+        offset: u64,
+        len: u32,
+    },
+}
+
+/// Why a case of a report could not be read back from the spool it waited in.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "failed to read a finished case back from evalhost's spool (where it waited for the report): {0}"
+)]
+pub struct CaseReadBackError(#[source] std::io::Error);
+
+impl From<CaseReadBackError> for std::io::Error {
+    fn from(error: CaseReadBackError) -> Self {
+        std::io::Error::other(error)
+    }
+}
+
+impl CaseReports {
+    /// No cases yet; up to `resident_bytes` of them will be kept in memory (0: every case
+    /// goes to the spool).
+    pub fn with_budget(resident_bytes: usize) -> Self {
+        Self {
+            cases: Vec::new(),
+            file: None,
+            resident_left: resident_bytes,
+        }
+    }
+
+    /// Add `case` after the others: in memory while the budget lasts, else in the spool.
+    /// A spool that cannot be made or written keeps the case in memory: memory, not the
+    /// report, is what is lost.
+    pub fn push(&mut self, case: CaseReport) {
+        let bytes = resident_bytes(&case);
+        if bytes <= self.resident_left {
+            self.resident_left -= bytes;
+            self.cases.push(Slot::Resident(Box::new(case)));
+            return;
+        }
+        // Later cases are not kept in memory, whatever their size.
+        self.resident_left = 0;
+        let slot = match self.spool(&case) {
+            Ok((offset, len)) => Slot::Spooled { offset, len },
+            Err(_) => Slot::Resident(Box::new(case)),
+        };
+        self.cases.push(slot);
+    }
+
+    fn spool(&mut self, case: &CaseReport) -> std::io::Result<(u64, u32)> {
+        let file = match &self.file {
+            Some(file) => file.clone(),
+            None => self.file.insert(Arc::new(SpoolFile::new()?)).clone(),
+        };
+        let bytes = serde_json::to_vec(case).map_err(std::io::Error::other)?;
+        let len = u32::try_from(bytes.len()).map_err(std::io::Error::other)?;
+        Ok((file.append(&bytes)?, len))
+    }
+
+    /// How many cases.
+    pub fn len(&self) -> usize {
+        self.cases.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cases.is_empty()
+    }
+
+    /// How many cases wait in the spool rather than in memory.
+    pub fn spooled(&self) -> usize {
+        let spooled = |slot: &&Slot| matches!(slot, Slot::Spooled { .. });
+        self.cases.iter().filter(spooled).count()
+    }
+
+    /// The cases in order, each read back from the spool when it waits there.
+    pub fn iter(&self) -> impl Iterator<Item = Result<Cow<'_, CaseReport>, CaseReadBackError>> {
+        self.cases.iter().map(|slot| self.read(slot))
+    }
+
+    /// The case at `index` (0-based), read back from the spool when it waits there.
+    pub fn get(&self, index: usize) -> Option<Result<Cow<'_, CaseReport>, CaseReadBackError>> {
+        self.cases.get(index).map(|slot| self.read(slot))
+    }
+
+    /// Every case at once, those in the spool read back (a report read from a file, or
+    /// built in memory, only lends its cases).
+    pub fn read_all(&self) -> Result<Vec<Cow<'_, CaseReport>>, CaseReadBackError> {
+        self.iter().collect()
+    }
+
+    /// Every case in memory, read back from the spool.
+    pub fn into_vec(self) -> Result<Vec<CaseReport>, CaseReadBackError> {
+        let file = self.file;
+        self.cases
+            .into_iter()
+            .map(|slot| match slot {
+                Slot::Resident(case) => Ok(*case),
+                Slot::Spooled { offset, len } => read(file.as_deref(), offset, len),
+            })
+            .collect()
+    }
+
+    fn read<'a>(&'a self, slot: &'a Slot) -> Result<Cow<'a, CaseReport>, CaseReadBackError> {
+        match slot {
+            Slot::Resident(case) => Ok(Cow::Borrowed(case)),
+            Slot::Spooled { offset, len } => {
+                read(self.file.as_deref(), *offset, *len).map(Cow::Owned)
+            }
+        }
+    }
+}
+
+fn read(file: Option<&SpoolFile>, offset: u64, len: u32) -> Result<CaseReport, CaseReadBackError> {
+    let file = file.ok_or_else(|| CaseReadBackError(std::io::Error::other("no spool file")))?;
+    let bytes = file
+        .read_at(offset, len as usize)
+        .map_err(CaseReadBackError)?;
+    serde_json::from_slice(&bytes).map_err(|e| CaseReadBackError(e.into()))
+}
+
+/// About how many bytes `case` holds in memory: its parts and their texts.
+pub(crate) fn resident_bytes(case: &CaseReport) -> usize {
+    use std::mem::size_of;
+    let runs: usize = case
+        .runs
+        .iter()
+        .map(|run| {
+            let verdicts: usize = run
+                .verdicts
+                .iter()
+                .map(|v| {
+                    size_of::<super::GraderVerdict>()
+                        + v.message.len()
+                        + v.stdout.len()
+                        + v.stderr.len()
+                })
+                .sum();
+            let warnings: usize = run
+                .warnings
+                .iter()
+                .map(|w| size_of::<String>() + w.len())
+                .sum();
+            size_of::<super::RunReport>()
+                + run.error.as_ref().map_or(0, String::len)
+                + verdicts
+                + warnings
+        })
+        .sum();
+    size_of::<CaseReport>() + case.name.len() + case.path.len() + runs
+}
+
+impl Default for CaseReports {
+    fn default() -> Self {
+        Self::with_budget(RESIDENT_BYTES)
+    }
+}
+
+/// Cases built in memory stay there, whatever their size.
+impl From<Vec<CaseReport>> for CaseReports {
+    fn from(resident: Vec<CaseReport>) -> Self {
+        Self {
+            cases: resident
+                .into_iter()
+                .map(|case| Slot::Resident(Box::new(case)))
+                .collect(),
+            file: None,
+            resident_left: 0,
+        }
+    }
+}
+
+impl FromIterator<CaseReport> for CaseReports {
+    fn from_iter<I: IntoIterator<Item = CaseReport>>(cases: I) -> Self {
+        Vec::from_iter(cases).into()
+    }
+}
+
+impl std::fmt::Debug for CaseReports {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.cases).finish()
+    }
+}
+
+/// A JSON array of the cases, each read back from the spool as it is written.
+impl Serialize for CaseReports {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.len()))?;
+        for case in self.iter() {
+            seq.serialize_element(&*case.map_err(S::Error::custom)?)?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for CaseReports {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<CaseReport>::deserialize(deserializer).map(Self::from)
+    }
+}
