@@ -235,3 +235,71 @@ impl<'de> Deserialize<'de> for CaseReports {
         Vec::<CaseReport>::deserialize(deserializer).map(Self::from)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{CaseSummary, RunReport};
+
+    fn case(name: &str, passes: &[bool]) -> CaseReport {
+        let runs: Vec<RunReport> = passes
+            .iter()
+            .enumerate()
+            .map(|(i, &pass)| RunReport {
+                run: i as u32 + 1,
+                pass,
+                error: (!pass).then(|| format!("{name} broke")),
+                usage: Default::default(),
+                tool_calls: 2,
+                duration_ms: 7,
+                verdicts: Vec::new(),
+                warnings: vec!["a warning".into()],
+            })
+            .collect();
+        CaseReport {
+            name: name.into(),
+            path: format!("cases/{name}.yaml"),
+            confine: Default::default(),
+            summary: CaseSummary::of(&runs),
+            runs,
+        }
+    }
+
+    fn json(case: &CaseReport) -> String {
+        serde_json::to_string(case).unwrap()
+    }
+
+    #[test]
+    fn cases_past_the_budget_wait_in_the_spool_and_come_back_in_order() {
+        let all: Vec<CaseReport> = (0..5)
+            .map(|i| case(&format!("c{i}"), &[true, i % 2 == 0]))
+            .collect();
+        // Room for two cases; the rest go to the spool, whatever their size.
+        let mut cases = CaseReports::with_budget(resident_bytes(&all[0]) + resident_bytes(&all[1]));
+        for case in all.iter().cloned() {
+            cases.push(case);
+        }
+        assert_eq!((cases.len(), cases.spooled()), (5, 3));
+        let back: Vec<String> = cases.iter().map(|c| json(&c.unwrap())).collect();
+        assert_eq!(back, all.iter().map(json).collect::<Vec<_>>());
+        assert_eq!(json(&cases.get(4).unwrap().unwrap()), json(&all[4]));
+        assert!(cases.get(5).is_none());
+        // The report's JSON is the same as with every case in memory.
+        let held = CaseReports::from(all.clone());
+        assert_eq!(held.spooled(), 0);
+        assert_eq!(
+            serde_json::to_string(&cases).unwrap(),
+            serde_json::to_string(&held).unwrap()
+        );
+        // A clone shares the spool file; both read every case back.
+        let copy = cases.clone();
+        let owned: Vec<String> = copy.into_vec().unwrap().iter().map(json).collect();
+        assert_eq!(owned, back);
+        assert_eq!(cases.into_vec().unwrap().len(), 5);
+    }
+
+    #[test]
+    fn a_finished_case_in_the_spool_costs_a_slot() {
+        assert!(std::mem::size_of::<Slot>() <= 16);
+    }
+}
