@@ -4,6 +4,7 @@
 mod cancel;
 mod details;
 mod external;
+mod finished;
 mod live;
 mod out;
 mod partition;
@@ -36,10 +37,7 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 
 use crate::model::ModelServer;
-use crate::report::{
-    CancelledRun, CaseReport, CaseReports, CaseSummary, REPORT_SCHEMA_VERSION, RunReport,
-    SuiteReport, SuiteSummary,
-};
+use crate::report::{CancelledRun, CaseReports, REPORT_SCHEMA_VERSION, RunReport, SuiteReport};
 use planned::CaseHeader;
 
 /// How a suite is run ([`crate::Suite`] sets it as `evalhost run` does; change a field of
@@ -179,19 +177,24 @@ pub(crate) async fn run_planned(
         .await
         .map_err(|source| RunError::ModelServer { source })?;
     // A planned case is dropped after its last run, so a suite holds the cases still to
-    // run, not every case to its end; the report keeps each case's header.
-    let mut headers: Vec<(CaseHeader, u32)> = Vec::with_capacity(cases.len());
-    let mut plan: Vec<(usize, u32, Arc<PlannedCase>)> = Vec::new();
-    for (i, case) in cases.into_iter().enumerate() {
-        let runs = case.header().runs.unwrap_or(options.runs);
-        headers.push((case.header().clone(), runs));
-        let case = Arc::new(case);
-        plan.extend((1..=runs).map(|run| (i, run, case.clone())));
-    }
+    // run, not every case to its end; the report keeps each case's header (its texts
+    // shared with the case's).
+    let default_runs = options.runs;
+    let runs_of = move |case: &PlannedCase| case.header().runs.unwrap_or(default_runs);
+    let headers: Vec<(CaseHeader, u32)> = cases
+        .iter()
+        .map(|case| (case.header().clone(), runs_of(case)))
+        .collect();
     if let Some(progress) = &options.progress {
         let plan: Vec<(&str, u32)> = headers.iter().map(|(h, runs)| (&*h.name, *runs)).collect();
         progress.started(&plan);
     }
+    // The runs, made as the stream reaches their case.
+    let plan = cases.into_iter().enumerate().flat_map(move |(i, case)| {
+        let runs = runs_of(&case);
+        let case = Arc::new(case);
+        (1..=runs).map(move |run| (i, run, case.clone()))
+    });
     // Each run is its own task, so runs spread over the runtime's workers (a run is mostly
     // waiting: on the model endpoint, on a tool, on grading); `buffered` bounds how many are
     // in flight and keeps the plan's order. A task is aborted if the suite is dropped.
@@ -218,48 +221,13 @@ pub(crate) async fn run_planned(
             }
         })
         .buffered(options.jobs.max(1));
-    // Each report goes to its case as it comes, into a list sized for the case's runs (a
-    // list grown from empty makes room for four). A case whose runs have all come goes to
-    // the report, in plan order (the runs come in that order), which keeps it in memory or
-    // spools it: a suite holds the cases still running, not every case's verdicts.
-    let mut per_case: Vec<Vec<RunReport>> = vec![Vec::new(); headers.len()];
-    let mut remaining: Vec<u32> = headers.iter().map(|(_, runs)| *runs).collect();
-    let mut headers: Vec<Option<CaseHeader>> = headers.into_iter().map(|(h, _)| Some(h)).collect();
-    let mut cases = CaseReports::with_budget(options.resident_report_bytes);
-    let (mut runs, mut passed) = (0, 0);
-    let mut next = 0;
-    let mut cancelled = Vec::new();
-    let mut finish = |i: usize, result: Result<RunReport, CancelledRun>| {
-        match result {
-            Ok(report) => {
-                let runs = &mut per_case[i];
-                if runs.capacity() == 0 {
-                    runs.reserve_exact(remaining[i] as usize);
-                }
-                runs.push(report);
-            }
-            Err(run) => cancelled.push(run),
-        }
-        remaining[i] -= 1;
-        while next < remaining.len() && remaining[next] == 0 {
-            let header = headers[next].take().unwrap_or_default();
-            let case_runs = std::mem::take(&mut per_case[next]);
-            let summary = CaseSummary::with_k(&case_runs, options.k);
-            (runs, passed) = (runs + summary.runs, passed + summary.passed);
-            cases.push(CaseReport {
-                name: header.name.into(),
-                path: header.path.into(),
-                confine: header.confine.map(|c| *c).unwrap_or_default(),
-                summary,
-                runs: case_runs,
-            });
-            next += 1;
-        }
-    };
+    let cases = CaseReports::with_budget(options.resident_report_bytes);
+    let mut reports = finished::Finished::new(headers, options.k, cases);
     while let Some((i, result)) = finished.next().await {
-        finish(i, result);
+        reports.add(i, result);
     }
     drop(finished);
+    let (cases, summary, cancelled) = reports.into_parts();
     let report = SuiteReport {
         schema_version: REPORT_SCHEMA_VERSION,
         evalhost_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -279,7 +247,7 @@ pub(crate) async fn run_planned(
             })
             .collect(),
         confinement: Some(crate::confine::Allowed::of(&options.confine)),
-        summary: SuiteSummary::new(runs, passed),
+        summary,
         cases,
     };
     if let Some(dir) = &options.out {

@@ -18,14 +18,15 @@ pub struct PlannedCase {
     place: Place,
 }
 
-/// What the runner and the report need of a case before any of its runs.
+/// What the runner and the report need of a case before any of its runs (shared, not copied,
+/// by the runner's list of the suite's cases).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CaseHeader {
-    pub name: Box<str>,
+    pub name: Arc<str>,
     /// The case's file, as the report shows it.
-    pub path: Box<str>,
+    pub path: Arc<str>,
     /// What the case's `confine:` adds; `None` when nothing.
-    pub confine: Option<Box<Widening>>,
+    pub confine: Option<Arc<Widening>>,
     /// The case's own `runs:`.
     pub runs: Option<u32>,
 }
@@ -99,7 +100,7 @@ impl CaseHeader {
         Self {
             name: case.name.as_str().into(),
             path: case.path.display().to_string().into(),
-            confine: (!case.confine.is_empty()).then(|| Box::new(case.confine.clone())),
+            confine: (!case.confine.is_empty()).then(|| Arc::new(case.confine.clone())),
             runs: case.runs,
         }
     }
