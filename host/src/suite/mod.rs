@@ -13,7 +13,7 @@
 //!     println!("{note}");
 //! }
 //! let report = plan.run().await?;
-//! assert_eq!(report.failed_cases(), 0);
+//! assert_eq!(report.failed_cases()?, 0);
 //! # Ok(())
 //! # }
 //! ```
