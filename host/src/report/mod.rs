@@ -57,7 +57,7 @@ pub struct SuiteReport {
     /// Model name (`scripted` in replay).
     pub model: String,
     /// The `--runs` value in effect (cases may override it: the text header says what the
-    /// cases ran, [`SuiteReport::runs_each`]).
+    /// cases ran, `RunsEach`).
     pub runs_per_case: u32,
     /// The `--k` value, when given; otherwise k = n for every case.
     pub k: Option<u32>,
@@ -119,7 +119,9 @@ impl Interval {
     }
 }
 
-/// [`SuiteReport::runs_each`], gathered a case at a time.
+/// How many runs each case was given, for the header, gathered a case at a time: `3` when
+/// every case had the same number (a case's own `runs:` counts, not just `--runs`), `1 to 3`
+/// when they differ. Runs Ctrl-C cancelled count (they were planned); without cases, `--runs`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RunsEach {
     low: u32,
@@ -401,17 +403,6 @@ impl SuiteReport {
         Ok(failed)
     }
 
-    /// How many runs each case was given, for the header: `3` when every case had the same
-    /// number (a case's own `runs:` counts, not just `--runs`), `1 to 3` when they differ.
-    /// Runs Ctrl-C cancelled count (they were planned); without cases, `--runs`.
-    pub(crate) fn runs_each(&self) -> Result<String, CaseReadBackError> {
-        let mut each = RunsEach::default();
-        for case in self.cases.iter() {
-            each.add(self, &*case?);
-        }
-        Ok(each.text(self))
-    }
-
     /// The report as pretty JSON (which fails only when a case cannot be read back from the
     /// spool it waited in).
     pub fn to_json(&self) -> std::io::Result<String> {
@@ -467,21 +458,25 @@ mod tests {
         }
     }
 
+    fn runs_each(report: &SuiteReport) -> String {
+        let mut each = RunsEach::default();
+        for case in report.cases.iter() {
+            each.add(report, &case.unwrap());
+        }
+        each.text(report)
+    }
+
     #[test]
     fn runs_each_counts_what_the_cases_planned_not_the_flag() {
         assert_eq!(
-            suite(vec![case("a", 3), case("b", 3)], vec![])
-                .runs_each()
-                .unwrap(),
+            runs_each(&suite(vec![case("a", 3), case("b", 3)], vec![])),
             "3"
         );
         assert_eq!(
-            suite(vec![case("a", 1), case("b", 3)], vec![])
-                .runs_each()
-                .unwrap(),
+            runs_each(&suite(vec![case("a", 1), case("b", 3)], vec![])),
             "1 to 3"
         );
-        assert_eq!(suite(vec![], vec![]).runs_each().unwrap(), "1");
+        assert_eq!(runs_each(&suite(vec![], vec![])), "1");
         // Ctrl-C cancelled two of b's three runs: they were planned all the same.
         let cancelled = |run| CancelledRun {
             case: "b".into(),
@@ -492,6 +487,6 @@ mod tests {
             vec![case("a", 3), case("b", 1)],
             vec![cancelled(2), cancelled(3)],
         );
-        assert_eq!(interrupted.runs_each().unwrap(), "3");
+        assert_eq!(runs_each(&interrupted), "3");
     }
 }
