@@ -348,7 +348,7 @@ fn row(finding: &Finding, limits: &Thresholds) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::evidence::Usage;
-    use crate::report::{CaseSummary, RunReport, SuiteSummary};
+    use crate::report::{RunReport, SuiteSummary};
 
     fn run(pass: bool, tokens: u64, duration_ms: u64) -> RunReport {
         RunReport {
@@ -369,13 +369,7 @@ mod tests {
     }
 
     fn case(name: &str, runs: Vec<RunReport>) -> CaseReport {
-        CaseReport {
-            name: name.into(),
-            path: format!("cases/{name}.yaml"),
-            confine: Default::default(),
-            summary: CaseSummary::of(&runs),
-            runs,
-        }
+        CaseReport::of_runs(name, runs)
     }
 
     fn suite(cases: Vec<CaseReport>) -> SuiteReport {

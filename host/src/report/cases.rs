@@ -240,7 +240,7 @@ impl<'de> Deserialize<'de> for CaseReports {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{CaseSummary, RunReport};
+    use crate::report::RunReport;
 
     fn case(name: &str, passes: &[bool]) -> CaseReport {
         let runs: Vec<RunReport> = passes
@@ -257,13 +257,7 @@ mod tests {
                 warnings: vec!["a warning".into()],
             })
             .collect();
-        CaseReport {
-            name: name.into(),
-            path: format!("cases/{name}.yaml"),
-            confine: Default::default(),
-            summary: CaseSummary::of(&runs),
-            runs,
-        }
+        CaseReport::of_runs(name, runs)
     }
 
     fn json(case: &CaseReport) -> String {

@@ -42,13 +42,13 @@ pub fn write_junit(report: &SuiteReport, out: &mut dyn std::io::Write) -> std::i
             Status::Error => errors += 1,
             Status::Pass | Status::Skipped => {}
         }
-        ms += case.runs.iter().map(|r| r.duration_ms).sum::<u64>();
+        ms += duration_ms(&case);
     }
     let _ = writeln!(
         xml,
         r#"<testsuites name="evalhost" tests="{}" failures="{failures}" errors="{errors}" time="{}">"#,
         report.cases.len(),
-        seconds_of(ms)
+        seconds(ms)
     );
     for (directory, cases) in &suites {
         write_suite(&mut xml, report, directory, cases)?;
@@ -81,7 +81,7 @@ fn write_suite(
     for case in cases_at(report, indices) {
         let case = case?;
         counts[Status::of(&case) as usize] += 1;
-        ms += case.runs.iter().map(|r| r.duration_ms).sum::<u64>();
+        ms += duration_ms(&case);
     }
     let count = |status: Status| counts[status as usize];
     let _ = writeln!(
@@ -92,7 +92,7 @@ fn write_suite(
         count(Status::Failure),
         count(Status::Error),
         count(Status::Skipped),
-        seconds_of(ms),
+        seconds(ms),
     );
     xml.push_str("    <properties>\n");
     let mut property = |name: &str, value: &str| {
@@ -149,7 +149,7 @@ fn write_case(xml: &mut String, directory: &str, case: &CaseReport, report: &Sui
         r#"    <testcase name="{}" classname="{}" time="{}""#,
         attribute(&case.name),
         attribute(directory),
-        seconds(&case.runs)
+        seconds(duration_ms(case))
     );
     let status = Status::of(case);
     // Graders that could not judge, then passes with a message, in `<system-out>`.
@@ -265,12 +265,13 @@ fn run_summary(run: &RunReport) -> String {
     )
 }
 
-/// Summed run time in seconds, as JUnit's `time` attribute wants it.
-fn seconds<'a>(runs: impl IntoIterator<Item = &'a RunReport>) -> String {
-    seconds_of(runs.into_iter().map(|r| r.duration_ms).sum())
+/// The summed run time of `case`'s runs.
+fn duration_ms(case: &CaseReport) -> u64 {
+    case.runs.iter().map(|r| r.duration_ms).sum()
 }
 
-fn seconds_of(ms: u64) -> String {
+/// `ms` in seconds, as JUnit's `time` attribute wants it.
+fn seconds(ms: u64) -> String {
     format!("{}.{:03}", ms / 1000, ms % 1000)
 }
 

@@ -350,6 +350,20 @@ impl RunReport {
     }
 }
 
+#[cfg(test)]
+impl CaseReport {
+    /// A case of `runs` at `cases/NAME.yaml`, summarised with k = n (the report modules' tests).
+    pub(crate) fn of_runs(name: &str, runs: Vec<RunReport>) -> Self {
+        Self {
+            name: name.into(),
+            path: format!("cases/{name}.yaml"),
+            confine: Default::default(),
+            summary: CaseSummary::of(&runs),
+            runs,
+        }
+    }
+}
+
 impl CaseSummary {
     /// Summarise the runs of one case (k = n).
     pub fn of(runs: &[RunReport]) -> Self {
@@ -432,13 +446,7 @@ mod tests {
                 warnings: Vec::new(),
             })
             .collect();
-        CaseReport {
-            name: name.into(),
-            path: format!("cases/{name}.yaml"),
-            confine: Default::default(),
-            summary: CaseSummary::of(&runs),
-            runs,
-        }
+        CaseReport::of_runs(name, runs)
     }
 
     fn suite(cases: Vec<CaseReport>, cancelled: Vec<CancelledRun>) -> SuiteReport {

@@ -8,8 +8,8 @@ use super::planned::CaseHeader;
 use crate::report::{CancelledRun, CaseReport, CaseReports, CaseSummary, RunReport, SuiteSummary};
 
 pub(super) struct Finished {
-    /// Every case's header and runs planned, in plan order; taken when the case is reported.
-    headers: Vec<(CaseHeader, u32)>,
+    /// Every case's header, in plan order; taken when the case is reported.
+    headers: Vec<CaseHeader>,
     /// Runs still to come, per case.
     remaining: Vec<u32>,
     /// The reports of the cases some of whose runs are in.
@@ -25,9 +25,14 @@ pub(super) struct Finished {
 
 impl Finished {
     /// For cases with these headers and runs planned, in plan order.
-    pub(super) fn new(headers: Vec<(CaseHeader, u32)>, k: Option<u32>, cases: CaseReports) -> Self {
+    pub(super) fn new(
+        headers: Vec<CaseHeader>,
+        runs: Vec<u32>,
+        k: Option<u32>,
+        cases: CaseReports,
+    ) -> Self {
         Self {
-            remaining: headers.iter().map(|(_, runs)| *runs).collect(),
+            remaining: runs,
             headers,
             running: HashMap::new(),
             next: 0,
@@ -60,7 +65,7 @@ impl Finished {
 
     /// Report the next case with the runs that came.
     fn report_next(&mut self) {
-        let (header, _) = std::mem::take(&mut self.headers[self.next]);
+        let header = std::mem::take(&mut self.headers[self.next]);
         let runs = self.running.remove(&self.next).unwrap_or_default();
         let summary = CaseSummary::with_k(&runs, self.k);
         self.runs += summary.runs;

@@ -181,12 +181,10 @@ pub(crate) async fn run_planned(
     // shared with the case's).
     let default_runs = options.runs;
     let runs_of = move |case: &PlannedCase| case.header().runs.unwrap_or(default_runs);
-    let headers: Vec<(CaseHeader, u32)> = cases
-        .iter()
-        .map(|case| (case.header().clone(), runs_of(case)))
-        .collect();
+    let headers: Vec<CaseHeader> = cases.iter().map(|case| case.header().clone()).collect();
+    let runs: Vec<u32> = cases.iter().map(runs_of).collect();
     if let Some(progress) = &options.progress {
-        let plan: Vec<(&str, u32)> = headers.iter().map(|(h, runs)| (&*h.name, *runs)).collect();
+        let plan: Vec<(&str, u32)> = headers.iter().map(|h| &*h.name).zip(runs.clone()).collect();
         progress.started(&plan);
     }
     // The runs, made as the stream reaches their case.
@@ -222,7 +220,7 @@ pub(crate) async fn run_planned(
         })
         .buffered(options.jobs.max(1));
     let cases = CaseReports::with_budget(options.resident_report_bytes);
-    let mut reports = finished::Finished::new(headers, options.k, cases);
+    let mut reports = finished::Finished::new(headers, runs, options.k, cases);
     while let Some((i, result)) = finished.next().await {
         reports.add(i, result);
     }
