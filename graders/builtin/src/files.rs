@@ -118,7 +118,6 @@ enum Search {
 }
 
 fn search_file(workspace: &Workspace, path: &RelativePath, needle: &[u8]) -> io::Result<Search> {
-    const CHUNK: usize = 64 * 1024;
     // Past the excerpt, so the excerpt knows the file goes on and ends in `...`.
     const HEAD: usize = EXCERPT_BYTES + 4;
 
@@ -127,11 +126,12 @@ fn search_file(workspace: &Workspace, path: &RelativePath, needle: &[u8]) -> io:
     if !meta.is_file() {
         return Ok(Search::NotAFile(not_a_file(&meta)));
     }
+    let chunk_len = read_chunk_len(meta.len());
     let mut head = Vec::new();
     // `window` holds the unsearched tail of the previous chunk (a possible
     // match's start) followed by the new chunk.
-    let mut window: Vec<u8> = Vec::with_capacity(CHUNK + needle.len());
-    let mut chunk = vec![0u8; CHUNK];
+    let mut window: Vec<u8> = Vec::with_capacity(chunk_len + needle.len());
+    let mut chunk = vec![0u8; chunk_len];
     loop {
         let read = match file.read(&mut chunk) {
             Ok(0) => return Ok(Search::NotFound { head }),
@@ -150,6 +150,15 @@ fn search_file(workspace: &Workspace, path: &RelativePath, needle: &[u8]) -> io:
         let keep = needle.len().saturating_sub(1).min(window.len());
         window.drain(..window.len() - keep);
     }
+}
+
+/// Bytes read at a time from a file of `len` bytes: the whole file and one byte more (so
+/// the first read usually ends it), at most 64 KiB. A buffer as large as the largest file
+/// would cost every call on a small file the zeroing of it and its pages, reset again when
+/// the run's instance ends.
+fn read_chunk_len(len: u64) -> usize {
+    const CHUNK: usize = 64 * 1024;
+    usize::try_from(len).map_or(CHUNK, |len| len.saturating_add(1).min(CHUNK))
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

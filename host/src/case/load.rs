@@ -1,10 +1,10 @@
 //! Reading case files from disk: single files, and directories of them (and of their
 //! subdirectories) in name order.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::agentcompany::{self, FixtureOptions};
+use super::names::Names;
 use super::nexus;
 use super::parse::{Parsed, parse};
 use super::read::read_text;
@@ -118,10 +118,6 @@ fn load_each_in(
     }
 }
 
-/// The case names loaded so far, each with the file that defined it.
-#[derive(Default)]
-struct Names(HashMap<String, PathBuf>);
-
 /// Load each source (from [`case_sources`]): one result per source, in order. Files are
 /// parsed on all cores (they are independent); then names are checked in order: a case whose
 /// name an earlier source (of this call or an earlier one with the same `names`) already
@@ -146,7 +142,7 @@ fn load_each_source(
                 case,
                 name_location,
             } = parsed?;
-            if let Some(first) = names.0.get(&case.name) {
+            if let Err(first) = names.insert(&case.name, &case.path) {
                 return Err(CaseError::Invalid {
                     location: name_location,
                     field: "name".into(),
@@ -157,7 +153,6 @@ fn load_each_source(
                     ),
                 });
             }
-            names.0.insert(case.name.clone(), case.path.clone());
             Ok(case)
         })
         .collect()

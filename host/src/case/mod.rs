@@ -26,6 +26,7 @@ mod format;
 mod grader_config;
 mod load;
 mod located;
+mod names;
 pub mod nexus;
 mod parse;
 mod read;

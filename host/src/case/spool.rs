@@ -128,23 +128,31 @@ pub struct Spool {
 }
 
 /// Texts the cases of one suite share: the first of each equal text is kept and handed to
-/// the cases that hold an equal one, whose own copy is then freed. At most
-/// [`SharedTexts::MAX`] texts are kept; past that, a text is left as it is.
+/// the cases that hold an equal one, whose own copy is then freed. The texts a suite repeats
+/// (`max_requests`, `3`) come with its first cases, so the set is bounded: at most
+/// [`SharedTexts::MAX`] texts and [`SharedTexts::MAX_BYTES`] of them; past that, a text is
+/// left as it is. Unbounded, it would keep every distinct config of the suite in memory
+/// while the cases themselves wait in the spool (12 MB at 100,000 generated cases).
 #[derive(Debug, Default)]
-pub(crate) struct SharedTexts(HashSet<Arc<str>>);
+pub(crate) struct SharedTexts {
+    kept: HashSet<Arc<str>>,
+    bytes: usize,
+}
 
 impl SharedTexts {
-    /// Texts kept for sharing (16 bytes each in the set, plus the text, which its cases hold
-    /// anyway while the suite is loaded).
-    const MAX: usize = 1 << 20;
+    /// Texts kept for sharing, at most.
+    const MAX: usize = 1 << 14;
+    /// Bytes of texts kept for sharing, at most.
+    const MAX_BYTES: usize = 1 << 20;
 
     /// `text`, or an equal text kept earlier.
     pub(crate) fn share(&mut self, text: &Arc<str>) -> Arc<str> {
-        if let Some(kept) = self.0.get(&**text) {
+        if let Some(kept) = self.kept.get(&**text) {
             return kept.clone();
         }
-        if self.0.len() < Self::MAX {
-            self.0.insert(text.clone());
+        if self.kept.len() < Self::MAX && self.bytes + text.len() <= Self::MAX_BYTES {
+            self.bytes += text.len();
+            self.kept.insert(text.clone());
         }
         text.clone()
     }
@@ -426,4 +434,43 @@ fn evidence_bytes(evidence: &Evidence) -> usize {
         .sum();
     let events: usize = evidence.events.iter().map(|e| e.data.len()).sum();
     messages + calls + events
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_texts_share_equal_texts_and_stop_keeping_at_their_bound() {
+        let mut texts = SharedTexts::default();
+        let first: Arc<str> = Arc::from("3");
+        let equal: Arc<str> = Arc::from("3");
+        assert!(Arc::ptr_eq(&texts.share(&first), &first));
+        assert!(
+            Arc::ptr_eq(&texts.share(&equal), &first),
+            "an equal text is shared"
+        );
+        for i in 0..SharedTexts::MAX {
+            texts.share(&Arc::from(format!("config {i}")));
+        }
+        assert_eq!(texts.kept.len(), SharedTexts::MAX);
+        let late: Arc<str> = Arc::from("seen after the bound");
+        let again: Arc<str> = Arc::from("seen after the bound");
+        assert!(Arc::ptr_eq(&texts.share(&late), &late));
+        assert!(
+            Arc::ptr_eq(&texts.share(&again), &again),
+            "past the bound a text is left as it is"
+        );
+        assert!(
+            Arc::ptr_eq(&texts.share(&Arc::from("3")), &first),
+            "texts kept before the bound are still shared"
+        );
+        let mut texts = SharedTexts::default();
+        let big: Arc<str> = Arc::from("x".repeat(SharedTexts::MAX_BYTES + 1));
+        texts.share(&big);
+        assert!(
+            texts.kept.is_empty(),
+            "a text over the byte bound is not kept"
+        );
+    }
 }

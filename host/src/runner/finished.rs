@@ -71,8 +71,8 @@ impl Finished {
         self.runs += summary.runs;
         self.passed += summary.passed;
         self.cases.push(CaseReport {
-            name: header.name.to_string(),
-            path: header.path.to_string(),
+            name: header.name().to_owned(),
+            path: header.path().to_owned(),
             confine: header.confine.map(|c| (*c).clone()).unwrap_or_default(),
             summary,
             runs,

@@ -184,7 +184,11 @@ pub(crate) async fn run_planned(
     let headers: Vec<CaseHeader> = cases.iter().map(|case| case.header().clone()).collect();
     let runs: Vec<u32> = cases.iter().map(runs_of).collect();
     if let Some(progress) = &options.progress {
-        let plan: Vec<(&str, u32)> = headers.iter().map(|h| &*h.name).zip(runs.clone()).collect();
+        let plan: Vec<(&str, u32)> = headers
+            .iter()
+            .map(CaseHeader::name)
+            .zip(runs.clone())
+            .collect();
         progress.started(&plan);
     }
     // The runs, made as the stream reaches their case.
