@@ -2,7 +2,7 @@
 //! duplicate-name check of loading ([`super::load_each`]). Held compactly — every name and
 //! path back to back in one buffer, a table of positions — because the check outlives each
 //! case: as a map of small strings it held ~130 bytes a case (13 MB at 100,000 generated
-//! cases), this ~85 plus its buffers' room to grow (11.7 MB there, heaptrack).
+//! cases), this ~90 plus its buffers' room to grow (12.2 MB there, heaptrack).
 
 use std::ffi::OsStr;
 use std::hash::BuildHasher;
@@ -16,17 +16,17 @@ use hashbrown::HashTable;
 pub(super) struct Names {
     /// Each name followed by its path, back to back.
     text: Vec<u8>,
+    /// Where each name starts in `text`, and its length; its path runs from there to the next
+    /// entry's start (or the end of `text`).
     entries: Vec<Entry>,
     /// Indices into `entries`, by the hash of their name.
-    table: HashTable<u32>,
+    table: HashTable<usize>,
     hasher: std::hash::RandomState,
 }
 
-/// Where one name and its path are in [`Names::text`].
 struct Entry {
     start: usize,
-    name_len: u32,
-    path_len: u32,
+    name_len: usize,
 }
 
 impl Names {
@@ -34,49 +34,43 @@ impl Names {
     /// added and the earlier case's path is returned.
     pub(super) fn insert(&mut self, name: &str, path: &Path) -> Result<(), &Path> {
         let hash = self.hasher.hash_one(name.as_bytes());
+        if let Some(&i) = self.table.find(hash, |&i| self.name(i) == name.as_bytes()) {
+            return Err(self.path(i));
+        }
+        let index = self.entries.len();
+        self.entries.push(Entry {
+            start: self.text.len(),
+            name_len: name.len(),
+        });
+        self.text.extend_from_slice(name.as_bytes());
+        self.text.extend_from_slice(path.as_os_str().as_bytes());
         let Self {
             text,
             entries,
             table,
             hasher,
         } = self;
-        let found = table.find(hash, |&i| {
-            entry_name(text, &entries[i as usize]) == name.as_bytes()
-        });
-        if let Some(&i) = found {
-            return Err(entry_path(text, &entries[i as usize]));
-        }
-        let (Ok(index), Ok(name_len), Ok(path_len)) = (
-            u32::try_from(entries.len()),
-            u32::try_from(name.len()),
-            u32::try_from(path.as_os_str().len()),
-        ) else {
-            // Past 4 billion cases or a 4 GiB name: such a suite never loads this far.
-            return Ok(());
-        };
-        entries.push(Entry {
-            start: text.len(),
-            name_len,
-            path_len,
-        });
-        text.extend_from_slice(name.as_bytes());
-        text.extend_from_slice(path.as_os_str().as_bytes());
         table.insert_unique(hash, index, |&i| {
-            hasher.hash_one(entry_name(text, &entries[i as usize]))
+            hasher.hash_one(&text[entries[i].start..][..entries[i].name_len])
         });
         Ok(())
     }
-}
 
-fn entry_name<'a>(text: &'a [u8], entry: &Entry) -> &'a [u8] {
-    &text[entry.start..entry.start + entry.name_len as usize]
-}
+    fn name(&self, i: usize) -> &[u8] {
+        let entry = &self.entries[i];
+        &self.text[entry.start..][..entry.name_len]
+    }
 
-fn entry_path<'a>(text: &'a [u8], entry: &Entry) -> &'a Path {
-    let start = entry.start + entry.name_len as usize;
-    Path::new(OsStr::from_bytes(
-        &text[start..start + entry.path_len as usize],
-    ))
+    fn path(&self, i: usize) -> &Path {
+        let entry = &self.entries[i];
+        let end = self
+            .entries
+            .get(i + 1)
+            .map_or(self.text.len(), |next| next.start);
+        Path::new(OsStr::from_bytes(
+            &self.text[entry.start + entry.name_len..end],
+        ))
+    }
 }
 
 #[cfg(test)]

@@ -187,7 +187,7 @@ pub(crate) async fn run_planned(
         let plan: Vec<(&str, u32)> = headers
             .iter()
             .map(CaseHeader::name)
-            .zip(runs.clone())
+            .zip(runs.iter().copied())
             .collect();
         progress.started(&plan);
     }
