@@ -162,6 +162,8 @@ impl SharedTexts {
 struct SpoolState {
     resident_left: usize,
     file: Option<Arc<SpoolFile>>,
+    /// Made with the first case parked.
+    shelf: Option<Arc<Shelf>>,
 }
 
 impl Default for Spool {
@@ -178,6 +180,7 @@ impl Spool {
             state: Mutex::new(SpoolState {
                 resident_left: resident_bytes,
                 file: None,
+                shelf: None,
             }),
             texts: Arc::default(),
         }
@@ -251,13 +254,21 @@ impl Spool {
 /// A case waiting in its suite's spool for its runs ([`Spool::park`]): the whole case but
 /// its bulky parts, which stay where loading spooled them; [`ParkedCase::unpark`] reads it
 /// back. A suite's plan holds one of these per case instead of the case.
+///
+/// 24 bytes: a suite's plan holds one per case that waits.
 #[derive(Debug, Clone)]
 pub struct ParkedCase {
-    file: Arc<SpoolFile>,
+    shelf: Arc<Shelf>,
     offset: u64,
-    len: usize,
-    /// The suite's shared texts: a case read back holds the names and configs it held
-    /// before, not copies (every verdict of its runs keeps them to the suite's end).
+    len: u32,
+}
+
+/// What every case parked in one spool shares: the file, and the suite's shared texts (a case
+/// read back holds the names and configs it held before, not copies: every verdict of its
+/// runs keeps them to the suite's end).
+#[derive(Debug)]
+struct Shelf {
+    file: Arc<SpoolFile>,
     texts: Arc<Mutex<SharedTexts>>,
 }
 
@@ -306,28 +317,38 @@ impl Spool {
             }
         };
         let bytes = serde_json::to_vec(&Parked { case, bulk }).ok()?;
-        let (file, offset, len) = self.write(&bytes).ok()?;
-        Some(ParkedCase {
-            file,
-            offset,
-            len,
-            texts: self.texts.clone(),
-        })
+        let len = u32::try_from(bytes.len()).ok()?;
+        let (file, offset, _) = self.write(&bytes).ok()?;
+        let shelf = {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let texts = &self.texts;
+            state
+                .shelf
+                .get_or_insert_with(|| {
+                    Arc::new(Shelf {
+                        file,
+                        texts: texts.clone(),
+                    })
+                })
+                .clone()
+        };
+        Some(ParkedCase { shelf, offset, len })
     }
 }
 
 impl ParkedCase {
     /// The case as it was parked (its bulky parts still spooled: [`Case::whole`]).
     pub fn unpark(&self) -> Result<Case, SpoolError> {
-        let bytes = read_at(&self.file, self.offset, self.len)?;
+        let Shelf { file, texts } = &*self.shelf;
+        let bytes = read_at(file, self.offset, self.len as usize)?;
         let parked: Parked<Case> =
             serde_json::from_slice(&bytes).map_err(|e| SpoolError(e.into()))?;
         let mut case = parked.case;
-        share_texts(&self.texts, &mut case);
+        share_texts(texts, &mut case);
         // (A case without bulky parts comes back whole.)
         if let Some(bulk) = parked.bulk.filter(|bulk| bulk.len > 0) {
             case.body = CaseBody(Body::Spooled {
-                file: Some(self.file.clone()),
+                file: Some(file.clone()),
                 offset: bulk.offset,
                 len: bulk.len,
                 script: ScriptShape {

@@ -52,8 +52,7 @@ impl RunProgress {
 }
 
 impl Progress for RunProgress {
-    fn started(&self, plan: &[(&str, u32)]) {
-        let runs: u64 = plan.iter().map(|(_, runs)| u64::from(*runs)).sum();
+    fn started(&self, _cases: usize, runs: u64) {
         self.bar.set_length(runs);
         self.bar.set_message("0 failed");
         self.bar.enable_steady_tick(TICK);

@@ -8,12 +8,10 @@ use super::planned::CaseHeader;
 use crate::report::{CancelledRun, CaseReport, CaseReports, CaseSummary, RunReport, SuiteSummary};
 
 pub(super) struct Finished {
-    /// Every case's header, in plan order; taken when the case is reported.
-    headers: Vec<CaseHeader>,
-    /// Runs still to come, per case.
+    /// Runs still to come, per case, in plan order.
     remaining: Vec<u32>,
-    /// The reports of the cases some of whose runs are in.
-    running: HashMap<usize, Vec<RunReport>>,
+    /// The cases some of whose runs are in: what the report says of each, and its runs.
+    running: HashMap<usize, (CaseHeader, Vec<RunReport>)>,
     /// The next case to report: cases are reported in plan order.
     next: usize,
     k: Option<u32>,
@@ -24,16 +22,10 @@ pub(super) struct Finished {
 }
 
 impl Finished {
-    /// For cases with these headers and runs planned, in plan order.
-    pub(super) fn new(
-        headers: Vec<CaseHeader>,
-        runs: Vec<u32>,
-        k: Option<u32>,
-        cases: CaseReports,
-    ) -> Self {
+    /// For cases with these runs planned (each at least one), in plan order.
+    pub(super) fn new(runs: Vec<u32>, k: Option<u32>, cases: CaseReports) -> Self {
         Self {
             remaining: runs,
-            headers,
             running: HashMap::new(),
             next: 0,
             k,
@@ -44,17 +36,21 @@ impl Finished {
         }
     }
 
-    /// Run `result` of case `i` is in (or was cancelled).
-    pub(super) fn add(&mut self, i: usize, result: Result<RunReport, CancelledRun>) {
+    /// Run `result` of case `i`, described by `header`, is in (or was cancelled).
+    pub(super) fn add(
+        &mut self,
+        i: usize,
+        header: CaseHeader,
+        result: Result<RunReport, CancelledRun>,
+    ) {
+        // Sized for the case's runs (a list grown from empty makes room for four).
+        let runs = self.remaining[i] as usize;
+        let (_, reports) = self
+            .running
+            .entry(i)
+            .or_insert_with(|| (header, Vec::with_capacity(runs)));
         match result {
-            // Sized for the case's runs (a list grown from empty makes room for four).
-            Ok(report) => {
-                let runs = self.remaining[i] as usize;
-                self.running
-                    .entry(i)
-                    .or_insert_with(|| Vec::with_capacity(runs))
-                    .push(report);
-            }
+            Ok(report) => reports.push(report),
             Err(run) => self.cancelled.push(run),
         }
         self.remaining[i] = self.remaining[i].saturating_sub(1);
@@ -65,25 +61,25 @@ impl Finished {
 
     /// Report the next case with the runs that came.
     fn report_next(&mut self) {
-        let header = std::mem::take(&mut self.headers[self.next]);
-        let runs = self.running.remove(&self.next).unwrap_or_default();
-        let summary = CaseSummary::with_k(&runs, self.k);
-        self.runs += summary.runs;
-        self.passed += summary.passed;
-        self.cases.push(CaseReport {
-            name: header.name().to_owned(),
-            path: header.path().to_owned(),
-            confine: header.confine.map(|c| (*c).clone()).unwrap_or_default(),
-            summary,
-            runs,
-        });
+        if let Some((header, runs)) = self.running.remove(&self.next) {
+            let summary = CaseSummary::with_k(&runs, self.k);
+            self.runs += summary.runs;
+            self.passed += summary.passed;
+            self.cases.push(CaseReport {
+                name: header.name,
+                path: header.path,
+                confine: header.confine,
+                summary,
+                runs,
+            });
+        }
         self.next += 1;
     }
 
-    /// Every case reported (a case without runs, too), the suite's summary, and the runs
-    /// cancelled.
+    /// Every case reported, the suite's summary, and the runs cancelled (called once every
+    /// run is in: each case has its header then).
     pub(super) fn into_parts(mut self) -> (CaseReports, SuiteSummary, Vec<CancelledRun>) {
-        while self.next < self.headers.len() {
+        while self.next < self.remaining.len() {
             self.report_next();
         }
         let summary = SuiteSummary::new(self.runs, self.passed);

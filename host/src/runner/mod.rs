@@ -177,19 +177,13 @@ pub(crate) async fn run_planned(
         .await
         .map_err(|source| RunError::ModelServer { source })?;
     // A planned case is dropped after its last run, so a suite holds the cases still to
-    // run, not every case to its end; the report keeps each case's header (its texts
-    // shared with the case's).
+    // run, not every case to its end; a parked case's name and path are read back with it
+    // (for the report, `CaseHeader`), not kept for the whole suite.
     let default_runs = options.runs;
-    let runs_of = move |case: &PlannedCase| case.header().runs.unwrap_or(default_runs);
-    let headers: Vec<CaseHeader> = cases.iter().map(|case| case.header().clone()).collect();
+    let runs_of = move |case: &PlannedCase| case.runs().unwrap_or(default_runs).max(1);
     let runs: Vec<u32> = cases.iter().map(runs_of).collect();
     if let Some(progress) = &options.progress {
-        let plan: Vec<(&str, u32)> = headers
-            .iter()
-            .map(CaseHeader::name)
-            .zip(runs.iter().copied())
-            .collect();
-        progress.started(&plan);
+        progress.started(runs.len(), runs.iter().copied().map(u64::from).sum());
     }
     // The runs, made as the stream reaches their case.
     let plan = cases.into_iter().enumerate().flat_map(move |(i, case)| {
@@ -208,25 +202,26 @@ pub(crate) async fn run_planned(
             async move {
                 let task = RunTask(tokio::spawn(make_run(
                     planned.clone(),
+                    i,
                     run,
                     server,
                     options,
                 )));
                 match task.join().await {
-                    Ok(result) => (i, result),
+                    Ok((header, result)) => (i, header, result),
                     Err(e) => {
-                        let name = planned.name();
-                        let error = format!("the run's task failed: {e} ({name})");
-                        (i, Ok(errored(run, error)))
+                        let header = header_of(&planned, i);
+                        let error = format!("the run's task failed: {e} ({})", header.name);
+                        (i, header, Ok(errored(run, error)))
                     }
                 }
             }
         })
         .buffered(options.jobs.max(1));
     let cases = CaseReports::with_budget(options.resident_report_bytes);
-    let mut reports = finished::Finished::new(headers, runs, options.k, cases);
-    while let Some((i, result)) = finished.next().await {
-        reports.add(i, result);
+    let mut reports = finished::Finished::new(runs, options.k, cases);
+    while let Some((i, header, result)) = finished.next().await {
+        reports.add(i, header, result);
     }
     drop(finished);
     let (cases, summary, cancelled) = reports.into_parts();
@@ -258,38 +253,54 @@ pub(crate) async fn run_planned(
     Ok(report)
 }
 
-/// One run of the plan, from the cancel check to the finished report (or why it was cancelled).
+/// One run of case `i` of the plan, from the cancel check to the finished report (or why it
+/// was cancelled), with what the report says of the case.
 async fn make_run(
     planned: Arc<PlannedCase>,
+    i: usize,
     run: u32,
     server: Arc<ModelServer>,
     options: Arc<RunOptions>,
-) -> Result<RunReport, CancelledRun> {
+) -> (CaseHeader, Result<RunReport, CancelledRun>) {
+    // Read back first (a parked case), also for a cancelled run: the report names its case.
+    let prepared = planned.prepared();
+    let header = match &prepared {
+        Ok(prepared) => CaseHeader::of(&prepared.case),
+        Err(_) => CaseHeader::unreadable(i),
+    };
     let cancelled = |started| CancelledRun {
-        case: planned.name().to_owned(),
+        case: header.name.clone(),
         run,
         started,
     };
     if options.cancel.is_cancelled() {
-        return Err(cancelled(false));
+        return (header.clone(), Err(cancelled(false)));
     }
-    let report = match planned.prepared() {
+    let report = match prepared {
         Ok(prepared) => {
             tokio::select! {
                 biased;
-                () = options.cancel.cancelled() => return Err(cancelled(true)),
+                () = options.cancel.cancelled() => return (header.clone(), Err(cancelled(true))),
                 report = run_prepared(prepared, run, &server, &options) => report,
             }
         }
         Err(error) => {
-            let case = planned.name().to_owned();
+            let case = header.name.clone();
             errored(run, RunError::Spool { case, error }.to_string())
         }
     };
     if let Some(progress) = &options.progress {
-        progress.run_finished(planned.name(), &report);
+        progress.run_finished(&header.name, &report);
     }
-    Ok(report)
+    (header, Ok(report))
+}
+
+/// What the report says of case `i`, read back for a run whose task failed.
+fn header_of(planned: &PlannedCase, i: usize) -> CaseHeader {
+    planned.prepared().map_or_else(
+        |_| CaseHeader::unreadable(i),
+        |prepared| CaseHeader::of(&prepared.case),
+    )
 }
 
 /// One run of a prepared case, graded.
@@ -331,10 +342,12 @@ async fn run_prepared(
 }
 
 /// A spawned run, aborted when dropped (the suite was dropped before it finished).
-struct RunTask(tokio::task::JoinHandle<Result<RunReport, CancelledRun>>);
+struct RunTask(tokio::task::JoinHandle<(CaseHeader, Result<RunReport, CancelledRun>)>);
 
 impl RunTask {
-    async fn join(mut self) -> Result<Result<RunReport, CancelledRun>, tokio::task::JoinError> {
+    async fn join(
+        mut self,
+    ) -> Result<(CaseHeader, Result<RunReport, CancelledRun>), tokio::task::JoinError> {
         (&mut self.0).await
     }
 }

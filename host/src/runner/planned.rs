@@ -1,7 +1,8 @@
 //! A case as a suite's plan holds it until its runs: prepared and in memory, or parked in the
-//! suite's spool ([`Spool::park`]) with only what the runner and the report need up front
-//! (name, path, confinement, runs) and what binding decided for each grader entry, shared by
-//! every case whose entries were bound alike. Each run of a parked case reads it back.
+//! suite's spool ([`Spool::park`]) with only where it waits, its runs and what binding decided
+//! for each grader entry (shared by every case whose entries were bound alike) left in
+//! memory: 40 bytes a case. Each run of a parked case reads it back, and with it the name and
+//! path the report shows ([`CaseHeader`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,23 +14,20 @@ use crate::grader::{BundleRef, GraderComponent};
 
 /// A prepared case of a plan: in memory, or parked in the suite's spool until its runs.
 #[derive(Debug, Clone)]
-pub struct PlannedCase {
-    header: CaseHeader,
-    place: Place,
-}
+pub struct PlannedCase(Place);
 
-/// What the runner and the report need of a case before any of its runs (shared, not copied,
-/// by the runner's list of the suite's cases).
-#[derive(Debug, Clone, Default)]
+// A plan holds one per case: 100,000 cases, 4 MB.
+const _: () = assert!(std::mem::size_of::<PlannedCase>() <= 40);
+
+/// What the report says of a case besides its runs, taken from the case when its first run
+/// (or cancellation) reads it.
+#[derive(Debug, Clone)]
 pub(crate) struct CaseHeader {
-    /// The case's name followed by its file's path, as the report shows it: one allocation a
-    /// case instead of two (a suite's plan holds a header per case).
-    name_and_path: Arc<str>,
-    name_len: usize,
-    /// The case's own `runs:`.
-    pub runs: Option<u32>,
-    /// What the case's `confine:` adds; `None` when nothing.
-    pub confine: Option<Arc<Widening>>,
+    pub name: String,
+    /// The case's file, as the report shows it.
+    pub path: String,
+    /// What the case's `confine:` adds.
+    pub confine: Widening,
 }
 
 #[derive(Debug, Clone)]
@@ -37,7 +35,10 @@ enum Place {
     Resident(Arc<PreparedCase>),
     Parked {
         case: ParkedCase,
-        bindings: Arc<[Binding]>,
+        /// A thin pointer, so a parked case's place stays at 40 bytes.
+        bindings: Arc<Vec<Binding>>,
+        /// The case's own `runs:`.
+        runs: Option<u32>,
     },
 }
 
@@ -97,55 +98,49 @@ impl Binding {
 type BindingKey = (usize, Arc<str>, Option<usize>, bool, bool);
 
 impl CaseHeader {
-    fn of(case: &Case) -> Self {
-        let name_and_path = format!("{}{}", case.name, case.path.display());
+    pub(crate) fn of(case: &Case) -> Self {
         Self {
-            name_and_path: name_and_path.into(),
-            name_len: case.name.len(),
-            runs: case.runs,
-            confine: (!case.confine.is_empty()).then(|| Arc::new(case.confine.clone())),
+            name: case.name.clone(),
+            path: case.path.display().to_string(),
+            confine: case.confine.clone(),
         }
     }
 
-    /// The case's name.
-    pub fn name(&self) -> &str {
-        &self.name_and_path[..self.name_len]
-    }
-
-    /// The case's file, as the report shows it.
-    pub fn path(&self) -> &str {
-        &self.name_and_path[self.name_len..]
+    /// For case `i` of the plan when it could not be read back from the spool (each of its
+    /// runs errors, saying why).
+    pub(crate) fn unreadable(i: usize) -> Self {
+        Self {
+            name: format!("(case {} of the plan, unreadable)", i + 1),
+            path: String::new(),
+            confine: Widening::default(),
+        }
     }
 }
 
 impl PlannedCase {
     /// `prepared`, kept in memory.
     pub fn new(prepared: PreparedCase) -> Self {
-        Self {
-            header: CaseHeader::of(&prepared.case),
-            place: Place::Resident(Arc::new(prepared)),
-        }
-    }
-
-    /// The case's name.
-    pub fn name(&self) -> &str {
-        self.header.name()
+        Self(Place::Resident(Arc::new(prepared)))
     }
 
     /// Whether the case waits in the suite's spool (it did not fit the spool's memory budget).
     pub fn is_parked(&self) -> bool {
-        matches!(self.place, Place::Parked { .. })
+        matches!(self.0, Place::Parked { .. })
     }
 
-    pub(crate) fn header(&self) -> &CaseHeader {
-        &self.header
+    /// The case's own `runs:`, if it says.
+    pub fn runs(&self) -> Option<u32> {
+        match &self.0 {
+            Place::Resident(prepared) => prepared.case.runs,
+            Place::Parked { runs, .. } => *runs,
+        }
     }
 
     /// The prepared case: itself, or read back from the spool.
     pub fn prepared(&self) -> Result<Arc<PreparedCase>, SpoolError> {
-        match &self.place {
+        match &self.0 {
             Place::Resident(prepared) => Ok(prepared.clone()),
-            Place::Parked { case, bindings } => Ok(Arc::new(rebind(case.unpark()?, bindings))),
+            Place::Parked { case, bindings, .. } => Ok(Arc::new(rebind(case.unpark()?, bindings))),
         }
     }
 }
@@ -168,7 +163,7 @@ fn rebind(mut case: Case, bindings: &[Binding]) -> PreparedCase {
 /// one list of bindings between the cases whose entries were bound alike.
 pub(crate) struct Parking<'a> {
     spool: &'a Spool,
-    bindings: HashMap<Vec<BindingKey>, Arc<[Binding]>>,
+    bindings: HashMap<Vec<BindingKey>, Arc<Vec<Binding>>>,
 }
 
 impl<'a> Parking<'a> {
@@ -191,25 +186,22 @@ impl<'a> Parking<'a> {
         // The entries go back into the case, which waits with them.
         let (specs, bindings): (Vec<_>, Vec<_>) = graders.into_iter().map(Binding::of).unzip();
         case.graders = specs;
-        let header = CaseHeader::of(&case);
         match self.spool.park(&case) {
-            Some(parked) => PlannedCase {
-                header,
-                place: Place::Parked {
-                    case: parked,
-                    bindings: self.shared(bindings),
-                },
-            },
+            Some(parked) => PlannedCase(Place::Parked {
+                case: parked,
+                bindings: self.shared(bindings),
+                runs: case.runs,
+            }),
             None => PlannedCase::new(rebind(case, &bindings)),
         }
     }
 
     /// `bindings`, or an equal list kept earlier.
-    fn shared(&mut self, bindings: Vec<Binding>) -> Arc<[Binding]> {
+    fn shared(&mut self, bindings: Vec<Binding>) -> Arc<Vec<Binding>> {
         let key: Vec<BindingKey> = bindings.iter().map(Binding::key).collect();
         self.bindings
             .entry(key)
-            .or_insert_with(|| bindings.into())
+            .or_insert_with(|| Arc::new(bindings))
             .clone()
     }
 }
@@ -245,14 +237,8 @@ mod tests {
             .map(|prepared| parking.plan(prepared))
             .collect();
         let [
-            PlannedCase {
-                place: Place::Parked { bindings: one, .. },
-                ..
-            },
-            PlannedCase {
-                place: Place::Parked { bindings: two, .. },
-                ..
-            },
+            PlannedCase(Place::Parked { bindings: one, .. }),
+            PlannedCase(Place::Parked { bindings: two, .. }),
         ] = &planned[..]
         else {
             panic!("both cases are parked: {planned:?}");

@@ -9,10 +9,9 @@ use crate::report::RunReport;
 /// from several threads, in completion order). Keep the calls cheap: they are on the path
 /// of every run.
 pub trait Progress: Send + Sync + std::fmt::Debug {
-    /// The suite is about to start: each case's name and the number of runs it will get,
-    /// in report order.
-    fn started(&self, plan: &[(&str, u32)]) {
-        let _ = plan;
+    /// The suite is about to start: how many cases it runs, and how many runs in all.
+    fn started(&self, cases: usize, runs: u64) {
+        let _ = (cases, runs);
     }
 
     /// One run of `case` finished (runs cancelled by Ctrl-C are not reported).
