@@ -8,8 +8,8 @@
 //! A case (`confine:`) or the command line widens this explicitly ([`Widening`]); where the
 //! kernel lacks a feature, [`Support::missing`] names the protection (`docs/security.md`).
 //!
-//! The ruleset is built once per run in evalhost ([`RunConfinement::new`], with the `landlock`
-//! crate); each process is started by a short-lived thread that first calls
+//! The ruleset is built once per run in evalhost, when the run starts its first process
+//! ([`RunConfinement::spawn`], with the `landlock` crate); each process is started by a short-lived thread that first calls
 //! `prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self` on itself, so the child inherits
 //! the domain from its first instruction ([`RunConfinement::spawn`]).
 
@@ -18,7 +18,7 @@ mod system;
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -147,58 +147,61 @@ pub struct RunDirs<'a> {
 /// How every process of one run is started: its temp dir, and the Landlock ruleset it starts
 /// under (none when confinement is off or the kernel has no Landlock; `no new privileges` is
 /// set whenever confinement is on).
+///
+/// The ruleset is built when the run starts its first process, not before: most runs of the
+/// built-in agent start none (its file tools run in evalhost), and building one opens every
+/// path it names (~90 µs, `docs/performance.md`, "Confinement").
 #[derive(Debug)]
 pub struct RunConfinement {
     tmp: PathBuf,
-    ruleset: Option<OwnedFd>,
-    no_new_privs: bool,
+    /// `None` when confinement is off.
+    rules: Option<Rules>,
+}
+
+/// What a run's ruleset is built from, and the ruleset once built.
+#[derive(Debug)]
+struct Rules {
+    /// The Landlock ABI to build for (0: the kernel has none).
+    abi: u32,
+    workspace: PathBuf,
+    home: PathBuf,
+    workspace_read_only: bool,
+    widen: Widening,
+    endpoint_port: u16,
+    built: OnceLock<Result<Option<OwnedFd>, Arc<ConfineError>>>,
 }
 
 impl RunConfinement {
     /// No confinement at all (`--no-confine`, or a library caller that wants none): only the
     /// temp dir.
     pub fn off(tmp: PathBuf) -> Self {
-        Self {
-            tmp,
-            ruleset: None,
-            no_new_privs: false,
-        }
+        Self { tmp, rules: None }
     }
 
     /// The confinement of a run in `dirs` whose endpoint listens on `endpoint_port`, widened
-    /// by the suite's policy and the case's `confine:`.
-    pub fn new(
-        policy: &Policy,
-        case: &Widening,
-        dirs: &RunDirs<'_>,
-        endpoint_port: u16,
-    ) -> Result<Self, ConfineError> {
+    /// by the suite's policy and the case's `confine:`. Its ruleset is built when the run
+    /// starts its first process ([`RunConfinement::spawn`]).
+    pub fn new(policy: &Policy, case: &Widening, dirs: &RunDirs<'_>, endpoint_port: u16) -> Self {
         if !policy.enabled {
-            return Ok(Self::off(dirs.tmp.to_owned()));
+            return Self::off(dirs.tmp.to_owned());
         }
-        let widen = policy.widen.with(case);
-        let support = Support::current();
-        let ruleset = if support.used_abi() == 0 {
-            None
-        } else {
-            ruleset::build(
-                support.used_abi(),
-                system::readable(),
-                dirs,
-                &widen,
-                endpoint_port,
-            )?
-        };
-        Ok(Self {
+        Self {
             tmp: dirs.tmp.to_owned(),
-            ruleset,
-            no_new_privs: true,
-        })
+            rules: Some(Rules {
+                abi: Support::current().used_abi(),
+                workspace: dirs.workspace.to_owned(),
+                home: dirs.home.to_owned(),
+                workspace_read_only: dirs.workspace_read_only,
+                widen: policy.widen.with(case),
+                endpoint_port,
+                built: OnceLock::new(),
+            }),
+        }
     }
 
     /// Whether a Landlock ruleset confines the run's processes.
     pub(crate) fn is_confined(&self) -> bool {
-        self.ruleset.is_some()
+        self.rules.as_ref().is_some_and(|rules| rules.abi > 0)
     }
 
     /// The run's temp dir: `TMPDIR` of its processes.
@@ -220,10 +223,13 @@ impl RunConfinement {
         cmd: &mut tokio::process::Command,
     ) -> std::io::Result<tokio::process::Child> {
         cmd.env("TMPDIR", &self.tmp);
-        if !self.no_new_privs {
+        let Some(rules) = &self.rules else {
             return cmd.spawn();
-        }
-        let fd = self.ruleset.as_ref().map_or(-1, AsRawFd::as_raw_fd);
+        };
+        let fd = match rules.ruleset(&self.tmp) {
+            Ok(ruleset) => ruleset.map_or(-1, AsRawFd::as_raw_fd),
+            Err(error) => return Err(std::io::Error::other(error)),
+        };
         // The child's pipes and its reaper belong to the runtime that awaits it.
         let runtime = tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
         std::thread::scope(|scope| {
@@ -241,6 +247,37 @@ impl RunConfinement {
                 ))
             })
         })
+    }
+}
+
+impl Rules {
+    /// The run's ruleset, built the first time it is asked for (`None`: the kernel has no
+    /// Landlock, or made no ruleset). A failure is kept: every process of the run fails to
+    /// start with it.
+    fn ruleset(&self, tmp: &Path) -> Result<Option<&OwnedFd>, Arc<ConfineError>> {
+        let built = self.built.get_or_init(|| {
+            if self.abi == 0 {
+                return Ok(None);
+            }
+            let dirs = RunDirs {
+                workspace: &self.workspace,
+                home: &self.home,
+                tmp,
+                workspace_read_only: self.workspace_read_only,
+            };
+            ruleset::build(
+                self.abi,
+                system::readable(),
+                &dirs,
+                &self.widen,
+                self.endpoint_port,
+            )
+            .map_err(|error| Arc::new(ConfineError::Ruleset(error)))
+        });
+        match built {
+            Ok(ruleset) => Ok(ruleset.as_ref()),
+            Err(error) => Err(error.clone()),
+        }
     }
 }
 
@@ -343,8 +380,7 @@ mod tests {
             tmp: &tmp,
             workspace_read_only: false,
         };
-        let confinement =
-            RunConfinement::new(&Policy::default(), &Widening::default(), &dirs, 0).unwrap();
+        let confinement = RunConfinement::new(&Policy::default(), &Widening::default(), &dirs, 0);
         assert!(confinement.is_confined());
         for attempt in ["first", "second"] {
             let mut cmd = tokio::process::Command::new("/bin/sh");

@@ -139,11 +139,6 @@ pub enum RunError {
     Seed { case: String, error: std::io::Error },
     #[error(transparent)]
     SessionLog(#[from] crate::session::SessionLogError),
-    #[error("case {case}: {error}")]
-    Confine {
-        case: String,
-        error: crate::confine::ConfineError,
-    },
     /// (The server's error, and its cause, are the source chain.)
     #[error("failed to start the scripted model server")]
     ModelServer {

@@ -109,25 +109,19 @@ pub(crate) async fn run_once(
         error: source,
     })?;
 
-    let confinement = Arc::new(
-        crate::confine::RunConfinement::new(
-            &options.confine,
-            &agent_widening(case),
-            &crate::confine::RunDirs {
-                workspace: &workspace,
-                home: &home,
-                tmp: &tmp,
-                workspace_read_only: case.approve == crate::session::Approve::None
-                    && matches!(&case.execution, Execution::External(agent)
+    let confinement = Arc::new(crate::confine::RunConfinement::new(
+        &options.confine,
+        &agent_widening(case),
+        &crate::confine::RunDirs {
+            workspace: &workspace,
+            home: &home,
+            tmp: &tmp,
+            workspace_read_only: case.approve == crate::session::Approve::None
+                && matches!(&case.execution, Execution::External(agent)
                         if agent.preset().is_some_and(|p| !p.sandbox_nests())),
-            },
-            server.addr().port(),
-        )
-        .map_err(|error| RunError::Confine {
-            case: case.name.clone(),
-            error,
-        })?,
-    );
+        },
+        server.addr().port(),
+    ));
     let label = temp.join(format!("(session log of {} run {run})", case.name));
     let mut log = SessionLog::unnamed(temp, label)?;
     let live = options.live.is_some();
