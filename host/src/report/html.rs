@@ -33,9 +33,9 @@ pub fn render_html(
 ) -> Result<String, CaseReadBackError> {
     let cases = report.cases.read_all()?;
     let failed = cases.iter().filter(|c| !c.summary.pass).count();
-    let mut each = super::RunsEach::default();
+    let mut each = super::RunsEach::new(report);
     for case in &cases {
-        each.add(report, case);
+        each.add(case);
     }
     let runs_each = each.text(report);
     let mut html = String::with_capacity(64 * 1024);

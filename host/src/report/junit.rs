@@ -9,6 +9,7 @@
 //! properties), named `<case> run N` and `<case> pass@k`.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -50,8 +51,9 @@ pub fn write_junit(report: &SuiteReport, out: &mut dyn std::io::Write) -> std::i
         report.cases.len(),
         seconds(ms)
     );
+    let cancelled = super::cancelled_by_case(report);
     for (directory, cases) in &suites {
-        write_suite(&mut xml, report, directory, cases)?;
+        write_suite(&mut xml, report, &cancelled, directory, cases)?;
         out.write_all(xml.as_bytes())?;
         xml.clear();
     }
@@ -73,6 +75,7 @@ fn cases_at<'a>(
 fn write_suite(
     xml: &mut String,
     report: &SuiteReport,
+    cancelled: &HashMap<&str, u32>,
     directory: &str,
     indices: &[usize],
 ) -> std::io::Result<()> {
@@ -137,13 +140,19 @@ fn write_suite(
     }
     xml.push_str("    </properties>\n");
     for case in cases_at(report, indices) {
-        write_case(xml, directory, &*case?, report);
+        write_case(xml, directory, &*case?, cancelled);
     }
     xml.push_str("  </testsuite>\n");
     Ok(())
 }
 
-fn write_case(xml: &mut String, directory: &str, case: &CaseReport, report: &SuiteReport) {
+/// `case` as a `<testcase>`; `cancelled`: the runs Ctrl-C cancelled, by case.
+fn write_case(
+    xml: &mut String,
+    directory: &str,
+    case: &CaseReport,
+    cancelled: &HashMap<&str, u32>,
+) {
     let _ = write!(
         xml,
         r#"    <testcase name="{}" classname="{}" time="{}""#,
@@ -194,11 +203,7 @@ fn write_case(xml: &mut String, directory: &str, case: &CaseReport, report: &Sui
             );
         }
         Status::Skipped => {
-            let cancelled = report
-                .cancelled
-                .iter()
-                .filter(|c| c.case == case.name)
-                .count();
+            let cancelled = cancelled.get(case.name.as_str()).copied().unwrap_or(0);
             let _ = writeln!(
                 xml,
                 r#"      <skipped message="{}"/>"#,

@@ -38,9 +38,8 @@ fn paint(text: &str, style: &str, color: bool) -> String {
 
 /// What the text takes from every case besides its table row, gathered in one pass over
 /// the cases (which may be read back from the spool).
-#[derive(Default)]
-struct Gathered {
-    runs_each: RunsEach,
+struct Gathered<'a> {
+    runs_each: RunsEach<'a>,
     /// Every run's token counts are synthetic / some are.
     all_synthetic: bool,
     any_synthetic: bool,
@@ -56,15 +55,25 @@ struct Gathered {
     pass_lines: String,
 }
 
-impl Gathered {
-    fn of(report: &SuiteReport) -> std::io::Result<Self> {
+impl<'a> Gathered<'a> {
+    fn of(report: &'a SuiteReport) -> std::io::Result<Self> {
         let mut g = Gathered {
+            runs_each: RunsEach::new(report),
             all_synthetic: true,
-            ..Gathered::default()
+            any_synthetic: false,
+            repeated: false,
+            failed: 0,
+            not_evaluable: 0,
+            confinement: Vec::new(),
+            judge: String::new(),
+            failures: String::new(),
+            warnings: String::new(),
+            not_evaluable_lines: String::new(),
+            pass_lines: String::new(),
         };
         for case in report.cases.iter() {
             let case = case?;
-            g.runs_each.add(report, &case);
+            g.runs_each.add(&case);
             g.repeated |= case.summary.runs > 1;
             g.failed += usize::from(!case.summary.pass);
             g.confinement.extend(super::confinement::case_line(&case));
@@ -231,19 +240,30 @@ pub fn write_text(
     writeln!(out, "{verdict}{note}.")
 }
 
-/// `Interrupted: 2 runs cancelled: slow run 2 (running), slow run 3 (not started).`
+/// `Interrupted: 2 runs cancelled: slow run 2 (running), slow run 3 (not started).` Past
+/// [`CANCELLED_NAMED`] runs the line names those and counts the rest (`--out`'s `report.json` lists
+/// every one): a large suite interrupted early has a cancelled run for nearly every case.
 fn interrupted_line(report: &SuiteReport) -> String {
-    let runs: Vec<String> = report
+    let named: Vec<String> = report
         .cancelled
         .iter()
+        .take(CANCELLED_NAMED)
         .map(|c| {
             let state = if c.started { "running" } else { "not started" };
             format!("{} run {} ({state})", c.case, c.run)
         })
         .collect();
-    match runs.len() {
+    let more = report.cancelled.len() - named.len();
+    let named = named.join(", ");
+    match report.cancelled.len() {
         0 => "Interrupted: no run was cancelled.\n".to_owned(),
-        1 => format!("Interrupted: 1 run cancelled: {}.\n", runs[0]),
-        n => format!("Interrupted: {n} runs cancelled: {}.\n", runs.join(", ")),
+        1 => format!("Interrupted: 1 run cancelled: {named}.\n"),
+        n if more == 0 => format!("Interrupted: {n} runs cancelled: {named}.\n"),
+        n => format!(
+            "Interrupted: {n} runs cancelled: {named}, and {more} more (the report.json of `--out` lists every one).\n"
+        ),
     }
 }
+
+/// Cancelled runs the text report names, at most.
+const CANCELLED_NAMED: usize = 20;
