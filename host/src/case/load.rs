@@ -1,6 +1,7 @@
 //! Reading case files from disk: single files, and directories of them (and of their
 //! subdirectories) in name order.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use super::agentcompany::{self, FixtureOptions};
@@ -89,13 +90,8 @@ fn load_each_in(
     spool: Option<&Spool>,
     mut take: impl FnMut(Result<Case, CaseError>),
 ) {
-    // Every source, found first, into one list.
-    let mut found = Vec::new();
-    for path in paths {
-        case_sources(path, &mut found);
-    }
     let mut names = Names::default();
-    let mut found = found.into_iter().peekable();
+    let mut found = Sources::new(paths).peekable();
     while found.peek().is_some() {
         let chunk: Vec<Source> = found.by_ref().take(LOAD_CHUNK).collect();
         let sources: Vec<&Path> = chunk
@@ -116,7 +112,7 @@ fn load_each_in(
     }
 }
 
-/// Load each source (from [`case_sources`]): one result per source, in order. Files are
+/// Load each source (from [`Sources`]): one result per source, in order. Files are
 /// parsed on all cores (they are independent); then names are checked in order: a case whose
 /// name an earlier source (of this call or an earlier one with the same `names`) already
 /// defined is an error located at its `name`.
@@ -176,124 +172,191 @@ fn load_source(file: &Path, options: &LoadOptions) -> Result<Parsed, CaseError> 
     }
 }
 
-/// What one path given to [`load_cases_with`] contributes, in load order: a case file, a
-/// Nexus case directory, or the case files and Nexus case directories of a directory and
-/// its subdirectories; and the problems met finding them (an unreadable entry, a directory
-/// holding more than [`MAX_CASES_PER_DIR`] cases, a symlink loop, no case at all).
-///
-/// Each source holds exactly one case. They are added to `found`.
-fn case_sources(path: &Path, found: &mut Vec<Source>) {
-    let metadata = match std::fs::metadata(path) {
-        Ok(metadata) => metadata,
-        Err(error) => {
-            return found.push(Err(Box::new(CaseError::Read {
-                path: path.to_path_buf(),
-                error,
-            })));
-        }
-    };
-    if !metadata.is_dir() || nexus::is_case_dir(path) {
-        return found.push(Ok(path.to_path_buf()));
-    }
-    let before = found.len();
-    walk(path, &mut Vec::new(), found);
-    if found.len() == before {
-        found.push(Err(Box::new(CaseError::NoCases {
-            path: path.to_path_buf(),
-        })));
-    }
-}
-
 /// A case source, or the problem met finding one. The problem is boxed: a suite's list has an
 /// entry per case, 24 bytes instead of 80 (`size_of`). A list of the unboxed form, made for a
 /// directory of 100,000 cases and then boxed, cost its 8 MB at the peak of loading.
 type Source = Result<PathBuf, Box<CaseError>>;
 
-/// The case sources of directory `dir` and of its subdirectories, depth first in name order
-/// (a subdirectory's cases at its place among the directory's files). `ancestors` are the
-/// directories being walked (canonical), to stop at a symlink leading back to one of them.
-fn walk(dir: &Path, ancestors: &mut Vec<PathBuf>, found: &mut Vec<Source>) {
-    let read_error = |path: &Path, error| CaseError::Read {
-        path: path.to_path_buf(),
-        error,
-    };
-    let canonical = match dir.canonicalize() {
-        Ok(canonical) => canonical,
-        Err(error) => return found.push(Err(Box::new(read_error(dir, error)))),
-    };
-    if ancestors.contains(&canonical) {
-        return found.push(Err(Box::new(CaseError::malformed(
-            dir,
-            0,
-            format!(
-                "a symlink loop: this directory is {}, which is being searched already",
-                canonical.display()
-            ),
-        ))));
+/// Every case source of the paths given to [`load_cases_with`], in load order: for each path,
+/// a case file, a Nexus case directory, or the case files and Nexus case directories of a
+/// directory and its subdirectories, depth first in name order (a subdirectory's cases at its
+/// place among the directory's files); and the problems met finding them (an unreadable entry,
+/// a directory holding more than [`MAX_CASES_PER_DIR`] cases, a symlink loop, no case at
+/// all). Each source holds exactly one case.
+///
+/// Found as loading asks for them: a directory is read when the walk reaches it, so what is
+/// held is the entries of the directories being walked (at most [`MAX_CASES_PER_DIR`] cases
+/// each), not a list of the suite's sources (~50 bytes a case, 4.9 MB of the 100,000-case
+/// suite's peak heap when it was listed up front).
+struct Sources<'a> {
+    paths: std::slice::Iter<'a, PathBuf>,
+    /// The directory argument being walked, and how many sources and problems it gave so far
+    /// (none at all: [`CaseError::NoCases`]).
+    walking: Option<(&'a Path, usize)>,
+    /// The directories being walked, innermost last.
+    stack: Vec<Walked>,
+    /// Found, to be handed out before the walk goes on.
+    ready: VecDeque<Source>,
+}
+
+/// A directory being walked: its entries not yet visited (`true`: a subdirectory to search),
+/// and its canonical path, to stop at a symlink leading back to it.
+struct Walked {
+    entries: std::vec::IntoIter<(PathBuf, bool)>,
+    canonical: PathBuf,
+}
+
+impl<'a> Sources<'a> {
+    fn new(paths: &'a [PathBuf]) -> Self {
+        Self {
+            paths: paths.iter(),
+            walking: None,
+            stack: Vec::new(),
+            ready: VecDeque::new(),
+        }
     }
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(error) => return found.push(Err(Box::new(read_error(dir, error)))),
-    };
-    // This directory's entries that hold cases: files and Nexus case directories (sources)
-    // and other directories (searched), in name order.
-    let mut sources = Vec::new();
-    let mut subdirs = Vec::new();
-    let mut problems = Vec::new();
-    for entry in entries {
-        let entry = match entry {
-            Ok(entry) => entry,
+
+    /// Start on path argument `path`.
+    fn start(&mut self, path: &'a Path) {
+        let metadata = match std::fs::metadata(path) {
+            Ok(metadata) => metadata,
             Err(error) => {
-                problems.push(read_error(dir, error));
-                continue;
+                return self.ready.push_back(Err(Box::new(CaseError::Read {
+                    path: path.to_path_buf(),
+                    error,
+                })));
             }
         };
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let path = entry.path();
-        // The judge's recorded answers (`judgments.jsonl`) live beside the cases; they are
-        // not a fixture.
-        let is_case = !name.starts_with('.')
-            && name != crate::judge::judgments::FILE_NAME
-            && (name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".jsonl"));
-        if is_case {
-            // Follow symlinks: a linked case file is a case file. One that cannot be followed
-            // (a symlink loop, a dangling link) is a problem naming it, not a case silently
-            // skipped.
-            match std::fs::metadata(&path) {
-                Ok(metadata) if metadata.is_file() => sources.push(path),
-                Ok(_) => {}
-                Err(error) => problems.push(read_error(&path, error)),
-            }
-        } else if !nexus::is_ignored(&name) && path.is_dir() {
-            if nexus::is_case_dir(&path) {
-                sources.push(path);
-            } else {
-                subdirs.push(path);
+        if !metadata.is_dir() || nexus::is_case_dir(path) {
+            return self.ready.push_back(Ok(path.to_path_buf()));
+        }
+        self.walking = Some((path, 0));
+        self.enter(path);
+    }
+
+    /// Read directory `dir`: its problems are ready, its entries are walked next.
+    fn enter(&mut self, dir: &Path) {
+        let read_error = |path: &Path, error| CaseError::Read {
+            path: path.to_path_buf(),
+            error,
+        };
+        let canonical = match dir.canonicalize() {
+            Ok(canonical) => canonical,
+            Err(error) => return self.problem(read_error(dir, error)),
+        };
+        if self
+            .stack
+            .iter()
+            .any(|walked| walked.canonical == canonical)
+        {
+            return self.problem(CaseError::malformed(
+                dir,
+                0,
+                format!(
+                    "a symlink loop: this directory is {}, which is being searched already",
+                    canonical.display()
+                ),
+            ));
+        }
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(error) => return self.problem(read_error(dir, error)),
+        };
+        // This directory's entries that hold cases: files and Nexus case directories (sources)
+        // and other directories (searched), in name order.
+        let mut sources = Vec::new();
+        let mut subdirs = Vec::new();
+        let mut problems = Vec::new();
+        for entry in entries {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(error) => {
+                    problems.push(read_error(dir, error));
+                    continue;
+                }
+            };
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let path = entry.path();
+            // The judge's recorded answers (`judgments.jsonl`) live beside the cases; they are
+            // not a fixture.
+            let is_case = !name.starts_with('.')
+                && name != crate::judge::judgments::FILE_NAME
+                && (name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".jsonl"));
+            if is_case {
+                // Follow symlinks: a linked case file is a case file. One that cannot be
+                // followed (a symlink loop, a dangling link) is a problem naming it, not a case
+                // silently skipped.
+                match std::fs::metadata(&path) {
+                    Ok(metadata) if metadata.is_file() => sources.push(path),
+                    Ok(_) => {}
+                    Err(error) => problems.push(read_error(&path, error)),
+                }
+            } else if !nexus::is_ignored(&name) && path.is_dir() {
+                if nexus::is_case_dir(&path) {
+                    sources.push(path);
+                } else {
+                    subdirs.push(path);
+                }
             }
         }
+        if sources.len() > MAX_CASES_PER_DIR {
+            problems.push(CaseError::TooManyCases {
+                path: dir.to_path_buf(),
+                count: sources.len(),
+                max: MAX_CASES_PER_DIR,
+            });
+            sources.clear();
+        }
+        for problem in problems {
+            self.problem(problem);
+        }
+        let mut entries: Vec<(PathBuf, bool)> = sources.into_iter().map(|p| (p, false)).collect();
+        entries.extend(subdirs.into_iter().map(|p| (p, true)));
+        entries.sort_by(|(a, _), (b, _)| a.file_name().cmp(&b.file_name()));
+        self.stack.push(Walked {
+            entries: entries.into_iter(),
+            canonical,
+        });
     }
-    found.extend(problems.into_iter().map(|problem| Err(Box::new(problem))));
-    if sources.len() > MAX_CASES_PER_DIR {
-        found.push(Err(Box::new(CaseError::TooManyCases {
-            path: dir.to_path_buf(),
-            count: sources.len(),
-            max: MAX_CASES_PER_DIR,
-        })));
-        sources.clear();
+}
+
+impl Sources<'_> {
+    fn problem(&mut self, problem: CaseError) {
+        self.ready.push_back(Err(Box::new(problem)));
     }
-    let mut entries: Vec<(PathBuf, bool)> = sources.into_iter().map(|p| (p, false)).collect();
-    entries.extend(subdirs.into_iter().map(|p| (p, true)));
-    entries.sort_by(|(a, _), (b, _)| a.file_name().cmp(&b.file_name()));
-    ancestors.push(canonical);
-    for (path, is_subdir) in entries {
-        if is_subdir {
-            walk(&path, ancestors, found);
-        } else {
-            found.push(Ok(path));
+}
+
+impl Iterator for Sources<'_> {
+    type Item = Source;
+
+    fn next(&mut self) -> Option<Source> {
+        loop {
+            if let Some(source) = self.ready.pop_front() {
+                if let Some((_, found)) = &mut self.walking {
+                    *found += 1;
+                }
+                return Some(source);
+            }
+            if let Some(walked) = self.stack.last_mut() {
+                match walked.entries.next() {
+                    Some((dir, true)) => self.enter(&dir),
+                    Some((source, false)) => self.ready.push_back(Ok(source)),
+                    None => {
+                        self.stack.pop();
+                    }
+                }
+                continue;
+            }
+            if let Some((path, 0)) = self.walking.take() {
+                return Some(Err(Box::new(CaseError::NoCases {
+                    path: path.to_path_buf(),
+                })));
+            }
+            let path = self.paths.next()?;
+            self.start(path);
         }
     }
-    ancestors.pop();
 }
 
 fn read_case(path: &Path) -> Result<Parsed, CaseError> {
