@@ -45,7 +45,7 @@ use planned::CaseHeader;
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RunOptions {
-    /// Runs per case unless the case sets `runs`.
+    /// Runs per case unless the case sets `runs` (at least one: 0 counts as 1).
     pub runs: u32,
     /// Runs made concurrently (default: [`default_jobs`]).
     pub jobs: usize,
