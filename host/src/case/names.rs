@@ -30,6 +30,9 @@ pub(super) struct Names {
     /// Records before `written` are in `file`.
     written: u64,
     file: Option<SpoolFile>,
+    /// A write to `file` failed: the records stay in memory from then on (a failed append
+    /// still takes its range of the file, so later records would not be where `written` says).
+    unwritable: bool,
 }
 
 struct Entry {
@@ -91,13 +94,18 @@ impl Names {
     /// Move the records in memory to the file; a file that cannot be made or written leaves
     /// them in memory (memory, not correctness, is what is lost).
     fn write_pending(&mut self) {
+        if self.unwritable {
+            return;
+        }
         if self.file.is_none() {
             self.file = SpoolFile::new().ok();
         }
-        let Some(file) = &self.file else { return };
-        if file.append(&self.pending).is_ok() {
-            self.written += self.pending.len() as u64;
-            self.pending = Vec::new();
+        match self.file.as_ref().map(|file| file.append(&self.pending)) {
+            Some(Ok(_)) => {
+                self.written += self.pending.len() as u64;
+                self.pending = Vec::new();
+            }
+            Some(Err(_)) | None => self.unwritable = true,
         }
     }
 
