@@ -319,9 +319,7 @@ impl<'a> Sources<'a> {
             canonical,
         });
     }
-}
 
-impl Sources<'_> {
     fn problem(&mut self, problem: CaseError) {
         self.ready.push_back(Err(Box::new(problem)));
     }

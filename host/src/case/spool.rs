@@ -161,8 +161,7 @@ impl SharedTexts {
 #[derive(Debug)]
 struct SpoolState {
     resident_left: usize,
-    file: Option<Arc<SpoolFile>>,
-    /// Made with the first case parked.
+    /// The spool file and the suite's shared texts, made when first needed.
     shelf: Option<Arc<Shelf>>,
 }
 
@@ -179,7 +178,6 @@ impl Spool {
         Self {
             state: Mutex::new(SpoolState {
                 resident_left: resident_bytes,
-                file: None,
                 shelf: None,
             }),
             texts: Arc::default(),
@@ -219,9 +217,9 @@ impl Spool {
             .map_err(std::io::Error::other)
             .and_then(|bytes| self.write(&bytes));
         match written {
-            Ok((file, offset, len)) => {
+            Ok((shelf, offset, len)) => {
                 case.body = CaseBody(Body::Spooled {
-                    file: Some(file),
+                    file: Some(shelf.file.clone()),
                     offset,
                     len,
                     script,
@@ -237,17 +235,23 @@ impl Spool {
         share_texts(&self.texts, case);
     }
 
-    /// Append `bytes` to the spool file: where they went.
-    fn write(&self, bytes: &[u8]) -> std::io::Result<(Arc<SpoolFile>, u64, usize)> {
-        let file = {
+    /// Append `bytes` to the spool file: its shelf, and where they went.
+    fn write(&self, bytes: &[u8]) -> std::io::Result<(Arc<Shelf>, u64, usize)> {
+        let shelf = {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            match &state.file {
-                Some(file) => file.clone(),
-                None => state.file.insert(Arc::new(SpoolFile::new()?)).clone(),
+            match &state.shelf {
+                Some(shelf) => shelf.clone(),
+                None => {
+                    let shelf = Shelf {
+                        file: Arc::new(SpoolFile::new()?),
+                        texts: self.texts.clone(),
+                    };
+                    state.shelf.insert(Arc::new(shelf)).clone()
+                }
             }
         };
-        let offset = file.append(bytes)?;
-        Ok((file, offset, bytes.len()))
+        let offset = shelf.file.append(bytes)?;
+        Ok((shelf, offset, bytes.len()))
     }
 }
 
@@ -265,7 +269,7 @@ pub struct ParkedCase {
 
 /// What every case parked in one spool shares: the file, and the suite's shared texts (a case
 /// read back holds the names and configs it held before, not copies: every verdict of its
-/// runs keeps them to the suite's end).
+/// runs keeps them to the suite's end). Made with the spool's file.
 #[derive(Debug)]
 struct Shelf {
     file: Arc<SpoolFile>,
@@ -303,7 +307,7 @@ impl Spool {
             } => {
                 let ours = file.as_ref().is_none_or(|file| {
                     let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-                    state.file.as_ref().is_some_and(|f| Arc::ptr_eq(f, file))
+                    (state.shelf.as_ref()).is_some_and(|shelf| Arc::ptr_eq(&shelf.file, file))
                 });
                 if !ours {
                     return None;
@@ -318,20 +322,7 @@ impl Spool {
         };
         let bytes = serde_json::to_vec(&Parked { case, bulk }).ok()?;
         let len = u32::try_from(bytes.len()).ok()?;
-        let (file, offset, _) = self.write(&bytes).ok()?;
-        let shelf = {
-            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            let texts = &self.texts;
-            state
-                .shelf
-                .get_or_insert_with(|| {
-                    Arc::new(Shelf {
-                        file,
-                        texts: texts.clone(),
-                    })
-                })
-                .clone()
-        };
+        let (shelf, offset, _) = self.write(&bytes).ok()?;
         Some(ParkedCase { shelf, offset, len })
     }
 }

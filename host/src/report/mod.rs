@@ -122,7 +122,8 @@ impl Interval {
 
 /// How many of each case's runs Ctrl-C cancelled, by case name: counted once for a report's
 /// readers (a suite interrupted early has a cancelled run for nearly every case; looking each
-/// case up in the list made writing the report quadratic: 50 s at 100,000 cases).
+/// case up in the list made writing the report quadratic: most of the 34–68 s that Ctrl-C on
+/// 100,000 cases took to exit, `docs/performance.md`).
 pub(crate) fn cancelled_by_case(report: &SuiteReport) -> HashMap<&str, u32> {
     let mut cancelled = HashMap::new();
     for run in &report.cancelled {
@@ -138,18 +139,26 @@ pub(crate) fn cancelled_by_case(report: &SuiteReport) -> HashMap<&str, u32> {
 pub(crate) struct RunsEach<'a> {
     low: u32,
     high: u32,
-    /// Runs Ctrl-C cancelled, by case: counted once (a suite interrupted early has one for
-    /// nearly every case, and each case looked them up).
+    /// Runs Ctrl-C cancelled, by case ([`cancelled_by_case`]).
     cancelled: HashMap<&'a str, u32>,
+}
+
+impl Default for RunsEach<'_> {
+    fn default() -> Self {
+        Self {
+            low: u32::MAX,
+            high: 0,
+            cancelled: HashMap::new(),
+        }
+    }
 }
 
 impl<'a> RunsEach<'a> {
     /// For the cases of `report`, each then counted with [`RunsEach::add`].
     pub(crate) fn new(report: &'a SuiteReport) -> Self {
         Self {
-            low: u32::MAX,
-            high: 0,
             cancelled: cancelled_by_case(report),
+            ..Self::default()
         }
     }
 

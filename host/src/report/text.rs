@@ -38,6 +38,7 @@ fn paint(text: &str, style: &str, color: bool) -> String {
 
 /// What the text takes from every case besides its table row, gathered in one pass over
 /// the cases (which may be read back from the spool).
+#[derive(Default)]
 struct Gathered<'a> {
     runs_each: RunsEach<'a>,
     /// Every run's token counts are synthetic / some are.
@@ -60,16 +61,7 @@ impl<'a> Gathered<'a> {
         let mut g = Gathered {
             runs_each: RunsEach::new(report),
             all_synthetic: true,
-            any_synthetic: false,
-            repeated: false,
-            failed: 0,
-            not_evaluable: 0,
-            confinement: Vec::new(),
-            judge: String::new(),
-            failures: String::new(),
-            warnings: String::new(),
-            not_evaluable_lines: String::new(),
-            pass_lines: String::new(),
+            ..Gathered::default()
         };
         for case in report.cases.iter() {
             let case = case?;
@@ -241,8 +233,9 @@ pub fn write_text(
 }
 
 /// `Interrupted: 2 runs cancelled: slow run 2 (running), slow run 3 (not started).` Past
-/// [`CANCELLED_NAMED`] runs the line names those and counts the rest (`--out`'s `report.json` lists
-/// every one): a large suite interrupted early has a cancelled run for nearly every case.
+/// [`CANCELLED_NAMED`] runs the line names those and counts the rest (`--out`'s
+/// `report.json` lists every one): a large suite interrupted early has a cancelled run for
+/// nearly every case.
 fn interrupted_line(report: &SuiteReport) -> String {
     let named: Vec<String> = report
         .cancelled

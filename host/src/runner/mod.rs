@@ -205,7 +205,7 @@ pub(crate) async fn run_planned(
                 match task.join().await {
                     Ok((header, result)) => (i, header, result),
                     Err(e) => {
-                        let header = header_of(&planned, i);
+                        let header = header_of(&planned.prepared(), i);
                         let error = format!("the run's task failed: {e} ({})", header.name);
                         (i, header, Ok(errored(run, error)))
                     }
@@ -259,10 +259,7 @@ async fn make_run(
 ) -> (CaseHeader, Result<RunReport, CancelledRun>) {
     // Read back first (a parked case), also for a cancelled run: the report names its case.
     let prepared = planned.prepared();
-    let header = match &prepared {
-        Ok(prepared) => CaseHeader::of(&prepared.case),
-        Err(_) => CaseHeader::unreadable(i),
-    };
+    let header = header_of(&prepared, i);
     let cancelled = |started| CancelledRun {
         case: header.name.clone(),
         run,
@@ -290,12 +287,15 @@ async fn make_run(
     (header, Ok(report))
 }
 
-/// What the report says of case `i`, read back for a run whose task failed.
-fn header_of(planned: &PlannedCase, i: usize) -> CaseHeader {
-    planned.prepared().map_or_else(
-        |_| CaseHeader::unreadable(i),
-        |prepared| CaseHeader::of(&prepared.case),
-    )
+/// What the report says of case `i`, read back as `prepared`.
+fn header_of(
+    prepared: &Result<Arc<PreparedCase>, crate::case::SpoolError>,
+    i: usize,
+) -> CaseHeader {
+    match prepared {
+        Ok(prepared) => CaseHeader::of(&prepared.case),
+        Err(_) => CaseHeader::unreadable(i),
+    }
 }
 
 /// One run of a prepared case, graded.

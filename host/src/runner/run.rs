@@ -118,7 +118,7 @@ pub(crate) async fn run_once(
             tmp: &tmp,
             workspace_read_only: case.approve == crate::session::Approve::None
                 && matches!(&case.execution, Execution::External(agent)
-                        if agent.preset().is_some_and(|p| !p.sandbox_nests())),
+                    if agent.preset().is_some_and(|p| !p.sandbox_nests())),
         },
         server.addr().port(),
     ));
