@@ -49,15 +49,28 @@ fn suite(cases: &[(&str, String)]) -> tempfile::TempDir {
     dir
 }
 
-/// Command lines of live processes that start with `token`.
+/// Command lines of live processes that start with `token`, once the killed ones have had up to
+/// 5 s to exit.
 fn processes_named(token: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.starts_with(token))
-        .collect()
+    let named = || -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.starts_with(token))
+            .collect()
+    };
+    // SIGKILL is delivered at once but a process on a loaded machine can take a moment to
+    // exit: give each one up to 5 s (the sleepers would live 30 s if never killed).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = named();
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The run's error in `DIR/out/report.json` and the last record of its session log.
