@@ -11,7 +11,8 @@
 #   1. builds target/release/evalhost and target/release/evalhost-bench;
 #   2. generates replay suites (bench/src/suite.rs) into a temp dir;
 #   3. times `evalhost run --jobs 2` on each (median wall of --repeats, peak RSS), a warm
-#      start of one case, and a first-ever run with an empty component cache;
+#      start of one case, a first-ever run with an empty component cache, and the largest
+#      suite once with `--junit` and `--html`;
 #   4. grading: built-in graders through the WASM host vs natively, per kind and for the
 #      1,000-case suite, plus the Python and JavaScript example graders;
 #   5. peers: installs promptfoo and inspect_ai into bench/.peers/ (peers/install.sh) and
@@ -123,6 +124,19 @@ if [ -n "${dirs[1000]:-}" ]; then
   TMPDIR=/tmp measure run-tmp "$evalhost" run --jobs 2 ${dirs[1000]}
   echo "\`--jobs 2\` with \`TMPDIR=/tmp\` (temp roots on $(df --output=fstype /tmp | tail -1)), 1000 cases: $wall s wall."
   echo
+fi
+largest="${sizes##* }"
+if [ "$largest" -ge 1000 ]; then
+  # The report files on the largest suite, once: JUnit and the HTML page (every run's
+  # transcript and workspace changes) are written a case at a time from their spools, so the
+  # run's memory should not grow with them.
+  say "evalhost run: $largest cases, --junit and --html"
+  repeats_saved="$repeats"; repeats=1
+  # shellcheck disable=SC2086
+  measure run-reports "$evalhost" run --jobs 2 --junit "$work/junit.xml" --html "$work/report.html" ${dirs[$largest]}
+  repeats="$repeats_saved"
+  echo "With \`--junit\` and \`--html\`, $largest cases: $wall s wall, $rss_mb MB peak RSS (the page: $(du -m "$work/report.html" | cut -f1) MB)."
+  rm -f "$work/junit.xml" "$work/report.html"
 fi
 echo "Warm start, one case: ${warm} s wall, ${warm_rss} MB peak RSS (median of 5)."
 echo "First-ever run, one case, empty component cache (compiles the built-in component): ${cold} s."

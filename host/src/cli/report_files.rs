@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::Failure;
-use evalhost::report::{RunDetail, SuiteReport, render_html, write_junit, write_text};
+use evalhost::report::{RunDetails, SuiteReport, write_html, write_junit, write_text};
 
 /// Refuse a report path (`--out`, `--junit`, `--html`, `-o`) inside evalhost's own
 /// configuration, data or cache directory, as Mino refuses an `--out` inside `~/.mino`.
@@ -50,7 +50,7 @@ pub fn write(
     junit: Option<&Path>,
     html: Option<&Path>,
     report: &SuiteReport,
-    details: &[RunDetail],
+    details: &RunDetails,
 ) -> Result<(), Failure> {
     if let Some(path) = junit {
         evalhost::private_file::write_with(path, |out| write_junit(report, out))
@@ -58,9 +58,7 @@ pub fn write(
             .map_err(Failure::internal)?;
     }
     if let Some(path) = html {
-        render_html(report, details)
-            .map_err(std::io::Error::from)
-            .and_then(|html| evalhost::private_file::write(path, html.as_bytes()))
+        evalhost::private_file::write_with(path, |out| write_html(report, details, out))
             .with_context(|| format!("failed to write the HTML report `{}`", path.display()))
             .map_err(Failure::internal)?;
     }

@@ -67,7 +67,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
     let details = args
         .html
         .is_some()
-        .then(|| Arc::new(evalhost::runner::RunDetails::new()));
+        .then(|| Arc::new(evalhost::report::RunDetails::new()));
     plan.options.details = details.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -83,7 +83,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         progress.finish();
     }
     let report = report?;
-    let details = details.map(|d| d.take()).unwrap_or_default();
+    let details = details.unwrap_or_default();
     // The table first: a bad --junit/--html path must not hide the suite's results.
     super::report_files::print_text(&report, ui.color_stdout)?;
     super::report_files::write(

@@ -1,18 +1,9 @@
 //! What the HTML report shows of a run beyond its verdicts: the run's evidence (transcript,
-//! tool calls) and how the agent changed the workspace. Collected by the runner only when
-//! asked ([`crate::runner::RunDetails`]); the JSON report does not carry them.
+//! tool calls) and how the agent changed the workspace, rendered as each run finishes and
+//! kept for the page ([`RunDetails`], given to the runner as `RunOptions::details` only when
+//! asked); the JSON report does not carry them.
 
 use crate::evidence::Evidence;
-
-/// One finished run's transcript and workspace changes.
-#[derive(Debug, Clone)]
-pub struct RunDetail {
-    pub case: String,
-    /// 1-based.
-    pub run: u32,
-    pub evidence: Evidence,
-    pub workspace: WorkspaceChanges,
-}
 
 /// The finished workspace against the seeded files, bounded in size.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -58,4 +49,185 @@ impl ChangeKind {
             ChangeKind::Deleted => "deleted",
         }
     }
+}
+
+/// Bytes of rendered run details kept in memory before the rest wait in a spool file: a
+/// suite of a few hundred runs with long transcripts is reported from memory.
+pub const RESIDENT_DETAIL_BYTES: usize = 8 << 20;
+
+/// Every finished run's transcript and workspace changes, as the HTML report shows them
+/// (`evalhost run --html`): each rendered when its run finishes (`RunOptions::details`) and
+/// kept in the report's order of cases and runs. Up to a budget they stay in memory; the rest
+/// wait in an unnamed temp file (`crate::spool_file`) and are read back one run at a time
+/// while the page is written, so a suite's memory does not grow with its transcripts: a run
+/// costs a 24-byte slot.
+#[derive(Debug)]
+pub struct RunDetails {
+    inner: std::sync::Mutex<Stored>,
+}
+
+#[derive(Debug)]
+struct Stored {
+    /// Runs rendered whose case is not reported yet, by (case's index in the plan, run).
+    waiting: std::collections::HashMap<(usize, u32), Slot>,
+    /// Per run of the report's cases, in order: where its details are, if it has any.
+    order: Vec<Option<Slot>>,
+    /// Made when the first run's details do not fit the budget.
+    file: Option<std::sync::Arc<crate::spool_file::SpoolFile>>,
+    resident_left: usize,
+}
+
+/// Where one run's rendered details are.
+#[derive(Debug)]
+enum Slot {
+    Resident(Box<RenderedDetail>),
+    /// The transcript's `transcript` bytes, then the workspace's `workspace`, at `offset`.
+    Spooled {
+        offset: u64,
+        transcript: u32,
+        workspace: u32,
+    },
+}
+
+// A reported run's place in the order: what the page's memory grows by per run.
+const _: () = assert!(std::mem::size_of::<Option<Slot>>() <= 24);
+
+/// One run's details as HTML fragments: its transcript, and its workspace changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RenderedDetail {
+    pub(crate) transcript: String,
+    pub(crate) workspace: String,
+}
+
+impl Default for RunDetails {
+    fn default() -> Self {
+        Self::with_budget(RESIDENT_DETAIL_BYTES)
+    }
+}
+
+impl RunDetails {
+    /// An empty collector, keeping up to [`RESIDENT_DETAIL_BYTES`] in memory.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty collector keeping up to `resident_bytes` of rendered details in memory (0:
+    /// every run's go to the spool).
+    pub fn with_budget(resident_bytes: usize) -> Self {
+        Self {
+            inner: std::sync::Mutex::new(Stored {
+                waiting: std::collections::HashMap::new(),
+                order: Vec::new(),
+                file: None,
+                resident_left: resident_bytes,
+            }),
+        }
+    }
+
+    fn stored(&self) -> std::sync::MutexGuard<'_, Stored> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Render run `run` of the plan's case `case`: its `evidence` and `workspace` changes,
+    /// and keep them until the case is reported ([`Self::case_reported`]). Rendering is done
+    /// by the caller's thread. A spool that cannot be made or written keeps the details in
+    /// memory: memory, not the report, is what is lost.
+    pub(crate) fn add(
+        &self,
+        case: usize,
+        run: u32,
+        evidence: &Evidence,
+        workspace: &WorkspaceChanges,
+    ) {
+        let rendered = super::html::render_detail(evidence, workspace);
+        let bytes = rendered.transcript.len() + rendered.workspace.len();
+        let file = {
+            let mut stored = self.stored();
+            if bytes <= stored.resident_left {
+                stored.resident_left -= bytes;
+                stored
+                    .waiting
+                    .insert((case, run), Slot::Resident(Box::new(rendered)));
+                return;
+            }
+            // Later runs are not kept in memory, whatever their size.
+            stored.resident_left = 0;
+            match &stored.file {
+                Some(file) => Some(file.clone()),
+                None => crate::spool_file::SpoolFile::new()
+                    .ok()
+                    .map(|file| stored.file.insert(std::sync::Arc::new(file)).clone()),
+            }
+        };
+        // Written outside the lock: runs finishing on other threads write side by side.
+        let slot = file
+            .and_then(|file| spool(&file, &rendered).ok())
+            .unwrap_or_else(|| Slot::Resident(Box::new(rendered)));
+        self.stored().waiting.insert((case, run), slot);
+    }
+
+    /// The plan's case `case` went to the report with these runs (in the report's order):
+    /// their details follow the runs before them.
+    pub(crate) fn case_reported(&self, case: usize, runs: impl IntoIterator<Item = u32>) {
+        let mut stored = self.stored();
+        for run in runs {
+            let slot = stored.waiting.remove(&(case, run));
+            stored.order.push(slot);
+        }
+    }
+
+    /// Each reported run's details in the report's order (`None`: the run has none, it
+    /// could not be made), read back from the spool where they wait there.
+    pub(crate) fn read_each(
+        &self,
+    ) -> impl Iterator<Item = Result<Option<RenderedDetail>, std::io::Error>> + '_ {
+        let stored = self.stored();
+        let file = stored.file.clone();
+        let count = stored.order.len();
+        drop(stored);
+        (0..count).map(move |i| {
+            let stored = self.stored();
+            match &stored.order[i] {
+                None => Ok(None),
+                Some(Slot::Resident(rendered)) => Ok(Some((**rendered).clone())),
+                &Some(Slot::Spooled {
+                    offset,
+                    transcript,
+                    workspace,
+                }) => {
+                    drop(stored);
+                    read_back(file.as_deref(), offset, transcript, workspace).map(Some)
+                }
+            }
+        })
+    }
+}
+
+fn spool(file: &crate::spool_file::SpoolFile, rendered: &RenderedDetail) -> std::io::Result<Slot> {
+    let transcript = u32::try_from(rendered.transcript.len()).map_err(std::io::Error::other)?;
+    let workspace = u32::try_from(rendered.workspace.len()).map_err(std::io::Error::other)?;
+    let mut bytes = Vec::with_capacity(rendered.transcript.len() + rendered.workspace.len());
+    bytes.extend_from_slice(rendered.transcript.as_bytes());
+    bytes.extend_from_slice(rendered.workspace.as_bytes());
+    Ok(Slot::Spooled {
+        offset: file.append(&bytes)?,
+        transcript,
+        workspace,
+    })
+}
+
+fn read_back(
+    file: Option<&crate::spool_file::SpoolFile>,
+    offset: u64,
+    transcript: u32,
+    workspace: u32,
+) -> std::io::Result<RenderedDetail> {
+    let file = file.ok_or_else(|| std::io::Error::other("no spool file"))?;
+    let mut bytes = file.read_at(offset, transcript as usize + workspace as usize)?;
+    let workspace = bytes.split_off(transcript as usize);
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).map_err(std::io::Error::other);
+    Ok(RenderedDetail {
+        transcript: text(bytes)?,
+        workspace: text(workspace)?,
+    })
 }

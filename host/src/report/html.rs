@@ -9,33 +9,43 @@
 mod chart;
 mod transcript;
 
-use std::borrow::Cow;
 use std::fmt::Write;
 
+use super::details::RenderedDetail;
 use super::escape::{attribute, text};
 use super::{
-    CaseReadBackError, CaseReport, GraderVerdict, Outcome, RunDetail, RunReport, SuiteReport,
-    WorkspaceChanges,
+    CaseReport, GraderVerdict, Outcome, RunDetails, RunReport, SuiteReport, WorkspaceChanges,
 };
+use crate::evidence::Evidence;
 
 const CSS: &str = include_str!("html/report.css");
 const SCRIPT: &str = include_str!("html/report.js");
 
 /// The page for `report`, with each run's transcript and workspace changes from `details`
-/// (a run without an entry there shows its verdicts only). `details` must be sorted by
-/// (case, run), as [`RunDetails::take`](crate::runner::RunDetails::take) returns them.
-///
-/// The page is one document, made whole: the cases waiting in the report's spool are read
-/// back together. Fails only when one cannot be.
-pub fn render_html(
+/// (a run without them shows its verdicts only), as one string. [`write_html`] writes it
+/// without holding it.
+pub fn render_html(report: &SuiteReport, details: &RunDetails) -> std::io::Result<String> {
+    let mut html = Vec::with_capacity(64 * 1024);
+    write_html(report, details, &mut html)?;
+    String::from_utf8(html).map_err(std::io::Error::other)
+}
+
+/// Write the page for `report` to `out`, a case at a time: the report's cases and the runs'
+/// details are read back from their spools as they are written, so a suite of any size
+/// writes its page in the memory of one case. Fails when `out` does, or when a case or a
+/// run's details cannot be read back.
+pub fn write_html(
     report: &SuiteReport,
-    details: &[RunDetail],
-) -> Result<String, CaseReadBackError> {
-    let cases = report.cases.read_all()?;
-    let failed = cases.iter().filter(|c| !c.summary.pass).count();
+    details: &RunDetails,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let (mut count, mut failed) = (0, 0);
     let mut each = super::RunsEach::new(report);
-    for case in &cases {
-        each.add(case);
+    for case in report.cases.iter() {
+        let case = case?;
+        count += 1;
+        failed += usize::from(!case.summary.pass);
+        each.add(&case);
     }
     let runs_each = each.text(report);
     let mut html = String::with_capacity(64 * 1024);
@@ -54,26 +64,54 @@ pub fn render_html(
 <body>
 <main>
 "#,
-        cases.len() - failed,
-        cases.len()
+        count - failed,
+        count
     );
-    summary(&mut html, report, cases.len(), failed, &runs_each);
+    summary(&mut html, report, count, failed, &runs_each);
     html.push_str(r#"<h2 id="chart">Pass rate per case</h2><div class="chart">"#);
-    html.push_str(&chart::pass_rate_chart(&cases));
-    html.push_str("</div>\n");
-    case_table(&mut html, &cases);
-    html.push_str(
-        r#"<h2 id="runs">Runs</h2><div class="toolbar"><label><input type="checkbox" id="only-failed"> only failing runs</label><button type="button" id="expand-all">expand all</button><button type="button" id="collapse-all">collapse all</button></div>
-"#,
-    );
-    for (i, case) in cases.iter().enumerate() {
-        case_section(&mut html, i, case, details);
+    html.push_str(&chart::head(count));
+    out.write_all(html.as_bytes())?;
+    for (i, case) in report.cases.iter().enumerate() {
+        out.write_all(chart::row(i, &*case?).as_bytes())?;
     }
-    let _ = write!(
-        html,
+    out.write_all(chart::TAIL.as_bytes())?;
+    out.write_all(b"</div>\n")?;
+    out.write_all(CASE_TABLE_HEAD.as_bytes())?;
+    for (i, case) in report.cases.iter().enumerate() {
+        out.write_all(case_row(i, &*case?).as_bytes())?;
+    }
+    out.write_all(b"</tbody></table>\n")?;
+    out.write_all(
+        br#"<h2 id="runs">Runs</h2><div class="toolbar"><label><input type="checkbox" id="only-failed"> only failing runs</label><button type="button" id="expand-all">expand all</button><button type="button" id="collapse-all">collapse all</button></div>
+"#,
+    )?;
+    // The details come in the report's order of cases and runs (`RunDetails::case_reported`).
+    let mut runs_details = details.read_each();
+    for (i, case) in report.cases.iter().enumerate() {
+        let case = case?;
+        let mut html = String::new();
+        case_head(&mut html, i, &case);
+        for run in &case.runs {
+            let detail = runs_details.next().transpose()?.flatten();
+            run_block(&mut html, run, detail.as_ref());
+        }
+        html.push_str("</section>\n");
+        out.write_all(html.as_bytes())?;
+    }
+    write!(
+        out,
         "</main>\n<script>\n{SCRIPT}</script>\n</body>\n</html>\n"
-    );
-    Ok(html)
+    )
+}
+
+/// The HTML fragments of one run's details: its transcript, and its workspace changes.
+pub(crate) fn render_detail(evidence: &Evidence, changes: &WorkspaceChanges) -> RenderedDetail {
+    let mut workspace = String::new();
+    workspace_diff(&mut workspace, changes);
+    RenderedDetail {
+        transcript: transcript::transcript(evidence),
+        workspace,
+    }
 }
 
 fn summary(html: &mut String, report: &SuiteReport, cases: usize, failed: usize, runs_each: &str) {
@@ -115,32 +153,29 @@ fn summary(html: &mut String, report: &SuiteReport, cases: usize, failed: usize,
     );
 }
 
-fn case_table(html: &mut String, cases: &[Cow<'_, CaseReport>]) {
-    html.push_str(
-        r#"<h2 id="cases">Cases</h2><table class="cases"><thead><tr><th>case</th><th class="num">runs</th><th class="num">passed</th><th class="num">pass@k</th><th class="num">pass^k</th><th class="num">k</th><th class="num">pass rate (95%)</th><th class="num">requests</th><th class="num">tool calls</th><th class="num">in tok</th><th class="num">out tok</th><th>status</th></tr></thead><tbody>
-"#,
-    );
-    for (i, case) in cases.iter().enumerate() {
-        let s = &case.summary;
-        let _ = writeln!(
-            html,
-            r##"<tr><td><a href="#case-{i}">{}</a></td><td class="num">{}</td><td class="num">{}</td><td class="num">{:.2}</td><td class="num">{:.2}</td><td class="num">{}</td><td class="num">{:.2} ({})</td><td class="num">{:.1}</td><td class="num">{:.1}</td><td class="num">{}</td><td class="num">{}</td><td>{}</td></tr>"##,
-            text(&case.name),
-            s.runs,
-            s.passed,
-            s.pass_at_k,
-            s.pass_hat_k,
-            s.k,
-            s.pass_rate,
-            s.pass_rate_ci95.compact(),
-            s.mean_requests,
-            s.mean_tool_calls,
-            s.input_tokens,
-            s.output_tokens,
-            case_badge(case)
-        );
-    }
-    html.push_str("</tbody></table>\n");
+const CASE_TABLE_HEAD: &str = r#"<h2 id="cases">Cases</h2><table class="cases"><thead><tr><th>case</th><th class="num">runs</th><th class="num">passed</th><th class="num">pass@k</th><th class="num">pass^k</th><th class="num">k</th><th class="num">pass rate (95%)</th><th class="num">requests</th><th class="num">tool calls</th><th class="num">in tok</th><th class="num">out tok</th><th>status</th></tr></thead><tbody>
+"#;
+
+/// The case table's row of case `i`.
+fn case_row(i: usize, case: &CaseReport) -> String {
+    let s = &case.summary;
+    format!(
+        r##"<tr><td><a href="#case-{i}">{}</a></td><td class="num">{}</td><td class="num">{}</td><td class="num">{:.2}</td><td class="num">{:.2}</td><td class="num">{}</td><td class="num">{:.2} ({})</td><td class="num">{:.1}</td><td class="num">{:.1}</td><td class="num">{}</td><td class="num">{}</td><td>{}</td></tr>
+"##,
+        text(&case.name),
+        s.runs,
+        s.passed,
+        s.pass_at_k,
+        s.pass_hat_k,
+        s.k,
+        s.pass_rate,
+        s.pass_rate_ci95.compact(),
+        s.mean_requests,
+        s.mean_tool_calls,
+        s.input_tokens,
+        s.output_tokens,
+        case_badge(case)
+    )
 }
 
 fn case_badge(case: &CaseReport) -> &'static str {
@@ -153,7 +188,8 @@ fn case_badge(case: &CaseReport) -> &'static str {
     }
 }
 
-fn case_section(html: &mut String, i: usize, case: &CaseReport, details: &[RunDetail]) {
+/// The opening of case `i`'s section, up to its runs.
+fn case_head(html: &mut String, i: usize, case: &CaseReport) {
     let _ = write!(
         html,
         r#"<section class="case{}" id="case-{i}"><h2>{} {}</h2><p class="meta">{}</p>"#,
@@ -165,18 +201,9 @@ fn case_section(html: &mut String, i: usize, case: &CaseReport, details: &[RunDe
     if case.runs.is_empty() {
         html.push_str(r#"<p class="note">No run of this case finished.</p>"#);
     }
-    for run in &case.runs {
-        // `details` is sorted by (case, run) (`RunDetails::take`).
-        let detail = details
-            .binary_search_by(|d| (d.case.as_str(), d.run).cmp(&(case.name.as_str(), run.run)))
-            .ok()
-            .map(|i| &details[i]);
-        run_block(html, run, detail);
-    }
-    html.push_str("</section>\n");
 }
 
-fn run_block(html: &mut String, run: &RunReport, detail: Option<&RunDetail>) {
+fn run_block(html: &mut String, run: &RunReport, detail: Option<&RenderedDetail>) {
     let outcome = if run.pass {
         r#"<span class="badge pass">pass</span>"#
     } else if run.error.is_some() {
@@ -203,14 +230,14 @@ fn run_block(html: &mut String, run: &RunReport, detail: Option<&RunDetail>) {
     );
     html.push_str(r#"<div class="columns"><div><h3>Transcript</h3>"#);
     match detail {
-        Some(detail) => html.push_str(&transcript::transcript(&detail.evidence)),
+        Some(detail) => html.push_str(&detail.transcript),
         None => html.push_str(r#"<p class="note">No transcript: the run could not be made.</p>"#),
     }
     html.push_str("</div><div><h3>Verdicts</h3>");
     verdicts(html, run);
     html.push_str("</div></div>");
     if let Some(detail) = detail {
-        workspace_diff(html, &detail.workspace);
+        html.push_str(&detail.workspace);
     }
     html.push_str("</div></details>\n");
 }
@@ -352,5 +379,54 @@ fn workspace_diff(html: &mut String, changes: &WorkspaceChanges) {
         html.push_str(
             r#"<p class="note">The workspace has more entries than are compared; only part of it is shown.</p>"#,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::Message;
+    use crate::report::tests::{case, suite};
+
+    fn said(text: &str) -> Evidence {
+        Evidence {
+            messages: vec![Message {
+                role: "assistant".into(),
+                content: text.into(),
+            }],
+            ..Evidence::default()
+        }
+    }
+
+    /// The page a run of two cases makes: `alpha` (plan case 0) whose run 2 finished before
+    /// run 1, and `beta` (plan case 1) whose only run could not be made (no details).
+    fn page(details: RunDetails) -> String {
+        let mut alpha = case("alpha", 2);
+        alpha.runs.reverse();
+        let report = suite(vec![alpha, case("beta", 1)], vec![]);
+        let none = WorkspaceChanges::default();
+        details.add(0, 2, &said("alpha said two"), &none);
+        details.add(0, 1, &said("alpha said one"), &none);
+        details.case_reported(0, [2, 1]);
+        details.case_reported(1, [1]);
+        render_html(&report, &details).unwrap()
+    }
+
+    #[test]
+    fn each_run_shows_its_own_transcript_from_memory_or_the_spool_alike() {
+        let held = page(RunDetails::new());
+        let spooled = page(RunDetails::with_budget(0));
+        assert_eq!(held, spooled);
+        let alpha =
+            &held[held.find(r#"id="case-0""#).unwrap()..held.find(r#"id="case-1""#).unwrap()];
+        let (two, one) = (
+            alpha.find("alpha said two").expect("run 2's transcript"),
+            alpha.find("alpha said one").expect("run 1's transcript"),
+        );
+        assert!(alpha.find("run 2 ").unwrap() < two && two < alpha.find("run 1 ").unwrap());
+        assert!(alpha.find("run 1 ").unwrap() < one);
+        let beta = &held[held.find(r#"id="case-1""#).unwrap()..];
+        assert!(beta.contains("No transcript: the run could not be made."));
+        assert!(!beta.contains("alpha said"));
     }
 }

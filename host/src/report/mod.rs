@@ -23,9 +23,9 @@ pub use baseline::{Rate, Thresholds, render_baseline};
 pub use cases::{CaseReadBackError, CaseReports, RESIDENT_BYTES};
 pub use details::ChangeKind;
 pub use details::FileChange;
-pub use details::RunDetail;
 pub use details::WorkspaceChanges;
-pub use html::render_html;
+pub use details::{RESIDENT_DETAIL_BYTES, RunDetails};
+pub use html::{render_html, write_html};
 pub use junit::{render_junit, write_junit};
 pub use merge::MergeError;
 pub use merge::merge_reports;
@@ -453,7 +453,7 @@ impl SuiteReport {
 mod tests {
     use super::*;
 
-    fn case(name: &str, runs: u32) -> CaseReport {
+    pub(super) fn case(name: &str, runs: u32) -> CaseReport {
         let runs: Vec<RunReport> = (1..=runs)
             .map(|run| RunReport {
                 run,
@@ -469,7 +469,7 @@ mod tests {
         CaseReport::of_runs(name, runs)
     }
 
-    fn suite(cases: Vec<CaseReport>, cancelled: Vec<CancelledRun>) -> SuiteReport {
+    pub(super) fn suite(cases: Vec<CaseReport>, cancelled: Vec<CancelledRun>) -> SuiteReport {
         SuiteReport {
             schema_version: REPORT_SCHEMA_VERSION,
             evalhost_version: "0".into(),

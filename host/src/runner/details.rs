@@ -1,5 +1,5 @@
-//! Collecting each run's evidence and workspace changes for the HTML report
-//! (`RunOptions::details`), while the run's temp root still exists.
+//! Each run's evidence and workspace changes for the HTML report (`RunOptions::details`,
+//! which renders and keeps them), read while the run's temp root still exists.
 //!
 //! The workspace comparison is bounded: at most [`MAX_ENTRIES`] entries are walked, files
 //! over [`MAX_FILE_BYTES`] are named but not read, a diff is cut at [`MAX_DIFF_BYTES`], and at
@@ -7,11 +7,11 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Mutex;
 
 use super::run::RunArtifacts;
+use crate::case::Case;
 use crate::case::SeedFile;
-use crate::report::{ChangeKind, FileChange, RunDetail, WorkspaceChanges};
+use crate::report::{ChangeKind, FileChange, RunDetails, WorkspaceChanges};
 
 /// Most workspace entries (files, directories) looked at.
 pub(crate) const MAX_ENTRIES: usize = 2_000;
@@ -22,43 +22,18 @@ pub(crate) const MAX_DIFF_BYTES: usize = 16 * 1024;
 /// Most changed files kept per run.
 pub(crate) const MAX_CHANGED_FILES: usize = 50;
 
-/// Where the runner puts each finished run's [`RunDetail`] when the caller wants them.
-#[derive(Debug, Default)]
-pub struct RunDetails {
-    runs: Mutex<Vec<RunDetail>>,
-}
-
-impl RunDetails {
-    /// An empty collector.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Everything collected so far, in case then run order.
-    pub fn take(&self) -> Vec<RunDetail> {
-        let mut runs = std::mem::take(&mut *self.runs.lock().unwrap_or_else(|e| e.into_inner()));
-        runs.sort_by(|a, b| (&a.case, a.run).cmp(&(&b.case, b.run)));
-        runs
-    }
-
-    pub(crate) fn record(&self, case: &crate::case::Case, artifacts: &RunArtifacts) {
-        let detail = RunDetail {
-            case: case.name.clone(),
-            run: artifacts.report.run,
-            evidence: artifacts.evidence.clone(),
-            workspace: match case.whole() {
-                Ok(whole) => workspace_changes(&artifacts.workspace(), &whole.workspace_files),
-                Err(e) => WorkspaceChanges {
-                    unavailable: Some(e.to_string()),
-                    ..WorkspaceChanges::default()
-                },
-            },
-        };
-        self.runs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(detail);
-    }
+/// Render finished run `artifacts` of the plan's case `i` (`case`) into `details`, the
+/// HTML report's: its transcript, and its workspace against the seeded files, read while its
+/// temp root still exists.
+pub(crate) fn record(details: &RunDetails, i: usize, case: &Case, artifacts: &RunArtifacts) {
+    let workspace = match case.whole() {
+        Ok(whole) => workspace_changes(&artifacts.workspace(), &whole.workspace_files),
+        Err(e) => WorkspaceChanges {
+            unavailable: Some(e.to_string()),
+            ..WorkspaceChanges::default()
+        },
+    };
+    details.add(i, artifacts.report.run, &artifacts.evidence, &workspace);
 }
 
 /// The finished `workspace` compared with the files `seeded` into it.

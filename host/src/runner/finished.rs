@@ -5,7 +5,11 @@
 use std::collections::HashMap;
 
 use super::planned::CaseHeader;
-use crate::report::{CancelledRun, CaseReport, CaseReports, CaseSummary, RunReport, SuiteSummary};
+use std::sync::Arc;
+
+use crate::report::{
+    CancelledRun, CaseReport, CaseReports, CaseSummary, RunDetails, RunReport, SuiteSummary,
+};
 
 pub(super) struct Finished {
     /// Runs still to come, per case, in plan order.
@@ -19,11 +23,18 @@ pub(super) struct Finished {
     runs: u32,
     passed: u32,
     cancelled: Vec<CancelledRun>,
+    /// The HTML report's details of each run, told the report's order as cases go to it.
+    details: Option<Arc<RunDetails>>,
 }
 
 impl Finished {
     /// For cases with these runs planned (each at least one), in plan order.
-    pub(super) fn new(runs: Vec<u32>, k: Option<u32>, cases: CaseReports) -> Self {
+    pub(super) fn new(
+        runs: Vec<u32>,
+        k: Option<u32>,
+        cases: CaseReports,
+        details: Option<Arc<RunDetails>>,
+    ) -> Self {
         Self {
             remaining: runs,
             running: HashMap::new(),
@@ -33,6 +44,7 @@ impl Finished {
             runs: 0,
             passed: 0,
             cancelled: Vec::new(),
+            details,
         }
     }
 
@@ -65,6 +77,9 @@ impl Finished {
             let summary = CaseSummary::with_k(&runs, self.k);
             self.runs += summary.runs;
             self.passed += summary.passed;
+            if let Some(details) = &self.details {
+                details.case_reported(self.next, runs.iter().map(|run| run.run));
+            }
             self.cases.push(CaseReport {
                 name: header.name,
                 path: header.path,

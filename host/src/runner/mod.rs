@@ -18,7 +18,6 @@ mod snapshot;
 mod timeout;
 
 pub use cancel::CancelToken;
-pub use details::RunDetails;
 pub use partition::Partition;
 pub use partition::PartitionError;
 pub use partition::PartitionScheme;
@@ -66,9 +65,10 @@ pub struct RunOptions {
     pub cancel: CancelToken,
     /// Told about the plan and every finished run (the CLI's progress bar); `None`: nobody.
     pub progress: Option<Arc<dyn Progress>>,
-    /// Collects every finished run's evidence and workspace changes (the HTML report);
-    /// `None`: nothing is kept beyond the report.
-    pub details: Option<Arc<RunDetails>>,
+    /// Renders every finished run's transcript and workspace changes for the HTML report and
+    /// keeps them in the report's order (past a budget, in a spool file); `None`: nothing is
+    /// kept beyond the report.
+    pub details: Option<Arc<crate::report::RunDetails>>,
     /// The agents of the suite's presets, located (and asked their versions) before the
     /// suite: `agent_preset::locate_all`. A run of a preset missing here errors.
     pub agents: Arc<crate::agent_preset::InstalledAgents>,
@@ -214,7 +214,7 @@ pub(crate) async fn run_planned(
         })
         .buffered(options.jobs.max(1));
     let cases = CaseReports::with_budget(options.resident_report_bytes);
-    let mut reports = finished::Finished::new(runs, options.k, cases);
+    let mut reports = finished::Finished::new(runs, options.k, cases, options.details.clone());
     while let Some((i, header, result)) = finished.next().await {
         reports.add(i, header, result);
     }
@@ -273,7 +273,7 @@ async fn make_run(
             tokio::select! {
                 biased;
                 () = options.cancel.cancelled() => return (header.clone(), Err(cancelled(true))),
-                report = run_prepared(prepared, run, &server, &options) => report,
+                report = run_prepared(prepared, i, run, &server, &options) => report,
             }
         }
         Err(error) => {
@@ -298,9 +298,10 @@ fn header_of(
     }
 }
 
-/// One run of a prepared case, graded.
+/// Run `run` of the plan's case `i`, prepared, graded.
 async fn run_prepared(
     prepared: Arc<PreparedCase>,
+    i: usize,
     run: u32,
     server: &ModelServer,
     options: &Arc<RunOptions>,
@@ -317,7 +318,7 @@ async fn run_prepared(
             let finished = tokio::task::spawn_blocking(move || {
                 let artifacts = ungraded.grade(&prepared, &judge);
                 if let Some(details) = &details {
-                    details.record(&prepared.case, &artifacts);
+                    details::record(details, i, &prepared.case, &artifacts);
                 }
                 let kept = match &out_dir {
                     Some(dir) => out::keep_run(dir, &prepared.case.name, &artifacts),

@@ -2,7 +2,6 @@
 //! The bar is the pass rate, the whisker its Wilson 95% interval, the diamond pass@k and the
 //! circle pass^k.
 
-use std::borrow::Cow;
 use std::fmt::Write;
 
 use crate::report::CaseReport;
@@ -14,12 +13,17 @@ const ROW: f64 = 26.0;
 const TOP: f64 = 34.0;
 const LABEL_CHARS: usize = 30;
 
-/// The chart as an `<svg>` element.
-pub(super) fn pass_rate_chart(cases: &[Cow<'_, CaseReport>]) -> String {
-    let rows = cases.len() as f64;
+/// Where a rate is drawn.
+fn x(rate: f64) -> f64 {
+    LABEL_WIDTH + rate.clamp(0.0, 1.0) * PLOT_WIDTH
+}
+
+/// The chart's `<svg>` element up to its rows (one per case of `cases`): the legend, the
+/// grid and the axis. Each case's row follows ([`row`]), then [`TAIL`].
+pub(super) fn head(cases: usize) -> String {
+    let rows = cases as f64;
     let width = LABEL_WIDTH + PLOT_WIDTH + 80.0;
     let height = TOP + rows * ROW + 24.0;
-    let x = |rate: f64| LABEL_WIDTH + rate.clamp(0.0, 1.0) * PLOT_WIDTH;
     let mut svg = String::new();
     let _ = write!(
         svg,
@@ -40,66 +44,72 @@ pub(super) fn pass_rate_chart(cases: &[Cow<'_, CaseReport>]) -> String {
             TOP + rows * ROW + 16.0
         );
     }
-    for (i, case) in cases.iter().enumerate() {
-        let s = &case.summary;
-        let y = TOP + i as f64 * ROW;
-        let mid = y + ROW / 2.0;
-        let label = if case.name.chars().count() > LABEL_CHARS {
-            let cut: String = case.name.chars().take(LABEL_CHARS - 1).collect();
-            format!("{cut}…")
-        } else {
-            case.name.clone()
-        };
-        let colour = if s.runs == 0 {
-            "#bf8700"
-        } else if s.pass {
-            "#2da44e"
-        } else {
-            "#cf222e"
-        };
-        let tooltip = format!(
-            "{}: {} of {} runs passed, pass rate {:.2} (95% interval {}), pass@{k} {:.2}, pass^{k} {:.2}",
-            case.name,
-            s.passed,
-            s.runs,
-            s.pass_rate,
-            s.pass_rate_ci95.compact(),
-            s.pass_at_k,
-            s.pass_hat_k,
-            k = s.k
-        );
-        let _ = write!(
-            svg,
-            r##"<g class="row"><title>{}</title><text x="{}" y="{}" text-anchor="end">{}</text><rect x="{LABEL_WIDTH}" y="{}" width="{PLOT_WIDTH}" height="12" fill="#f6f8fa"/><rect x="{LABEL_WIDTH}" y="{}" width="{}" height="12" fill="{colour}" opacity="0.85"/>"##,
-            text(&tooltip),
-            LABEL_WIDTH - 8.0,
-            mid + 4.0,
-            text(&label),
-            mid - 6.0,
-            mid - 6.0,
-            s.pass_rate.clamp(0.0, 1.0) * PLOT_WIDTH,
-        );
-        let (low, high) = (x(s.pass_rate_ci95.low), x(s.pass_rate_ci95.high));
-        let _ = write!(
-            svg,
-            r##"<line x1="{low}" y1="{mid}" x2="{high}" y2="{mid}" stroke="#1f2328"/><line x1="{low}" y1="{}" x2="{low}" y2="{}" stroke="#1f2328"/><line x1="{high}" y1="{}" x2="{high}" y2="{}" stroke="#1f2328"/>"##,
-            mid - 5.0,
-            mid + 5.0,
-            mid - 5.0,
-            mid + 5.0
-        );
-        let _ = write!(
-            svg,
-            r##"<circle cx="{}" cy="{mid}" r="5" fill="#fff" stroke="#1f2328" stroke-width="2"/><path d="M{} {} l4 4 l-4 4 l-4 -4 z" fill="#0969da"/><text x="{}" y="{}" fill="#57606a">{}/{}</text></g>"##,
-            x(s.pass_hat_k),
-            x(s.pass_at_k),
-            mid - 4.0,
-            LABEL_WIDTH + PLOT_WIDTH + 12.0,
-            mid + 4.0,
-            s.passed,
-            s.runs
-        );
-    }
-    svg.push_str("</svg>");
+    svg
+}
+
+/// What closes the chart.
+pub(super) const TAIL: &str = "</svg>";
+
+/// The chart's row of case `i`.
+pub(super) fn row(i: usize, case: &CaseReport) -> String {
+    let mut svg = String::new();
+    let s = &case.summary;
+    let y = TOP + i as f64 * ROW;
+    let mid = y + ROW / 2.0;
+    let label = if case.name.chars().count() > LABEL_CHARS {
+        let cut: String = case.name.chars().take(LABEL_CHARS - 1).collect();
+        format!("{cut}…")
+    } else {
+        case.name.clone()
+    };
+    let colour = if s.runs == 0 {
+        "#bf8700"
+    } else if s.pass {
+        "#2da44e"
+    } else {
+        "#cf222e"
+    };
+    let tooltip = format!(
+        "{}: {} of {} runs passed, pass rate {:.2} (95% interval {}), pass@{k} {:.2}, pass^{k} {:.2}",
+        case.name,
+        s.passed,
+        s.runs,
+        s.pass_rate,
+        s.pass_rate_ci95.compact(),
+        s.pass_at_k,
+        s.pass_hat_k,
+        k = s.k
+    );
+    let _ = write!(
+        svg,
+        r##"<g class="row"><title>{}</title><text x="{}" y="{}" text-anchor="end">{}</text><rect x="{LABEL_WIDTH}" y="{}" width="{PLOT_WIDTH}" height="12" fill="#f6f8fa"/><rect x="{LABEL_WIDTH}" y="{}" width="{}" height="12" fill="{colour}" opacity="0.85"/>"##,
+        text(&tooltip),
+        LABEL_WIDTH - 8.0,
+        mid + 4.0,
+        text(&label),
+        mid - 6.0,
+        mid - 6.0,
+        s.pass_rate.clamp(0.0, 1.0) * PLOT_WIDTH,
+    );
+    let (low, high) = (x(s.pass_rate_ci95.low), x(s.pass_rate_ci95.high));
+    let _ = write!(
+        svg,
+        r##"<line x1="{low}" y1="{mid}" x2="{high}" y2="{mid}" stroke="#1f2328"/><line x1="{low}" y1="{}" x2="{low}" y2="{}" stroke="#1f2328"/><line x1="{high}" y1="{}" x2="{high}" y2="{}" stroke="#1f2328"/>"##,
+        mid - 5.0,
+        mid + 5.0,
+        mid - 5.0,
+        mid + 5.0
+    );
+    let _ = write!(
+        svg,
+        r##"<circle cx="{}" cy="{mid}" r="5" fill="#fff" stroke="#1f2328" stroke-width="2"/><path d="M{} {} l4 4 l-4 4 l-4 -4 z" fill="#0969da"/><text x="{}" y="{}" fill="#57606a">{}/{}</text></g>"##,
+        x(s.pass_hat_k),
+        x(s.pass_at_k),
+        mid - 4.0,
+        LABEL_WIDTH + PLOT_WIDTH + 12.0,
+        mid + 4.0,
+        s.passed,
+        s.runs
+    );
     svg
 }
