@@ -1,6 +1,7 @@
 //! An append-only, unnamed temp file where evalhost puts what would otherwise be held in
-//! memory for the whole suite: cases waiting for their runs (`crate::case::Spool`) and
-//! finished cases waiting for the report (`crate::report::CaseReports`).
+//! memory for the whole suite: cases waiting for their runs (`crate::case::Spool`), finished
+//! cases waiting for the report (`crate::report::CaseReports`), and runs' transcripts waiting
+//! for the HTML page (`crate::report::RunDetails`).
 //!
 //! The file has no name and only evalhost holds it open, so what is read back is what was
 //! written; it is gone when the last holder drops it. Writers on several threads each get

@@ -3,7 +3,11 @@
 //! kept for the page ([`RunDetails`], given to the runner as `RunOptions::details` only when
 //! asked); the JSON report does not carry them.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
 use crate::evidence::Evidence;
+use crate::spool_file::SpoolFile;
 
 /// The finished workspace against the seeded files, bounded in size.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -63,17 +67,17 @@ pub const RESIDENT_DETAIL_BYTES: usize = 8 << 20;
 /// costs a 24-byte slot.
 #[derive(Debug)]
 pub struct RunDetails {
-    inner: std::sync::Mutex<Stored>,
+    inner: Mutex<Stored>,
 }
 
 #[derive(Debug)]
 struct Stored {
     /// Runs rendered whose case is not reported yet, by (case's index in the plan, run).
-    waiting: std::collections::HashMap<(usize, u32), Slot>,
+    waiting: HashMap<(usize, u32), Slot>,
     /// Per run of the report's cases, in order: where its details are, if it has any.
     order: Vec<Option<Slot>>,
     /// Made when the first run's details do not fit the budget.
-    file: Option<std::sync::Arc<crate::spool_file::SpoolFile>>,
+    file: Option<Arc<SpoolFile>>,
     resident_left: usize,
 }
 
@@ -115,8 +119,8 @@ impl RunDetails {
     /// every run's go to the spool).
     pub fn with_budget(resident_bytes: usize) -> Self {
         Self {
-            inner: std::sync::Mutex::new(Stored {
-                waiting: std::collections::HashMap::new(),
+            inner: Mutex::new(Stored {
+                waiting: HashMap::new(),
                 order: Vec::new(),
                 file: None,
                 resident_left: resident_bytes,
@@ -124,7 +128,7 @@ impl RunDetails {
         }
     }
 
-    fn stored(&self) -> std::sync::MutexGuard<'_, Stored> {
+    fn stored(&self) -> MutexGuard<'_, Stored> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -154,9 +158,9 @@ impl RunDetails {
             stored.resident_left = 0;
             match &stored.file {
                 Some(file) => Some(file.clone()),
-                None => crate::spool_file::SpoolFile::new()
+                None => SpoolFile::new()
                     .ok()
-                    .map(|file| stored.file.insert(std::sync::Arc::new(file)).clone()),
+                    .map(|file| stored.file.insert(Arc::new(file)).clone()),
             }
         };
         // Written outside the lock: runs finishing on other threads write side by side.
@@ -203,7 +207,7 @@ impl RunDetails {
     }
 }
 
-fn spool(file: &crate::spool_file::SpoolFile, rendered: &RenderedDetail) -> std::io::Result<Slot> {
+fn spool(file: &SpoolFile, rendered: &RenderedDetail) -> std::io::Result<Slot> {
     let transcript = u32::try_from(rendered.transcript.len()).map_err(std::io::Error::other)?;
     let workspace = u32::try_from(rendered.workspace.len()).map_err(std::io::Error::other)?;
     let mut bytes = Vec::with_capacity(rendered.transcript.len() + rendered.workspace.len());
@@ -217,17 +221,25 @@ fn spool(file: &crate::spool_file::SpoolFile, rendered: &RenderedDetail) -> std:
 }
 
 fn read_back(
-    file: Option<&crate::spool_file::SpoolFile>,
+    file: Option<&SpoolFile>,
     offset: u64,
     transcript: u32,
     workspace: u32,
 ) -> std::io::Result<RenderedDetail> {
-    let file = file.ok_or_else(|| std::io::Error::other("no spool file"))?;
-    let mut bytes = file.read_at(offset, transcript as usize + workspace as usize)?;
-    let workspace = bytes.split_off(transcript as usize);
-    let text = |bytes: Vec<u8>| String::from_utf8(bytes).map_err(std::io::Error::other);
-    Ok(RenderedDetail {
-        transcript: text(bytes)?,
-        workspace: text(workspace)?,
+    let read = || -> std::io::Result<RenderedDetail> {
+        let file = file.ok_or_else(|| std::io::Error::other("no spool file"))?;
+        let mut bytes = file.read_at(offset, transcript as usize + workspace as usize)?;
+        let workspace = bytes.split_off(transcript as usize);
+        let text = |bytes: Vec<u8>| String::from_utf8(bytes).map_err(std::io::Error::other);
+        Ok(RenderedDetail {
+            transcript: text(bytes)?,
+            workspace: text(workspace)?,
+        })
+    };
+    read().map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!("failed to read a run's transcript back from evalhost's spool (where it waited for the page): {e}"),
+        )
     })
 }
