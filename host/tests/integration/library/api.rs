@@ -372,3 +372,60 @@ fn finished_cases_spooled_out_of_memory_report_as_held() {
     }
     assert!(junit.contains("tests=\"3\" failures=\"1\""), "{junit}");
 }
+
+/// The HTML page of a suite whose runs' transcripts waited on disk (`RunDetails` with no
+/// memory budget) is the page of one that held them (timings aside): each run's transcript
+/// and workspace diff in its own case's section, in the report's order.
+#[test]
+fn html_details_spooled_out_of_memory_render_as_held() {
+    let cases: Vec<(String, String)> = (0..3)
+        .map(|i| {
+            let name = format!("note-{i}");
+            let text = seeded(&name, &format!("release {i} is green"));
+            (name, text)
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = cases
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let dir = suite_dir(&borrowed);
+    let page = |details: evalhost::report::RunDetails| {
+        let details = std::sync::Arc::new(details);
+        let plan = with_builtins(Suite::new([dir.path()]).runs(2))
+            .options(|options| options.details = Some(details.clone()))
+            .plan()
+            .expect("plan");
+        let report = runtime().block_on(plan.run()).expect("run");
+        let mut html = Vec::new();
+        evalhost::report::write_html(&report, &details, &mut html).expect("page");
+        String::from_utf8(html).expect("UTF-8")
+    };
+    let held = page(evalhost::report::RunDetails::new());
+    let spooled = page(evalhost::report::RunDetails::with_budget(0));
+    assert_eq!(without_timings(&spooled), without_timings(&held));
+    for i in 0..3 {
+        let start = spooled.find(&format!(r#"id="case-{i}""#)).expect("section");
+        let end = spooled[start..]
+            .find("</section>")
+            .map_or(spooled.len(), |e| start + e);
+        let section = &spooled[start..end];
+        let said = format!("The notes say: release {i} is green");
+        assert_eq!(section.matches(&said).count(), 2, "{section}");
+        assert_eq!(
+            section
+                .matches(r#"<span class="add">+checked</span>"#)
+                .count(),
+            2,
+            "{section}"
+        );
+        let other = format!("release {} is green", (i + 1) % 3);
+        assert!(!section.contains(&other), "{section}");
+    }
+}
+
+/// `text` with every number before ` ms` or ` µs` masked.
+fn without_timings(text: &str) -> String {
+    let timing = regex::Regex::new(r"\d+ (ms|µs)").expect("pattern");
+    timing.replace_all(text, "N $1").into_owned()
+}
