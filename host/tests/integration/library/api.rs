@@ -220,24 +220,34 @@ graders:
     )
 }
 
+/// Three cases, `note-0` to `note-2`, each reading and editing its note `release {i} is green`:
+/// (name, case file text).
+fn note_cases() -> Vec<(String, String)> {
+    (0..3)
+        .map(|i| {
+            let name = format!("note-{i}");
+            let text = seeded(&name, &format!("release {i} is green"));
+            (name, text)
+        })
+        .collect()
+}
+
+/// A suite directory of `cases` (name, case file text).
+fn note_suite(cases: &[(String, String)]) -> tempfile::TempDir {
+    let borrowed: Vec<(&str, &str)> = cases
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    suite_dir(&borrowed)
+}
+
 /// Runs of a suite whose cases' bulky parts (seeded files, scripts) wait on disk give the same
 /// verdicts as runs with everything in memory, and they run what was loaded: a case file
 /// edited after planning changes nothing.
 #[test]
 fn cases_spooled_out_of_memory_run_as_loaded() {
-    let cases: Vec<(String, String)> = (0..3)
-        .map(|i| {
-            (
-                format!("note-{i}"),
-                seeded(&format!("note-{i}"), &format!("release {i} is green")),
-            )
-        })
-        .collect();
-    let borrowed: Vec<(&str, &str)> = cases
-        .iter()
-        .map(|(n, t)| (n.as_str(), t.as_str()))
-        .collect();
-    let dir = suite_dir(&borrowed);
+    let cases = note_cases();
+    let dir = note_suite(&cases);
     let outcomes = |report: &evalhost::SuiteReport| -> Vec<(String, bool, Vec<String>)> {
         cases_of(report)
             .iter()
@@ -295,23 +305,13 @@ fn cases_spooled_out_of_memory_run_as_loaded() {
 #[test]
 fn finished_cases_spooled_out_of_memory_report_as_held() {
     // Two pass, one fails (its note lacks the text the grader wants), one runs twice.
-    let mut cases: Vec<(String, String)> = (0..3)
-        .map(|i| {
-            let name = format!("note-{i}");
-            let text = seeded(&name, &format!("release {i} is green"));
-            (name, text)
-        })
-        .collect();
+    let mut cases = note_cases();
     cases[1].1 = cases[1].1.replace(
         "final_text_contains: \"release 1 is green\"",
         "final_text_contains: \"release 1 is red\"",
     );
     cases[2].1 = format!("runs: 2\n{}", cases[2].1);
-    let borrowed: Vec<(&str, &str)> = cases
-        .iter()
-        .map(|(n, t)| (n.as_str(), t.as_str()))
-        .collect();
-    let dir = suite_dir(&borrowed);
+    let dir = note_suite(&cases);
     let run = |resident_report_bytes: usize, out: &Path| {
         let plan = with_builtins(Suite::new([dir.path()]))
             .options(|options| {
@@ -378,18 +378,7 @@ fn finished_cases_spooled_out_of_memory_report_as_held() {
 /// and workspace diff in its own case's section, in the report's order.
 #[test]
 fn html_details_spooled_out_of_memory_render_as_held() {
-    let cases: Vec<(String, String)> = (0..3)
-        .map(|i| {
-            let name = format!("note-{i}");
-            let text = seeded(&name, &format!("release {i} is green"));
-            (name, text)
-        })
-        .collect();
-    let borrowed: Vec<(&str, &str)> = cases
-        .iter()
-        .map(|(n, t)| (n.as_str(), t.as_str()))
-        .collect();
-    let dir = suite_dir(&borrowed);
+    let dir = note_suite(&note_cases());
     let page = |details: evalhost::report::RunDetails| {
         let details = std::sync::Arc::new(details);
         let plan = with_builtins(Suite::new([dir.path()]).runs(2))
