@@ -9,7 +9,7 @@
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 #[derive(Debug)]
 pub(crate) struct SpoolFile {
@@ -44,5 +44,46 @@ impl SpoolFile {
         let mut bytes = vec![0; len];
         self.file.read_exact_at(&mut bytes, offset)?;
         Ok(bytes)
+    }
+}
+
+/// A memory budget in front of a spool file, for what is kept in order until a report is
+/// written (`crate::report::CaseReports`, `crate::report::RunDetails`): while the budget lasts
+/// each piece stays in memory; from the first piece that does not fit, every later one goes
+/// to the file, made when first needed.
+#[derive(Debug, Clone)]
+pub(crate) struct Budgeted {
+    resident_left: usize,
+    file: Option<Arc<SpoolFile>>,
+}
+
+impl Budgeted {
+    /// Up to `resident_bytes` kept in memory (0: everything goes to the file).
+    pub(crate) fn new(resident_bytes: usize) -> Self {
+        Self {
+            resident_left: resident_bytes,
+            file: None,
+        }
+    }
+
+    /// Where a piece of `bytes` goes: `None`, memory (counted against the budget); else the
+    /// file to append it to. A file that cannot be made is `None` too: memory, not the piece,
+    /// is what is lost.
+    pub(crate) fn place(&mut self, bytes: usize) -> Option<Arc<SpoolFile>> {
+        if bytes <= self.resident_left {
+            self.resident_left -= bytes;
+            return None;
+        }
+        // Later pieces are not kept in memory, whatever their size.
+        self.resident_left = 0;
+        if self.file.is_none() {
+            self.file = SpoolFile::new().ok().map(Arc::new);
+        }
+        self.file.clone()
+    }
+
+    /// The file, once a piece went there.
+    pub(crate) fn file(&self) -> Option<&Arc<SpoolFile>> {
+        self.file.as_ref()
     }
 }

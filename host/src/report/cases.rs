@@ -15,7 +15,7 @@ use serde::ser::{Error as _, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::CaseReport;
-use crate::spool_file::SpoolFile;
+use crate::spool_file::{Budgeted, SpoolFile};
 
 /// Bytes of finished cases kept in memory before the rest wait in the spool, counted by
 /// [`resident_bytes`] (their parts by `size_of` and their texts): a suite of a few thousand
@@ -27,9 +27,8 @@ pub const RESIDENT_BYTES: usize = 8 << 20;
 #[derive(Clone)]
 pub struct CaseReports {
     cases: Vec<Slot>,
-    /// Made when the first case does not fit the budget.
-    file: Option<Arc<SpoolFile>>,
-    resident_left: usize,
+    /// The memory budget, and the file the cases past it go to.
+    budget: Budgeted,
 }
 
 /// Where one case is.
@@ -62,8 +61,7 @@ impl CaseReports {
     pub fn with_budget(resident_bytes: usize) -> Self {
         Self {
             cases: Vec::new(),
-            file: None,
-            resident_left: resident_bytes,
+            budget: Budgeted::new(resident_bytes),
         }
     }
 
@@ -71,29 +69,14 @@ impl CaseReports {
     /// A spool that cannot be made or written keeps the case in memory: memory, not the
     /// report, is what is lost.
     pub fn push(&mut self, case: CaseReport) {
-        let bytes = resident_bytes(&case);
-        if bytes <= self.resident_left {
-            self.resident_left -= bytes;
-            self.cases.push(Slot::Resident(Box::new(case)));
-            return;
-        }
-        // Later cases are not kept in memory, whatever their size.
-        self.resident_left = 0;
-        let slot = match self.spool(&case) {
-            Ok((offset, len)) => Slot::Spooled { offset, len },
-            Err(_) => Slot::Resident(Box::new(case)),
+        let slot = match self.budget.place(resident_bytes(&case)) {
+            None => Slot::Resident(Box::new(case)),
+            Some(file) => match spool(&file, &case) {
+                Ok((offset, len)) => Slot::Spooled { offset, len },
+                Err(_) => Slot::Resident(Box::new(case)),
+            },
         };
         self.cases.push(slot);
-    }
-
-    fn spool(&mut self, case: &CaseReport) -> std::io::Result<(u64, u32)> {
-        let file = match &self.file {
-            Some(file) => file.clone(),
-            None => self.file.insert(Arc::new(SpoolFile::new()?)).clone(),
-        };
-        let bytes = serde_json::to_vec(case).map_err(std::io::Error::other)?;
-        let len = u32::try_from(bytes.len()).map_err(std::io::Error::other)?;
-        Ok((file.append(&bytes)?, len))
     }
 
     /// How many cases.
@@ -129,12 +112,12 @@ impl CaseReports {
 
     /// Every case in memory, read back from the spool.
     pub fn into_vec(self) -> Result<Vec<CaseReport>, CaseReadBackError> {
-        let file = self.file;
+        let file = self.budget.file().map(Arc::as_ref);
         self.cases
             .into_iter()
             .map(|slot| match slot {
                 Slot::Resident(case) => Ok(*case),
-                Slot::Spooled { offset, len } => read(file.as_deref(), offset, len),
+                Slot::Spooled { offset, len } => read(file, offset, len),
             })
             .collect()
     }
@@ -143,10 +126,17 @@ impl CaseReports {
         match slot {
             Slot::Resident(case) => Ok(Cow::Borrowed(case)),
             Slot::Spooled { offset, len } => {
-                read(self.file.as_deref(), *offset, *len).map(Cow::Owned)
+                read(self.budget.file().map(Arc::as_ref), *offset, *len).map(Cow::Owned)
             }
         }
     }
+}
+
+/// Append `case` to `file`: where it went, and its length.
+fn spool(file: &SpoolFile, case: &CaseReport) -> std::io::Result<(u64, u32)> {
+    let bytes = serde_json::to_vec(case).map_err(std::io::Error::other)?;
+    let len = u32::try_from(bytes.len()).map_err(std::io::Error::other)?;
+    Ok((file.append(&bytes)?, len))
 }
 
 fn read(file: Option<&SpoolFile>, offset: u64, len: u32) -> Result<CaseReport, CaseReadBackError> {
@@ -202,8 +192,7 @@ impl From<Vec<CaseReport>> for CaseReports {
                 .into_iter()
                 .map(|case| Slot::Resident(Box::new(case)))
                 .collect(),
-            file: None,
-            resident_left: 0,
+            budget: Budgeted::new(0),
         }
     }
 }

@@ -4,10 +4,10 @@
 //! asked); the JSON report does not carry them.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use crate::evidence::Evidence;
-use crate::spool_file::SpoolFile;
+use crate::spool_file::{Budgeted, SpoolFile};
 
 /// The finished workspace against the seeded files, bounded in size.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -76,9 +76,8 @@ struct Stored {
     waiting: HashMap<(usize, u32), Slot>,
     /// Per run of the report's cases, in order: where its details are, if it has any.
     order: Vec<Option<Slot>>,
-    /// Made when the first run's details do not fit the budget.
-    file: Option<Arc<SpoolFile>>,
-    resident_left: usize,
+    /// The memory budget, and the file the details past it go to.
+    budget: Budgeted,
 }
 
 /// Where one run's rendered details are.
@@ -122,8 +121,7 @@ impl RunDetails {
             inner: Mutex::new(Stored {
                 waiting: HashMap::new(),
                 order: Vec::new(),
-                file: None,
-                resident_left: resident_bytes,
+                budget: Budgeted::new(resident_bytes),
             }),
         }
     }
@@ -145,24 +143,7 @@ impl RunDetails {
     ) {
         let rendered = super::html::render_detail(evidence, workspace);
         let bytes = rendered.transcript.len() + rendered.workspace.len();
-        let file = {
-            let mut stored = self.stored();
-            if bytes <= stored.resident_left {
-                stored.resident_left -= bytes;
-                stored
-                    .waiting
-                    .insert((case, run), Slot::Resident(Box::new(rendered)));
-                return;
-            }
-            // Later runs are not kept in memory, whatever their size.
-            stored.resident_left = 0;
-            match &stored.file {
-                Some(file) => Some(file.clone()),
-                None => SpoolFile::new()
-                    .ok()
-                    .map(|file| stored.file.insert(Arc::new(file)).clone()),
-            }
-        };
+        let file = self.stored().budget.place(bytes);
         // Written outside the lock: runs finishing on other threads write side by side.
         let slot = file
             .and_then(|file| spool(&file, &rendered).ok())
@@ -185,10 +166,10 @@ impl RunDetails {
     pub(crate) fn read_each(
         &self,
     ) -> impl Iterator<Item = Result<Option<RenderedDetail>, std::io::Error>> + '_ {
-        let stored = self.stored();
-        let file = stored.file.clone();
-        let count = stored.order.len();
-        drop(stored);
+        let (count, file) = {
+            let stored = self.stored();
+            (stored.order.len(), stored.budget.file().cloned())
+        };
         (0..count).map(move |i| {
             let stored = self.stored();
             match &stored.order[i] {
