@@ -11,6 +11,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
+/// How long [`ProcessGroup::kill`] waits for the killed children to be gone (a PID
+/// namespace's processes are killed and reaped by the kernel first).
+const CHILDREN_EXIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Sweeps of /proc after the group is killed: a marked process may fork while being found.
 const SWEEP_ROUNDS: usize = 8;
 
@@ -48,13 +52,24 @@ impl ProcessGroup {
         }
     }
 
-    /// SIGKILL the group and every marked process (once).
+    /// SIGKILL the leader's children, the group and every marked process (once); then wait
+    /// until the children are gone.
+    ///
+    /// In a run's namespaces the leader is bubblewrap and its child the first process of the
+    /// run's PID namespace: when that one dies, the kernel kills every process of the
+    /// namespace and reaps them before the first one's exit is seen. So once this returns, no
+    /// process of the sandbox runs, whatever it did to leave the group (`setsid`, `env -i`).
     pub(crate) fn kill(&mut self) {
         // Never 0 or 1 (our own group, or every process).
         if std::mem::replace(&mut self.alive, false) && self.pgid.as_raw() > 1 {
+            let children = pidfd::children(self.pgid.as_raw());
+            for child in &children {
+                pidfd::kill(child);
+            }
             // ESRCH (nothing left in the group) is the expected case after a clean exit.
             let _ = killpg(self.pgid, Signal::SIGKILL);
             kill_marked(self.var, &self.marker);
+            pidfd::wait_all(&children, CHILDREN_EXIT);
         }
     }
 }
@@ -91,6 +106,62 @@ fn kill_marked(var: &str, marker: &str) {
         }
         if !found {
             return;
+        }
+    }
+}
+
+/// Processes held by pidfd (no pid reuse between finding and killing them).
+mod pidfd {
+    use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+    use std::time::{Duration, Instant};
+
+    /// The children of `pid`, each as a pidfd (`/proc/PID/task/PID/children`).
+    #[allow(unsafe_code)]
+    pub(super) fn children(pid: i32) -> Vec<OwnedFd> {
+        let Ok(list) = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) else {
+            return Vec::new();
+        };
+        list.split_whitespace()
+            .filter_map(|child| child.parse::<i32>().ok())
+            .filter_map(|child| {
+                // SAFETY: pidfd_open takes a pid and flags; the result is a new descriptor.
+                let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, child, 0) };
+                let fd = i32::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+                // SAFETY: the kernel just made `fd`, owned here alone.
+                Some(unsafe { OwnedFd::from_raw_fd(fd) })
+            })
+            .collect()
+    }
+
+    #[allow(unsafe_code)]
+    pub(super) fn kill(process: &OwnedFd) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: pidfd_send_signal on a pidfd we own, no siginfo.
+        unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                process.as_raw_fd(),
+                libc::SIGKILL,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            );
+        }
+    }
+
+    /// Wait until every process has exited (its pidfd is readable), at most `limit`.
+    pub(super) fn wait_all(processes: &[OwnedFd], limit: Duration) {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        let deadline = Instant::now() + limit;
+        for process in processes {
+            loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                let timeout = PollTimeout::try_from(left).unwrap_or(PollTimeout::ZERO);
+                let mut fds = [PollFd::new(process.as_fd(), PollFlags::POLLIN)];
+                match poll(&mut fds, timeout) {
+                    Err(nix::errno::Errno::EINTR) => continue,
+                    _ => break,
+                }
+            }
         }
     }
 }

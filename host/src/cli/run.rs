@@ -162,7 +162,7 @@ fn confine_policy(args: &RunArgs) -> Result<evalhost::confine::Policy, Failure> 
     let missing = support.missing();
     if args.require_confinement && !missing.is_empty() {
         return Err(Failure::usage(anyhow::anyhow!(
-            "--require-confinement: this kernel cannot give {} (its Landlock ABI is {})",
+            "--require-confinement: this machine cannot give {} (its Landlock ABI is {})",
             missing.join(", "),
             support.abi
         )));

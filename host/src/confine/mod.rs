@@ -13,9 +13,12 @@
 //! `prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self` on itself, so the child inherits
 //! the domain from its first instruction ([`RunConfinement::spawn`]).
 
+mod forward;
+mod namespaces;
 mod ruleset;
 mod system;
 
+use std::ffi::OsStr;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -81,15 +84,19 @@ impl Default for Policy {
     }
 }
 
-/// What the kernel offers, decided once per process.
+/// What the machine offers, decided once per process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Support {
     /// The Landlock ABI the kernel implements (0: none), capped by [`ABI_VAR`].
     pub abi: u32,
+    /// Whether each run gets namespaces of its own: bubblewrap's version, or why not.
+    pub namespaces: Result<&'static str, &'static str>,
 }
 
 impl Support {
-    /// This kernel's support (asked once; `EVALHOST_CONFINE_ABI` caps it).
+    /// This machine's support (asked once; `EVALHOST_CONFINE_ABI` caps Landlock,
+    /// `EVALHOST_CONFINE_NAMESPACES=0` turns namespaces off, `EVALHOST_BWRAP` names the
+    /// bubblewrap to use).
     pub fn current() -> Support {
         static SUPPORT: OnceLock<Support> = OnceLock::new();
         *SUPPORT.get_or_init(|| {
@@ -99,6 +106,7 @@ impl Support {
             let abi = ruleset::kernel_abi();
             Support {
                 abi: cap.map_or(abi, |cap| abi.min(cap)),
+                namespaces: namespaces::bwrap().map(|bwrap| bwrap.version.as_str()),
             }
         })
     }
@@ -108,19 +116,29 @@ impl Support {
         self.abi.min(TARGET_ABI)
     }
 
-    /// The protections this kernel cannot give, each with the ABI that brings it.
+    /// The protections this machine cannot give. With namespaces, none: Landlock is their
+    /// fallback. Without, the namespaces (and why) and each Landlock feature the kernel
+    /// lacks, with the ABI that brings it.
     pub fn missing(self) -> Vec<String> {
+        let Err(why) = self.namespaces else {
+            return Vec::new();
+        };
         let needs: [(u32, &str); 4] = [
             (1, "file system rules (Landlock ABI 1)"),
             (3, "truncation rules (Landlock ABI 3)"),
             (4, "TCP connect rules (Landlock ABI 4)"),
             (6, "signal and abstract-socket scoping (Landlock ABI 6)"),
         ];
-        needs
-            .iter()
-            .filter(|(abi, _)| self.abi < *abi)
-            .map(|(_, what)| (*what).to_owned())
-            .collect()
+        std::iter::once(format!(
+            "namespaces of each run's own (user without capabilities, PID, mount, network: {why})"
+        ))
+        .chain(
+            needs
+                .iter()
+                .filter(|(abi, _)| self.abi < *abi)
+                .map(|(_, what)| (*what).to_owned()),
+        )
+        .collect()
     }
 }
 
@@ -144,18 +162,39 @@ pub struct RunDirs<'a> {
     pub workspace_read_only: bool,
 }
 
-/// How every process of one run is started: its temp dir, and the Landlock ruleset it starts
-/// under (none when confinement is off or the kernel has no Landlock; `no new privileges` is
-/// set whenever confinement is on).
+/// How every process of one run is started: its temp dir, and the layer that confines it
+/// ([`Layer`]).
 ///
-/// The ruleset is built when the run starts its first process, not before: most runs of the
-/// built-in agent start none (its file tools run in evalhost), and building one opens every
-/// path it names (5.8 % of a 1,000-case run's profile, `docs/performance.md`, "Confinement").
+/// A Landlock ruleset is built when the run starts its first process, not before: most runs
+/// of the built-in agent start none (its file tools run in evalhost), and building one opens
+/// every path it names (5.8 % of a 1,000-case run's profile, `docs/performance.md`,
+/// "Confinement").
 #[derive(Debug)]
 pub struct RunConfinement {
     tmp: PathBuf,
-    /// `None` when confinement is off.
-    rules: Option<Rules>,
+    layer: Layer,
+}
+
+/// What confines a run's processes.
+#[derive(Debug)]
+enum Layer {
+    /// `--no-confine`, or a library caller that wants none.
+    Off,
+    /// Namespaces of their own, made by bubblewrap (`namespaces.rs`).
+    Namespaces(Sandbox),
+    /// Landlock alone, where bubblewrap or user namespaces are missing (`ruleset.rs`).
+    Landlock(Rules),
+}
+
+/// What a run's sandbox is made of.
+#[derive(Debug)]
+struct Sandbox {
+    bwrap: &'static namespaces::Bwrap,
+    workspace: PathBuf,
+    home: PathBuf,
+    workspace_read_only: bool,
+    widen: Widening,
+    endpoint_port: u16,
 }
 
 /// What a run's ruleset is built from, and the ruleset once built.
@@ -171,37 +210,111 @@ struct Rules {
     built: OnceLock<Result<Option<OwnedFd>, Arc<ConfineError>>>,
 }
 
+/// What a process of the run may reach over the network besides the ports a case widened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// Nothing: the built-in agent's `bash` (the agent loop itself talks to the endpoint).
+    Nothing,
+    /// The run's model endpoint: an external agent.
+    Endpoint,
+}
+
+/// A command for one of the run's processes, made by [`RunConfinement::command`]: the caller
+/// adds the program's arguments, environment and standard streams, then hands it to
+/// [`RunConfinement::spawn`].
+pub(crate) struct RunCommand {
+    cmd: tokio::process::Command,
+    forward: Option<forward::Pending>,
+}
+
+impl std::ops::Deref for RunCommand {
+    type Target = tokio::process::Command;
+    fn deref(&self) -> &Self::Target {
+        &self.cmd
+    }
+}
+
+impl std::ops::DerefMut for RunCommand {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.cmd
+    }
+}
+
+impl RunCommand {
+    /// `program` started as it is, unconfined.
+    pub(crate) fn plain(program: impl AsRef<OsStr>) -> Self {
+        Self {
+            cmd: tokio::process::Command::new(program),
+            forward: None,
+        }
+    }
+
+    /// Start it unconfined (a caller without a run's confinement).
+    pub(crate) fn spawn_plain(mut self) -> std::io::Result<RunChild> {
+        Ok(RunChild {
+            child: self.cmd.spawn()?,
+            forwarding: None,
+        })
+    }
+}
+
+/// A started process of the run, and what forwards ports into its sandbox (as long as it
+/// lives).
+pub(crate) struct RunChild {
+    pub child: tokio::process::Child,
+    pub(crate) forwarding: Option<forward::Forwarding>,
+}
+
 impl RunConfinement {
     /// No confinement at all (`--no-confine`, or a library caller that wants none): only the
     /// temp dir.
     pub fn off(tmp: PathBuf) -> Self {
-        Self { tmp, rules: None }
+        Self {
+            tmp,
+            layer: Layer::Off,
+        }
     }
 
     /// The confinement of a run in `dirs` whose endpoint listens on `endpoint_port`, widened
-    /// by the suite's policy and the case's `confine:`. Its ruleset is built when the run
-    /// starts its first process ([`RunConfinement::spawn`]).
+    /// by the suite's policy and the case's `confine:`: namespaces where bubblewrap can make
+    /// them, else Landlock (whose ruleset is built when the run starts its first process).
     pub fn new(policy: &Policy, case: &Widening, dirs: &RunDirs<'_>, endpoint_port: u16) -> Self {
         if !policy.enabled {
             return Self::off(dirs.tmp.to_owned());
         }
-        Self {
-            tmp: dirs.tmp.to_owned(),
-            rules: Some(Rules {
+        let widen = policy.widen.with(case);
+        let layer = match namespaces::bwrap() {
+            Ok(bwrap) => Layer::Namespaces(Sandbox {
+                bwrap,
+                workspace: dirs.workspace.to_owned(),
+                home: dirs.home.to_owned(),
+                workspace_read_only: dirs.workspace_read_only,
+                widen,
+                endpoint_port,
+            }),
+            Err(_) => Layer::Landlock(Rules {
                 abi: Support::current().used_abi(),
                 workspace: dirs.workspace.to_owned(),
                 home: dirs.home.to_owned(),
                 workspace_read_only: dirs.workspace_read_only,
-                widen: policy.widen.with(case),
+                widen,
                 endpoint_port,
                 built: OnceLock::new(),
             }),
+        };
+        Self {
+            tmp: dirs.tmp.to_owned(),
+            layer,
         }
     }
 
-    /// Whether a Landlock ruleset confines the run's processes.
+    /// Whether the kernel confines the run's processes (namespaces, or a Landlock ruleset).
     pub(crate) fn is_confined(&self) -> bool {
-        self.rules.as_ref().is_some_and(|rules| rules.abi > 0)
+        match &self.layer {
+            Layer::Off => false,
+            Layer::Namespaces(_) => true,
+            Layer::Landlock(rules) => rules.abi > 0,
+        }
     }
 
     /// The run's temp dir: `TMPDIR` of its processes.
@@ -209,44 +322,125 @@ impl RunConfinement {
         &self.tmp
     }
 
-    /// Start `cmd` as one of the run's processes: `TMPDIR` is the run's temp dir and, when
-    /// confinement is on, the child starts confined.
-    ///
-    /// The child inherits its Landlock domain and `no new privileges` from the thread that
-    /// starts it, so a short-lived thread of its own confines itself (two system calls) and
-    /// starts the child there, then ends: no other thread of evalhost is confined. The child
-    /// is then started the way an unconfined one is, with `posix_spawn`'s vfork-style clone;
-    /// a `pre_exec` hook would force `fork`, which copies the page tables of the whole evalhost
-    /// process on every call (5–9 ms a bash call, `docs/performance.md`, "Confinement").
-    pub(crate) fn spawn(
+    /// The command that runs `program` as one of the run's processes, starting in `cwd` and
+    /// reaching `reach`: in namespaces, bubblewrap's command line with `program` after `--`.
+    pub(crate) fn command(
         &self,
-        cmd: &mut tokio::process::Command,
-    ) -> std::io::Result<tokio::process::Child> {
+        program: impl AsRef<OsStr>,
+        cwd: &Path,
+        reach: Reach,
+    ) -> std::io::Result<RunCommand> {
+        let Layer::Namespaces(sandbox) = &self.layer else {
+            let mut command = RunCommand::plain(program);
+            command.current_dir(cwd);
+            return Ok(command);
+        };
+        let mut ports: Vec<u16> = Vec::new();
+        if !sandbox.widen.any_port {
+            if reach == Reach::Endpoint {
+                ports.push(sandbox.endpoint_port);
+            }
+            for port in &sandbox.widen.connect {
+                if !ports.contains(port) {
+                    ports.push(*port);
+                }
+            }
+        }
+        let forward = if ports.is_empty() {
+            None
+        } else {
+            Some(forward::Pending::new(ports)?)
+        };
+        let view = namespaces::RunView {
+            workspace: &sandbox.workspace,
+            workspace_read_only: sandbox.workspace_read_only,
+            home: &sandbox.home,
+            tmp: &self.tmp,
+            widen: &sandbox.widen,
+            cwd,
+        };
+        let extra = forward.as_ref().map(|f| f.arguments().to_vec()).unwrap_or_default();
+        let mut cmd = tokio::process::Command::new(&sandbox.bwrap.program);
+        cmd.args(namespaces::arguments(&view, &extra))
+            .arg(program)
+            .current_dir(cwd);
+        Ok(RunCommand { cmd, forward })
+    }
+
+    /// Start `command` as one of the run's processes: `TMPDIR` is the run's temp dir and,
+    /// when confinement is on, the child starts confined.
+    ///
+    /// In namespaces, bubblewrap makes them; ports are forwarded into its network namespace
+    /// before the program runs (`forward.rs`). With Landlock, the child inherits its domain
+    /// and `no new privileges` from the thread that starts it, so a short-lived thread of its
+    /// own confines itself (two system calls) and starts the child there, then ends: no other
+    /// thread of evalhost is confined. The child is then started the way an unconfined one
+    /// is, with `posix_spawn`'s vfork-style clone; a `pre_exec` hook would force `fork`, which
+    /// copies the page tables of the whole evalhost process on every call (5–9 ms a bash
+    /// call, `docs/performance.md`, "Confinement").
+    pub(crate) fn spawn(&self, command: RunCommand) -> std::io::Result<RunChild> {
+        let RunCommand { mut cmd, forward } = command;
         cmd.env("TMPDIR", &self.tmp);
-        let Some(rules) = &self.rules else {
-            return cmd.spawn();
-        };
-        let fd = match rules.ruleset(&self.tmp) {
-            Ok(ruleset) => ruleset.map_or(-1, AsRawFd::as_raw_fd),
-            Err(error) => return Err(std::io::Error::other(error)),
-        };
-        // The child's pipes and its reaper belong to the runtime that awaits it.
-        let runtime = tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
-        std::thread::scope(|scope| {
-            let spawner = std::thread::Builder::new()
-                .name("evalhost-confined-spawn".into())
-                .stack_size(SPAWNER_STACK)
-                .spawn_scoped(scope, || {
-                    let _runtime = runtime.enter();
-                    ruleset::restrict_self(fd)?;
-                    cmd.spawn()
+        match &self.layer {
+            Layer::Off | Layer::Namespaces(_) => {
+                if let Some(forward) = &forward {
+                    let inherited = forward.inherited();
+                    // SAFETY: `fcntl` is async-signal-safe; the descriptors stay open in
+                    // evalhost until the child has started.
+                    #[allow(unsafe_code)]
+                    unsafe {
+                        cmd.pre_exec(move || {
+                            for fd in inherited {
+                                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                                    return Err(std::io::Error::last_os_error());
+                                }
+                            }
+                            Ok(())
+                        });
+                    }
+                }
+                let mut child = cmd.spawn()?;
+                let forwarding = match forward.map(forward::Pending::start).transpose() {
+                    Ok(forwarding) => forwarding,
+                    Err(error) => {
+                        let _ = child.start_kill();
+                        return Err(error);
+                    }
+                };
+                Ok(RunChild {
+                    child,
+                    forwarding,
+                })
+            }
+            Layer::Landlock(rules) => {
+                let fd = match rules.ruleset(&self.tmp) {
+                    Ok(ruleset) => ruleset.map_or(-1, AsRawFd::as_raw_fd),
+                    Err(error) => return Err(std::io::Error::other(error)),
+                };
+                // The child's pipes and its reaper belong to the runtime that awaits it.
+                let runtime =
+                    tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
+                let child = std::thread::scope(|scope| {
+                    let spawner = std::thread::Builder::new()
+                        .name("evalhost-confined-spawn".into())
+                        .stack_size(SPAWNER_STACK)
+                        .spawn_scoped(scope, || {
+                            let _runtime = runtime.enter();
+                            ruleset::restrict_self(fd)?;
+                            cmd.spawn()
+                        })?;
+                    spawner.join().unwrap_or_else(|_| {
+                        Err(std::io::Error::other(
+                            "the thread starting the confined process panicked",
+                        ))
+                    })
                 })?;
-            spawner.join().unwrap_or_else(|_| {
-                Err(std::io::Error::other(
-                    "the thread starting the confined process panicked",
-                ))
-            })
-        })
+                Ok(RunChild {
+                    child,
+                    forwarding: None,
+                })
+            }
+        }
     }
 }
 
@@ -293,6 +487,10 @@ pub struct Allowed {
     pub enforced: bool,
     /// The kernel's Landlock ABI (0: none), as capped by `EVALHOST_CONFINE_ABI`.
     pub landlock_abi: u32,
+    /// The bubblewrap that gave each run namespaces of its own (`bubblewrap 0.8.0`); absent
+    /// when runs had Landlock alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespaces: Option<String>,
     /// Writable: `workspace`, `home`, `tmp`, then the widening's paths.
     pub write: Vec<String>,
     /// Readable: `system` (less the invoking user's home and the runs' temp roots), the
@@ -317,6 +515,7 @@ impl Allowed {
             return Self {
                 enforced: false,
                 landlock_abi: support.abi,
+                namespaces: None,
                 write: vec!["any".into()],
                 read: vec!["any".into()],
                 connect: vec!["any".into()],
@@ -338,6 +537,7 @@ impl Allowed {
         Self {
             enforced: true,
             landlock_abi: support.abi,
+            namespaces: support.namespaces.ok().map(str::to_owned),
             write,
             read,
             connect: connect_list(widen),
@@ -383,16 +583,18 @@ mod tests {
         let confinement = RunConfinement::new(&Policy::default(), &Widening::default(), &dirs, 0);
         assert!(confinement.is_confined());
         for attempt in ["first", "second"] {
-            let mut cmd = tokio::process::Command::new("/bin/sh");
+            let mut cmd = confinement
+                .command("/bin/sh", &workspace, Reach::Nothing)
+                .unwrap();
             cmd.arg("-c")
                 .arg(format!(
                     "echo \"$TMPDIR\"; echo {attempt} > ok; echo {attempt} > ../outside/escaped"
                 ))
-                .current_dir(&workspace)
                 .stdout(std::process::Stdio::piped());
             let output = confinement
-                .spawn(&mut cmd)
+                .spawn(cmd)
                 .unwrap()
+                .child
                 .wait_with_output()
                 .await
                 .unwrap();

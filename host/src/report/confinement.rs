@@ -22,6 +22,11 @@ pub(super) fn lines(report: &SuiteReport) -> Vec<String> {
         connect_clause(&allowed.widened),
         widening_clauses(&allowed.widened, false),
     )];
+    if let Some(bubblewrap) = &allowed.namespaces {
+        lines.push(format!(
+            "Confinement layer: namespaces of each run's own ({bubblewrap}): no capabilities, only its own processes, a root of read-only system directories, a network with only the forwarded ports."
+        ));
+    }
     if !allowed.missing.is_empty() {
         let kernel = match allowed.landlock_abi {
             0 => "this kernel has no Landlock".to_owned(),

@@ -17,6 +17,7 @@ use super::timeout::RunTimeout;
 use crate::agent_preset::{Launch, Preset, RunContext};
 use crate::case::{ExternalAgent, PromptVia};
 use crate::model::{Exchange, Outcome, tool_results};
+use crate::confine::Reach;
 use crate::process_group::ProcessGroup;
 use crate::session::Approve;
 use crate::session::CallStatus;
@@ -143,9 +144,14 @@ pub(crate) async fn run_agent(
     let program = launch.program.display().to_string();
     let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
     let marker = crate::process_group::new_marker();
-    let mut cmd = tokio::process::Command::new(&launch.program);
+    let spawn_error = |error| ExternalAgentError::Spawn {
+        program: program.clone(),
+        error,
+    };
+    let mut cmd = confinement
+        .command(&launch.program, workspace, Reach::Endpoint)
+        .map_err(spawn_error)?;
     cmd.args(&launch.args)
-        .current_dir(workspace)
         .env_clear()
         .env("PATH", path)
         .env("HOME", home)
@@ -161,13 +167,11 @@ pub(crate) async fn run_agent(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    // `TMPDIR`, and the run's Landlock ruleset from the first instruction.
-    let mut child = confinement
-        .spawn(&mut cmd)
-        .map_err(|source| ExternalAgentError::Spawn {
-            program: program.clone(),
-            error: source,
-        })?;
+    // `TMPDIR`, and the run's namespaces (or Landlock ruleset) from the first instruction;
+    // the endpoint forwarded into its network namespace while `running` lives.
+    let running = confinement.spawn(cmd).map_err(spawn_error)?;
+    let mut child = running.child;
+    let _forwarding = running.forwarding;
     // Killed with everything it started, however this function ends.
     let _group = child
         .id()

@@ -16,6 +16,7 @@ use tokio::time::Instant;
 
 use super::output::{truncate, with_note};
 use super::{ToolContext, ToolOutput};
+use crate::confine::{Reach, RunCommand};
 use crate::process_group::ProcessGroup;
 use crate::session::CallStatus;
 
@@ -75,12 +76,24 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
         return ToolOutput::failed("Could not start bash: no `bash` on PATH.");
     };
     let marker = crate::process_group::new_marker();
-    let mut cmd = tokio::process::Command::new(bash);
-    // `$0` stays `bash`, as when started by name.
+    let made = match &ctx.confinement {
+        Some(confinement) => confinement.command(&bash, &ctx.workspace, Reach::Nothing),
+        None => {
+            let mut cmd = RunCommand::plain(&bash);
+            cmd.current_dir(&ctx.workspace);
+            Ok(cmd)
+        }
+    };
+    let mut cmd = match made {
+        Ok(cmd) => cmd,
+        Err(e) => return ToolOutput::failed(format!("Could not start bash: {e}.")),
+    };
+    // `$0` stays `bash`, as when started by name (the trailing argument of `bash -c`, since
+    // in a sandbox bubblewrap starts it by path).
     cmd.arg0("bash")
         .arg("-c")
         .arg(command)
-        .current_dir(&ctx.workspace)
+        .arg("bash")
         .env_clear()
         .env("PATH", path)
         .env("HOME", &ctx.home)
@@ -91,16 +104,16 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
         .process_group(0)
         .kill_on_drop(true);
     let spawned = match &ctx.confinement {
-        Some(confinement) => confinement.spawn(&mut cmd),
-        None => cmd.spawn(),
+        Some(confinement) => confinement.spawn(cmd),
+        None => cmd.spawn_plain(),
     };
-    // The command holds our copies of the pipe's write end; until they close, the reader
-    // would never see end-of-file.
-    drop(cmd);
-    let mut child = match spawned {
-        Ok(child) => child,
+    // The command held our copies of the pipe's write end (it is dropped by now); until they
+    // close, the reader would never see end-of-file.
+    let mut running = match spawned {
+        Ok(running) => running,
         Err(e) => return ToolOutput::failed(format!("Could not start bash: {e}.")),
     };
+    let child = &mut running.child;
     let Some(pid) = child.id() else {
         return ToolOutput::failed("Could not start bash: it exited before it could be tracked.");
     };

@@ -9,11 +9,34 @@
 //! features (`EVALHOST_CONFINE_ABI`), `--require-confinement` and `--no-confine`.
 
 use crate::support::evalhost::{Evalhost, Output};
-use std::net::TcpListener;
+use std::net::{TcpListener, UdpSocket};
+use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
 const SECRET: &str = "hunter2-not-for-agents";
+
+/// A provider key in evalhost's environment, which no run may read (`/proc/<pid>/environ`).
+const KEY_VAR: &str = "EVALHOST_TEST_PROVIDER_KEY";
+const KEY: &str = "sk-test-not-for-agents-4f1c";
+
+/// Whether runs get namespaces of their own here (bubblewrap installed and working). CI
+/// installs it (`.ci/run`) and sets `EVALHOST_REQUIRE_TOOLCHAINS=1`, where its absence fails.
+fn namespaces() -> bool {
+    let works = Command::new("bwrap")
+        .args(["--unshare-all", "--ro-bind", "/", "/", "--", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        works || std::env::var_os("EVALHOST_REQUIRE_TOOLCHAINS").is_none(),
+        "bubblewrap is required here: apt-get install bubblewrap"
+    );
+    works
+}
+
+fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
 
 /// What an escape run is pointed at, all outside the run.
 struct Targets {
@@ -24,6 +47,13 @@ struct Targets {
     outside: PathBuf,
     listener: TcpListener,
     sleeper: Child,
+    /// A UDP port on the host's loopback the escapes send to.
+    udp: UdpSocket,
+    /// A UNIX socket in a system directory, as Docker's API is (`/var/run/docker.sock`).
+    unix: UnixListener,
+    unix_path: PathBuf,
+    /// The argument of the `sleep` a survivor runs (unique per test, to find it after).
+    survivor: String,
 }
 
 impl Targets {
@@ -37,12 +67,24 @@ impl Targets {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let sleeper = Command::new("sleep").arg("60").spawn().unwrap();
+        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        udp.set_nonblocking(true).unwrap();
+        let unique = dir.path().file_name().unwrap().to_string_lossy().replace('.', "");
+        let unix_path = PathBuf::from(format!("/var/tmp/evalhost-docker-{unique}.sock"));
+        let _ = std::fs::remove_file(&unix_path);
+        let unix = UnixListener::bind(&unix_path).unwrap();
+        unix.set_nonblocking(true).unwrap();
+        let survivor = format!("{}.{}", 3000 + std::process::id() % 1000, unique.len());
         Self {
             dir,
             home,
             outside,
             listener,
             sleeper,
+            udp,
+            unix,
+            unix_path,
+            survivor,
         }
     }
 
@@ -57,8 +99,18 @@ impl Targets {
     }
 
     /// The escape script: each attempt prints `refused NAME` or `ESCAPED NAME`; the work in
-    /// the workspace, HOME and TMPDIR is done around them.
-    fn script(&self) -> String {
+    /// the workspace, HOME and TMPDIR is done around them. With `namespaced`, also the
+    /// attempts only namespaces refuse ([`NAMESPACE_ATTEMPTS`]).
+    fn script(&self, namespaced: bool) -> String {
+        let mut script = self.landlock_script();
+        if namespaced {
+            script.push_str(&self.namespace_script());
+        }
+        script
+    }
+
+    /// What Landlock alone refused already; more are in [`Targets::namespace_script`].
+    fn landlock_script(&self) -> String {
         let out = self.outside.display();
         let secret = self.home.join("secret.txt");
         let secret = secret.display();
@@ -88,6 +140,54 @@ echo done >> work.txt
         )
     }
 
+    /// What a red team did as root with Landlock alone: use root's capabilities (make a
+    /// device node, read `/etc/shadow`), read evalhost's environment through `/proc`, send
+    /// UDP, reach a pathname UNIX socket (the Docker API), leave a survivor behind.
+    fn namespace_script(&self) -> String {
+        let udp = self.udp.local_addr().unwrap().port();
+        let unix = self.unix_path.display();
+        let survivor = &self.survivor;
+        format!(
+            r#"try capabilities '! grep -q "^CapEff:[[:space:]]*0000000000000000$" /proc/self/status'
+try mknod 'mknod kmsg c 1 11'
+try shadow '[ -s /etc/shadow ] && head -c1 /etc/shadow'
+try environ 'cat /proc/[0-9]*/environ | tr "\0" "\n" | grep -q "^{KEY_VAR}=sk-"'
+try unix-socket '/usr/bin/python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])" {unix}'
+echo hi > /dev/udp/127.0.0.1/{udp} 2>/dev/null
+setsid env -i /bin/sleep {survivor} </dev/null >/dev/null 2>&1 &
+echo namespaced >> work.txt
+"#
+        )
+    }
+
+    /// The survivor's pid, when a `sleep` with its argument runs on the host.
+    fn survivor_pid(&self) -> Option<u32> {
+        let needle = format!("sleep\0{}\0", self.survivor);
+        std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            String::from_utf8_lossy(&cmdline)
+                .ends_with(&needle)
+                .then_some(pid)
+        })
+    }
+
+    /// None of the namespace escapes reached the host.
+    fn assert_namespaces_held(&self) {
+        let mut buf = [0u8; 16];
+        assert_eq!(
+            self.udp.recv(&mut buf).unwrap_err().kind(),
+            std::io::ErrorKind::WouldBlock,
+            "a UDP datagram left the run"
+        );
+        assert_eq!(
+            self.unix.accept().map(|_| ()).unwrap_err().kind(),
+            std::io::ErrorKind::WouldBlock,
+            "the run reached the UNIX socket"
+        );
+        assert_eq!(self.survivor_pid(), None, "a process outlived its run");
+    }
+
     /// Nothing reached the targets: no file outside, the secret unread, nobody connected,
     /// the sleeper alive.
     fn assert_untouched(&mut self, output: &str) {
@@ -115,8 +215,15 @@ impl Drop for Targets {
     fn drop(&mut self) {
         let _ = self.sleeper.kill();
         let _ = self.sleeper.wait();
+        let _ = std::fs::remove_file(&self.unix_path);
+        if let Some(pid) = self.survivor_pid() {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
     }
 }
+
+/// What namespaces refuse beyond [`ATTEMPTS`] (as root: Landlock alone let each through).
+const NAMESPACE_ATTEMPTS: [&str; 5] = ["capabilities", "mknod", "shadow", "environ", "unix-socket"];
 
 const ATTEMPTS: [&str; 9] = [
     "session-replace",
@@ -136,6 +243,7 @@ fn evalhost(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         .arg("run")
         .args(args)
         .env("HOME", home)
+        .env(KEY_VAR, KEY)
         .env(
             "XDG_CACHE_HOME",
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-cache"),
@@ -191,8 +299,9 @@ workspace:
     )
 }
 
-/// Check one escape run: exit 0, every attempt refused, the log intact.
-fn assert_refused(targets: &mut Targets, out: &Path, case: &str, stdout: &str) {
+/// Check one escape run: exit 0, every attempt refused (with `namespaced`, the
+/// [`NAMESPACE_ATTEMPTS`] too), the log intact.
+fn assert_refused(targets: &mut Targets, out: &Path, case: &str, stdout: &str, namespaced: bool) {
     let log = std::fs::read_to_string(out.join(case).join("run-1.jsonl")).unwrap();
     for line in log.lines() {
         let record: serde_json::Value = serde_json::from_str(line)
@@ -215,7 +324,8 @@ fn assert_refused(targets: &mut Targets, out: &Path, case: &str, stdout: &str) {
             )
         })
         .collect::<String>();
-    for attempt in ATTEMPTS {
+    let namespace_attempts: &[&str] = if namespaced { &NAMESPACE_ATTEMPTS } else { &[] };
+    for attempt in ATTEMPTS.iter().chain(namespace_attempts) {
         assert!(
             output.contains(&format!("refused {attempt}\n")),
             "{attempt} not refused:\n{output}\n{stdout}"
@@ -227,40 +337,60 @@ fn assert_refused(targets: &mut Targets, out: &Path, case: &str, stdout: &str) {
         "HOME and TMPDIR writable:\n{output}"
     );
     targets.assert_untouched(&output);
+    if namespaced {
+        targets.assert_namespaces_held();
+    }
 }
 
-#[test]
-fn escapes_through_the_agent_loop_are_refused_and_the_work_is_done() {
+/// Run the escape script through the built-in agent's `bash`, with `env` for evalhost.
+fn escape_through_the_agent_loop(namespaced: bool, env: &[(&str, &str)]) {
     let mut targets = Targets::new();
     let cases = targets.dir.path().join("cases");
     std::fs::create_dir(&cases).unwrap();
     std::fs::write(
         cases.join("escape-agent.yaml"),
-        agent_case(&targets.script()),
+        agent_case(&targets.script(namespaced)),
     )
     .unwrap();
     let out = targets.dir.path().join("out");
     let output = evalhost(
         &targets.home,
         &["--out", out.to_str().unwrap(), cases.to_str().unwrap()],
-        &[],
+        env,
     );
     output.assert_code(0);
     let stdout = output.stdout();
     assert!(stdout.contains(
         "\nConfinement: runs write only their workspace, HOME and TMPDIR; read the system but not your home; connect only to the model endpoint.\n"
     ), "{stdout}");
-    assert_refused(&mut targets, &out, "escape-agent", stdout);
+    assert_eq!(
+        stdout.contains("\nConfinement layer: namespaces of each run's own (bubblewrap "),
+        namespaced,
+        "{stdout}"
+    );
+    assert_refused(&mut targets, &out, "escape-agent", stdout, namespaced);
+}
+
+#[test]
+fn escapes_through_the_agent_loop_are_refused_and_the_work_is_done() {
+    escape_through_the_agent_loop(namespaces(), &[]);
+}
+
+#[test]
+fn with_landlock_alone_escapes_through_the_agent_loop_are_refused() {
+    // The fallback where bubblewrap or user namespaces are missing.
+    escape_through_the_agent_loop(false, &[("EVALHOST_CONFINE_NAMESPACES", "0")]);
 }
 
 #[test]
 fn escapes_of_an_external_agent_are_refused_and_the_work_is_done() {
+    let namespaced = namespaces();
     let mut targets = Targets::new();
     let cases = targets.dir.path().join("cases");
     std::fs::create_dir(&cases).unwrap();
     std::fs::write(
         cases.join("escape-external.yaml"),
-        external_case(&targets.script()),
+        external_case(&targets.script(namespaced)),
     )
     .unwrap();
     let out = targets.dir.path().join("out");
@@ -271,7 +401,7 @@ fn escapes_of_an_external_agent_are_refused_and_the_work_is_done() {
     );
     output.assert_code(0);
     let stdout = output.stdout();
-    assert_refused(&mut targets, &out, "escape-external", stdout);
+    assert_refused(&mut targets, &out, "escape-external", stdout, namespaced);
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
     let allowed = &report["confinement"];
@@ -282,17 +412,19 @@ fn escapes_of_an_external_agent_are_refused_and_the_work_is_done() {
     );
     assert_eq!(allowed["read"][0], "system");
     assert_eq!(allowed["connect"], serde_json::json!(["endpoint"]));
+    assert_eq!(allowed["namespaces"].is_string(), namespaced, "{allowed}");
 }
 
 #[test]
 fn without_confinement_the_same_script_escapes() {
-    // The escape test above fails if confinement breaks: here the same attempts succeed.
+    // The escape tests above fail if confinement breaks: here the same attempts succeed.
+    let namespaced = namespaces();
     let mut targets = Targets::new();
     let cases = targets.dir.path().join("cases");
     std::fs::create_dir(&cases).unwrap();
     std::fs::write(
         cases.join("escape-external.yaml"),
-        external_case(&targets.script()),
+        external_case(&targets.script(namespaced)),
     )
     .unwrap();
     let output = evalhost(
@@ -320,6 +452,43 @@ fn without_confinement_the_same_script_escapes() {
     );
     assert!(targets.tmp_target().exists());
     let _ = std::fs::remove_file(targets.tmp_target());
+    if namespaced {
+        let mut buf = [0u8; 16];
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(targets.udp.recv(&mut buf).is_ok(), "no UDP datagram arrived");
+        assert!(targets.unix.accept().is_ok(), "the UNIX socket was not reached");
+        assert!(targets.survivor_pid().is_some(), "no survivor");
+    }
+}
+
+#[test]
+fn without_confinement_root_keeps_its_capabilities_and_reads_the_environment() {
+    // The control of the namespace attempts that need root to escape at all.
+    if !is_root() || !namespaces() {
+        return;
+    }
+    let targets = Targets::new();
+    let cases = targets.dir.path().join("cases");
+    std::fs::create_dir(&cases).unwrap();
+    std::fs::write(
+        cases.join("escape-external.yaml"),
+        external_case(&targets.script(true)),
+    )
+    .unwrap();
+    let out = targets.dir.path().join("out");
+    let output = evalhost(
+        &targets.home,
+        &["--no-confine", "--out", out.to_str().unwrap(), cases.to_str().unwrap()],
+        &[],
+    );
+    let log = std::fs::read_to_string(out.join("escape-external").join("run-1.jsonl")).unwrap();
+    for attempt in NAMESPACE_ATTEMPTS {
+        assert!(
+            log.contains(&format!("ESCAPED {attempt}\\n")),
+            "{attempt} did not escape without confinement:\n{log}\n{}",
+            output.stderr()
+        );
+    }
 }
 
 #[test]
@@ -384,24 +553,38 @@ fn a_kernel_without_a_feature_is_named_and_require_confinement_refuses_it() {
     let home = tempfile::tempdir().unwrap();
     let mino = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases/mino");
     let mino = mino.to_str().unwrap();
-    let output = evalhost(home.path(), &[mino], &[("EVALHOST_CONFINE_ABI", "3")]);
+    let no_namespaces = ("EVALHOST_CONFINE_NAMESPACES", "0");
+    let output = evalhost(
+        home.path(),
+        &[mino],
+        &[("EVALHOST_CONFINE_ABI", "3"), no_namespaces],
+    );
     output.assert_code(0);
     let stdout = output.stdout();
     assert!(stdout.contains(
-        "\nConfinement missing: TCP connect rules (Landlock ABI 4), signal and abstract-socket scoping (Landlock ABI 6) (this kernel has Landlock ABI 3).\n"
+        "\nConfinement missing: namespaces of each run's own (user without capabilities, PID, mount, network: turned off by EVALHOST_CONFINE_NAMESPACES=0), TCP connect rules (Landlock ABI 4), signal and abstract-socket scoping (Landlock ABI 6) (this kernel has Landlock ABI 3).\n"
     ), "{stdout}");
     let output = evalhost(
         home.path(),
         &["--require-confinement", mino],
-        &[("EVALHOST_CONFINE_ABI", "0")],
+        &[("EVALHOST_CONFINE_ABI", "0"), no_namespaces],
     );
     output.assert_code(2);
     let (stdout, stderr) = (output.stdout(), output.stderr());
     assert_eq!(stdout, "");
     assert_eq!(
         stderr,
-        "Error: --require-confinement: this kernel cannot give file system rules (Landlock ABI 1), truncation rules (Landlock ABI 3), TCP connect rules (Landlock ABI 4), signal and abstract-socket scoping (Landlock ABI 6) (its Landlock ABI is 0)\n"
+        "Error: --require-confinement: this machine cannot give namespaces of each run's own (user without capabilities, PID, mount, network: turned off by EVALHOST_CONFINE_NAMESPACES=0), file system rules (Landlock ABI 1), truncation rules (Landlock ABI 3), TCP connect rules (Landlock ABI 4), signal and abstract-socket scoping (Landlock ABI 6) (its Landlock ABI is 0)\n"
     );
+    // Namespaces are enough: with Landlock capped, nothing is missing.
+    if namespaces() {
+        let output = evalhost(
+            home.path(),
+            &["--require-confinement", mino],
+            &[("EVALHOST_CONFINE_ABI", "0")],
+        );
+        output.assert_code(0);
+    }
     // The kernel here has every feature: --require-confinement runs.
     let output = evalhost(home.path(), &["--require-confinement", mino], &[]);
     output.assert_code(0);

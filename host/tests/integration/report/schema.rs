@@ -212,6 +212,7 @@ fn everything_report() -> SuiteReport {
         confinement: Some(Allowed {
             enforced: true,
             landlock_abi: 3,
+            namespaces: Some("bubblewrap 0.8.0".into()),
             write: vec![
                 "workspace".into(),
                 "home".into(),
