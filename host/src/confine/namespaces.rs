@@ -40,6 +40,9 @@ const SYSTEM_DIRS: [&str; 9] = [
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
 ];
 
+/// The size of a sandbox's `/dev/shm` (64 MiB).
+const SHM_BYTES: &str = "67108864";
+
 /// How deep and how many entries of `/etc` are looked at for files to mask.
 const ETC_DEPTH: usize = 6;
 const ETC_ENTRIES: usize = 20_000;
@@ -56,10 +59,7 @@ pub(crate) struct Bwrap {
 /// namespaces of their own (not installed, user namespaces disabled, ...).
 pub(crate) fn bwrap() -> Result<&'static Bwrap, &'static str> {
     static BWRAP: OnceLock<Result<Bwrap, String>> = OnceLock::new();
-    BWRAP
-        .get_or_init(probe)
-        .as_ref()
-        .map_err(String::as_str)
+    BWRAP.get_or_init(probe).as_ref().map_err(String::as_str)
 }
 
 fn probe() -> Result<Bwrap, String> {
@@ -102,7 +102,8 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|dir| dir.join(name))
         .find(|candidate| {
-            std::fs::metadata(candidate).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            std::fs::metadata(candidate)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
 }
 
@@ -134,15 +135,28 @@ pub(crate) fn system_root() -> &'static [OsString] {
             };
             if meta.file_type().is_symlink() {
                 if let Ok(target) = std::fs::read_link(path) {
-                    push(&mut args, ["--symlink".as_ref(), target.as_os_str(), path.as_os_str()]);
+                    push(
+                        &mut args,
+                        ["--symlink".as_ref(), target.as_os_str(), path.as_os_str()],
+                    );
                 }
             } else if meta.is_dir() {
-                push(&mut args, ["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
+                push(
+                    &mut args,
+                    ["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()],
+                );
             }
         }
         mask_private(Path::new("/etc"), &mut args);
         for install in installs() {
-            push(&mut args, ["--ro-bind-try".as_ref(), install.as_os_str(), install.as_os_str()]);
+            push(
+                &mut args,
+                [
+                    "--ro-bind-try".as_ref(),
+                    install.as_os_str(),
+                    install.as_os_str(),
+                ],
+            );
         }
         args
     })
@@ -224,7 +238,10 @@ fn mask_private(dir: &Path, args: &mut Vec<OsString>) {
                     pending.push((path, depth + 1));
                 }
             } else if meta.is_file() && mode & 0o004 == 0 {
-                push(args, ["--ro-bind".as_ref(), "/dev/null".as_ref(), path.as_os_str()]);
+                push(
+                    args,
+                    ["--ro-bind".as_ref(), "/dev/null".as_ref(), path.as_os_str()],
+                );
             }
         }
     }
@@ -253,24 +270,80 @@ pub(crate) fn arguments(view: &RunView<'_>, extra: &[OsString]) -> Vec<OsString>
         args.push("--unshare-net".into());
     }
     args.extend(system_root().iter().cloned());
-    push(&mut args, ["--dev".as_ref(), "/dev".as_ref(), "--proc".as_ref(), "/proc".as_ref()]);
-    for path in &view.widen.read {
-        push(&mut args, ["--ro-bind-try".as_ref(), path.as_os_str(), path.as_os_str()]);
-    }
-    for dir in [view.home, view.tmp] {
-        push(&mut args, ["--bind".as_ref(), dir.as_os_str(), dir.as_os_str()]);
-    }
-    let workspace = if view.workspace_read_only { "--ro-bind" } else { "--bind" };
     push(
         &mut args,
-        [workspace.as_ref(), view.workspace.as_os_str(), view.workspace.as_os_str()],
+        [
+            "--dev".as_ref(),
+            "/dev".as_ref(),
+            "--proc".as_ref(),
+            "/proc".as_ref(),
+        ],
+    );
+    // POSIX shared memory (Python's multiprocessing), small: the rest of `/dev` is read-only.
+    push(
+        &mut args,
+        [
+            "--size".as_ref(),
+            SHM_BYTES.as_ref(),
+            "--tmpfs".as_ref(),
+            "/dev/shm".as_ref(),
+        ],
+    );
+    for path in &view.widen.read {
+        push(
+            &mut args,
+            ["--ro-bind-try".as_ref(), path.as_os_str(), path.as_os_str()],
+        );
+    }
+    // The run's temp root read-only beneath its three writable directories: `..` of the
+    // workspace is no place to write (the session log has no name there).
+    if let Some(root) = view.workspace.parent()
+        && view.home.parent() == Some(root)
+        && view.tmp.parent() == Some(root)
+    {
+        push(
+            &mut args,
+            ["--ro-bind".as_ref(), root.as_os_str(), root.as_os_str()],
+        );
+    }
+    for dir in [view.home, view.tmp] {
+        push(
+            &mut args,
+            ["--bind".as_ref(), dir.as_os_str(), dir.as_os_str()],
+        );
+    }
+    let workspace = if view.workspace_read_only {
+        "--ro-bind"
+    } else {
+        "--bind"
+    };
+    push(
+        &mut args,
+        [
+            workspace.as_ref(),
+            view.workspace.as_os_str(),
+            view.workspace.as_os_str(),
+        ],
     );
     for path in &view.widen.write {
-        push(&mut args, ["--bind-try".as_ref(), path.as_os_str(), path.as_os_str()]);
+        push(
+            &mut args,
+            ["--bind-try".as_ref(), path.as_os_str(), path.as_os_str()],
+        );
     }
-    // The root's own directories (mount points made on the way) stay read-only: nothing
-    // written outside the binds, and no RAM filled through the root's tmpfs.
-    push(&mut args, ["--remount-ro".as_ref(), "/".as_ref(), "--chdir".as_ref(), view.cwd.as_os_str()]);
+    // The root's and `/dev`'s own directories (mount points made on the way) stay
+    // read-only: nothing written outside the binds, and no RAM filled through their tmpfs.
+    push(
+        &mut args,
+        [
+            "--remount-ro".as_ref(),
+            "/dev".as_ref(),
+            "--remount-ro".as_ref(),
+            "/".as_ref(),
+            "--chdir".as_ref(),
+            view.cwd.as_os_str(),
+        ],
+    );
     args.extend(extra.iter().cloned());
     args.push("--".into());
     args
@@ -299,7 +372,10 @@ mod tests {
             .collect();
         let shadow = dir.join("shadow").display().to_string();
         let private = dir.join("private").display().to_string();
-        assert!(args.windows(3).any(|w| w == ["--ro-bind", "/dev/null", shadow.as_str()]));
+        assert!(
+            args.windows(3)
+                .any(|w| w == ["--ro-bind", "/dev/null", shadow.as_str()])
+        );
         assert!(args.windows(2).any(|w| w == ["--tmpfs", private.as_str()]));
         assert!(!args.iter().any(|a| a.ends_with("public")), "{args:?}");
     }

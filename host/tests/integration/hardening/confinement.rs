@@ -69,12 +69,20 @@ impl Targets {
         let sleeper = Command::new("sleep").arg("60").spawn().unwrap();
         let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
         udp.set_nonblocking(true).unwrap();
-        let unique = dir.path().file_name().unwrap().to_string_lossy().replace('.', "");
+        let unique = dir
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .replace('.', "");
         let unix_path = PathBuf::from(format!("/var/tmp/evalhost-docker-{unique}.sock"));
         let _ = std::fs::remove_file(&unix_path);
         let unix = UnixListener::bind(&unix_path).unwrap();
         unix.set_nonblocking(true).unwrap();
-        let survivor = format!("{}.{}", 3000 + std::process::id() % 1000, unique.len());
+        // Unique among the tests of this process (each kills its own survivor when done).
+        static SURVIVORS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(10);
+        let n = SURVIVORS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let survivor = format!("{}.{n}", 3000 + std::process::id() % 1000);
         Self {
             dir,
             home,
@@ -122,7 +130,7 @@ impl Targets {
             r#"try() {{ name=$1; shift; if ( eval "$@" ) >/dev/null 2>&1; then echo "ESCAPED $name"; else echo "refused $name"; fi; }}
 echo started > work.txt
 try session-replace 'rm -f ../session/session.jsonl; printf forged > ../session/session.jsonl'
-try session-append 'ok=0; for f in /proc/$PPID/fd/*; do printf forged >> "$f" && ok=1; done; [ $ok = 1 ]'
+try session-append 'ok=0; for f in /proc/$PPID/fd/* /proc/[0-9]*/fd/*; do case "$(readlink "$f")" in *"(deleted)") printf forged >> "$f" && ok=1;; esac; done; [ $ok = 1 ]'
 try absolute 'echo x > {out}/absolute.txt'
 try dotdot 'echo x > ../dotdot.txt'
 try symlink 'ln -s {out}/symlink.txt planted && echo x > planted'
@@ -155,7 +163,9 @@ try environ 'cat /proc/[0-9]*/environ | tr "\0" "\n" | grep -q "^{KEY_VAR}=sk-"'
 try unix-socket '/usr/bin/python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])" {unix}'
 echo hi > /dev/udp/127.0.0.1/{udp} 2>/dev/null
 setsid env -i /bin/sleep {survivor} </dev/null >/dev/null 2>&1 &
+sleep 0.5
 echo namespaced >> work.txt
+echo end
 "#
         )
     }
@@ -163,13 +173,16 @@ echo namespaced >> work.txt
     /// The survivor's pid, when a `sleep` with its argument runs on the host.
     fn survivor_pid(&self) -> Option<u32> {
         let needle = format!("sleep\0{}\0", self.survivor);
-        std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-            String::from_utf8_lossy(&cmdline)
-                .ends_with(&needle)
-                .then_some(pid)
-        })
+        std::fs::read_dir("/proc")
+            .ok()?
+            .flatten()
+            .find_map(|entry| {
+                let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+                let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+                String::from_utf8_lossy(&cmdline)
+                    .ends_with(&needle)
+                    .then_some(pid)
+            })
     }
 
     /// None of the namespace escapes reached the host.
@@ -455,8 +468,14 @@ fn without_confinement_the_same_script_escapes() {
     if namespaced {
         let mut buf = [0u8; 16];
         std::thread::sleep(std::time::Duration::from_millis(200));
-        assert!(targets.udp.recv(&mut buf).is_ok(), "no UDP datagram arrived");
-        assert!(targets.unix.accept().is_ok(), "the UNIX socket was not reached");
+        assert!(
+            targets.udp.recv(&mut buf).is_ok(),
+            "no UDP datagram arrived"
+        );
+        assert!(
+            targets.unix.accept().is_ok(),
+            "the UNIX socket was not reached"
+        );
         assert!(targets.survivor_pid().is_some(), "no survivor");
     }
 }
@@ -478,7 +497,12 @@ fn without_confinement_root_keeps_its_capabilities_and_reads_the_environment() {
     let out = targets.dir.path().join("out");
     let output = evalhost(
         &targets.home,
-        &["--no-confine", "--out", out.to_str().unwrap(), cases.to_str().unwrap()],
+        &[
+            "--no-confine",
+            "--out",
+            out.to_str().unwrap(),
+            cases.to_str().unwrap(),
+        ],
         &[],
     );
     let log = std::fs::read_to_string(out.join("escape-external").join("run-1.jsonl")).unwrap();
