@@ -286,8 +286,8 @@ fn receive_fds(socket: &OwnedFd, count: usize) -> io::Result<Vec<std::net::TcpLi
         while !header.is_null() {
             if (*header).cmsg_level == libc::SOL_SOCKET && (*header).cmsg_type == libc::SCM_RIGHTS {
                 let data = libc::CMSG_DATA(header).cast::<RawFd>();
-                let n = ((*header).cmsg_len as usize - libc::CMSG_LEN(0) as usize)
-                    / size_of::<RawFd>();
+                let n =
+                    ((*header).cmsg_len as usize - libc::CMSG_LEN(0) as usize) / size_of::<RawFd>();
                 for i in 0..n {
                     let fd = std::ptr::read_unaligned(data.add(i));
                     listeners.push(std::net::TcpListener::from(OwnedFd::from_raw_fd(fd)));

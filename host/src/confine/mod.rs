@@ -359,7 +359,10 @@ impl RunConfinement {
             widen: &sandbox.widen,
             cwd,
         };
-        let extra = forward.as_ref().map(|f| f.arguments().to_vec()).unwrap_or_default();
+        let extra = forward
+            .as_ref()
+            .map(|f| f.arguments().to_vec())
+            .unwrap_or_default();
         let mut cmd = tokio::process::Command::new(&sandbox.bwrap.program);
         cmd.args(namespaces::arguments(&view, &extra))
             .arg(program)
@@ -407,10 +410,7 @@ impl RunConfinement {
                         return Err(error);
                     }
                 };
-                Ok(RunChild {
-                    child,
-                    forwarding,
-                })
+                Ok(RunChild { child, forwarding })
             }
             Layer::Landlock(rules) => {
                 let fd = match rules.ruleset(&self.tmp) {
