@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What confinement costs (docs/performance.md, "Confinement"): the same replay suites run
-# confined (the default) and with --no-confine, --jobs 1, median wall time of --repeats.
+# confined (the default: namespaces where bubblewrap works), with Landlock alone
+# (EVALHOST_CONFINE_NAMESPACES=0) and with --no-confine, --jobs 1, median wall time of --repeats.
 #
 #   bench/confine.sh                       # build target/release/evalhost, 3 repeats
 #   bench/confine.sh --no-build --repeats 5
@@ -65,13 +66,14 @@ graders:
 EOF
 done
 
-# Median wall time in ms of `evalhost run --jobs 1 ARGS`.
+# Median wall time in ms of `evalhost run --jobs 1 ARGS` (with $layer_env in the environment).
+layer_env=""
 median_ms() {
   local times=()
   for _ in $(seq 1 "$repeats"); do
     local start end
     start=$(date +%s%N)
-    "$evalhost" run --jobs 1 "$@" >/dev/null
+    env $layer_env "$evalhost" run --jobs 1 "$@" >/dev/null
     end=$(date +%s%N)
     times+=($(( (end - start) / 1000000 )))
   done
@@ -84,17 +86,24 @@ bash_on=$(median_ms "$work/bash")
 bash_off=$(median_ms --no-confine "$work/bash")
 text_on=$(median_ms "$work/text")
 text_off=$(median_ms --no-confine "$work/text")
+layer_env="EVALHOST_CONFINE_NAMESPACES=0"
+bash_ll=$(median_ms "$work/bash")
+text_ll=$(median_ms "$work/text")
+layer_env=""
 spawns=$((cases * 16))
 per_run_us=$(( (text_on - text_off) * 1000 / cases ))
 per_call_us=$(( ((bash_on - bash_off) - (text_on - text_off)) * 1000 / spawns ))
+per_call_ll_us=$(( ((bash_ll - bash_off) - (text_ll - text_off)) * 1000 / spawns ))
+layer=$("$evalhost" run --jobs 1 "$work/text/text-$(seq -w 1 "$cases" | head -1).yaml" 2>/dev/null | grep -o "namespaces of each run's own ([^)]*)" | head -1 || true)
 abi=$("$evalhost" run --jobs 1 "$work/text/text-$(seq -w 1 "$cases" | head -1).yaml" 2>/dev/null | grep -c "Confinement missing" || true)
 
-echo "| suite ($cases cases, --jobs 1, median of $repeats) | confined | --no-confine | difference |"
-echo "|---|---|---|---|"
-echo "| bash: 16 \`bash\` calls a run ($spawns in all) | ${bash_on} ms | ${bash_off} ms | $((bash_on - bash_off)) ms |"
-echo "| text: no process | ${text_on} ms | ${text_off} ms | $((text_on - text_off)) ms |"
+echo "| suite ($cases cases, --jobs 1, median of $repeats) | confined (default) | Landlock alone | --no-confine | default - none |"
+echo "|---|---|---|---|---|"
+echo "| bash: 16 \`bash\` calls a run ($spawns in all) | ${bash_on} ms | ${bash_ll} ms | ${bash_off} ms | $((bash_on - bash_off)) ms |"
+echo "| text: no process | ${text_on} ms | ${text_ll} ms | ${text_off} ms | $((text_on - text_off)) ms |"
 echo
-echo "Per run (building its ruleset): ${per_run_us} µs. Per confined bash call: ${per_call_us} µs."
+echo "Default layer: ${layer:-Landlock (no namespaces here)}."
+echo "Per run: ${per_run_us} µs. Per confined bash call: ${per_call_us} µs (Landlock alone: ${per_call_ll_us} µs)."
 if [ "$abi" != 0 ]; then
   echo "(This kernel lacks some Landlock features; see the report header.)"
 fi

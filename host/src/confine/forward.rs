@@ -180,8 +180,8 @@ fn listeners_in(pid: i32, ports: &[u16]) -> io::Result<Vec<std::net::TcpListener
 }
 
 /// In the forked child: join the namespaces of the sandbox and listen on each address.
-/// Returns 0, or the step that failed (1: user namespace, 2: network namespace, 3: a socket)
-/// in the low byte and its errno above.
+/// Returns 0, or the step that failed (1: user namespace, 2: network namespace, 3: a socket,
+/// 4: the loopback interface) in the low byte and its errno above.
 #[allow(unsafe_code)]
 unsafe fn make_listeners(
     user: &CString,
@@ -199,6 +199,10 @@ unsafe fn make_listeners(
         let net_ns = libc::open(net.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
         if net_ns < 0 || libc::setns(net_ns, libc::CLONE_NEWNET) != 0 {
             return 2 | (errno() << 8);
+        }
+        // bubblewrap brings the loopback interface up too, but may not have yet.
+        if loopback_up() != 0 {
+            return 4 | (errno() << 8);
         }
         for (addr, fd) in addrs.iter().zip(fds.iter_mut()) {
             let socket = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
@@ -226,6 +230,28 @@ unsafe fn make_listeners(
         }
     }
     0
+}
+
+/// In the forked child: bring the namespace's `lo` up (0, or -1 with errno set).
+#[allow(unsafe_code)]
+unsafe fn loopback_up() -> i32 {
+    // SAFETY: plain system calls on an owned, zeroed `ifreq`.
+    unsafe {
+        let socket = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if socket < 0 {
+            return -1;
+        }
+        let mut request: libc::ifreq = std::mem::zeroed();
+        request.ifr_name[0] = b'l' as libc::c_char;
+        request.ifr_name[1] = b'o' as libc::c_char;
+        if libc::ioctl(socket, libc::SIOCGIFFLAGS, &raw mut request) != 0 {
+            return -1;
+        }
+        request.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+        let set = libc::ioctl(socket, libc::SIOCSIFFLAGS, &raw mut request);
+        libc::close(socket);
+        set
+    }
 }
 
 /// Room for the control message carrying [`MAX_PORTS`] descriptors.
@@ -301,6 +327,7 @@ fn receive_fds(socket: &OwnedFd, count: usize) -> io::Result<Vec<std::net::TcpLi
             1 => "joining the sandbox's user namespace",
             2 => "joining the sandbox's network namespace",
             3 => "listening on a forwarded port",
+            4 => "bringing the sandbox's loopback interface up",
             _ => "forwarding ports into the sandbox",
         };
         let cause = io::Error::from_raw_os_error(status >> 8);
