@@ -64,6 +64,10 @@ impl Targets {
         std::fs::create_dir_all(&home).unwrap();
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(home.join("secret.txt"), SECRET).unwrap();
+        // Another run's temp root, as a concurrent run (or evalhost) would have it.
+        let decoy = dir.path().join("runs/decoy-run/workspace");
+        std::fs::create_dir_all(&decoy).unwrap();
+        std::fs::write(decoy.join("answer.txt"), SECRET).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let sleeper = Command::new("sleep").arg("60").spawn().unwrap();
@@ -155,8 +159,12 @@ echo done >> work.txt
         let udp = self.udp.local_addr().unwrap().port();
         let unix = self.unix_path.display();
         let survivor = &self.survivor;
+        let cases = self.dir.path().join("cases");
+        let cases = cases.display();
         format!(
-            r#"try capabilities '! grep -q "^CapEff:[[:space:]]*0000000000000000$" /proc/self/status'
+            r#"try other-runs 'ls "$(dirname "$(dirname "$PWD")")" | grep -q decoy-run'
+try case-files 'ls {cases} | grep -q yaml'
+try capabilities '! grep -q "^CapEff:[[:space:]]*0000000000000000$" /proc/self/status'
 try mknod 'mknod kmsg c 1 11'
 try shadow '[ -s /etc/shadow ] && head -c1 /etc/shadow'
 try environ 'cat /proc/[0-9]*/environ | tr "\0" "\n" | grep -q "^{KEY_VAR}=sk-"'
@@ -236,7 +244,15 @@ impl Drop for Targets {
 }
 
 /// What namespaces refuse beyond [`ATTEMPTS`] (as root: Landlock alone let each through).
-const NAMESPACE_ATTEMPTS: [&str; 5] = ["capabilities", "mknod", "shadow", "environ", "unix-socket"];
+const NAMESPACE_ATTEMPTS: [&str; 7] = [
+    "other-runs",
+    "case-files",
+    "capabilities",
+    "mknod",
+    "shadow",
+    "environ",
+    "unix-socket",
+];
 
 const ATTEMPTS: [&str; 9] = [
     "session-replace",
@@ -261,8 +277,16 @@ fn evalhost(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
             "XDG_CACHE_HOME",
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-cache"),
         )
+        // Temp roots beside a decoy of another run's (`Targets::new`), where there is one.
+        .envs(runs_dir(home).map(|runs| ("TMPDIR", runs)))
         .envs(env.iter().copied())
         .run()
+}
+
+/// The directory runs' temp roots go in, beside `home` (made by [`Targets::new`]).
+fn runs_dir(home: &Path) -> Option<PathBuf> {
+    let runs = home.parent()?.join("runs");
+    runs.is_dir().then_some(runs)
 }
 
 /// `text` as a YAML block scalar's lines, indented by `indent` spaces.
