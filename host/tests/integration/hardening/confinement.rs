@@ -4,9 +4,14 @@
 //! outside the workspace (absolute path, `..`, a planted symlink, `/tmp`), read a file in the
 //! invoking user's home (a fake HOME given to evalhost), connect to a loopback port that is
 //! not the endpoint, write after `setsid` and after a double fork, and signal a process
-//! outside the run. Each attempt is refused; the work beside them is still done; the
-//! verdicts are as expected. Then: a case widening its confinement, a kernel lacking
-//! features (`EVALHOST_CONFINE_ABI`), `--require-confinement` and `--no-confine`.
+//! outside the run. Where runs get namespaces (bubblewrap), it also tries what Landlock alone
+//! let through to a red team running as root: another run's temp root, the case files,
+//! root's capabilities (`CapEff`, `mknod`, `/etc/shadow`), a provider key in
+//! `/proc/<evalhost>/environ`, a packet socket, UDP to the host, a pathname UNIX socket (as
+//! Docker's API is), an `env -i` survivor. Each attempt is refused; the work beside them is
+//! still done; the verdicts are as expected; the same script escapes with `--no-confine`.
+//! Then: Landlock alone, a case widening its confinement, a machine lacking features
+//! (`EVALHOST_CONFINE_NAMESPACES`, `EVALHOST_CONFINE_ABI`), `--require-confinement`.
 
 use crate::support::evalhost::{Evalhost, Output};
 use std::net::{TcpListener, UdpSocket};
@@ -168,6 +173,7 @@ try capabilities '! grep -q "^CapEff:[[:space:]]*0000000000000000$" /proc/self/s
 try mknod 'mknod kmsg c 1 11'
 try shadow '[ -s /etc/shadow ] && head -c1 /etc/shadow'
 try environ 'cat /proc/[0-9]*/environ | tr "\0" "\n" | grep -q "^{KEY_VAR}=sk-"'
+try raw-socket '/usr/bin/python3 -c "import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)"'
 try unix-socket '/usr/bin/python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])" {unix}'
 echo hi > /dev/udp/127.0.0.1/{udp} 2>/dev/null
 setsid env -i /bin/sleep {survivor} </dev/null >/dev/null 2>&1 &
@@ -244,13 +250,14 @@ impl Drop for Targets {
 }
 
 /// What namespaces refuse beyond [`ATTEMPTS`] (as root: Landlock alone let each through).
-const NAMESPACE_ATTEMPTS: [&str; 7] = [
+const NAMESPACE_ATTEMPTS: [&str; 8] = [
     "other-runs",
     "case-files",
     "capabilities",
     "mknod",
     "shadow",
     "environ",
+    "raw-socket",
     "unix-socket",
 ];
 
