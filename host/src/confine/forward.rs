@@ -3,8 +3,9 @@
 //!
 //! bubblewrap starts the sandbox and writes its first process's pid to the info descriptor,
 //! then waits on the block descriptor before running the program. Meanwhile a short-lived
-//! child of evalhost joins the sandbox's user and network namespaces (a single-threaded
-//! process may; evalhost's threads may not), makes a listening socket on `127.0.0.1:PORT`
+//! child of evalhost joins the sandbox's network namespace (through the user namespace that
+//! owns it when evalhost is not root: a single-threaded process may; evalhost's threads may
+//! not), waits for bubblewrap to give it its loopback address, makes a listening socket on `127.0.0.1:PORT`
 //! there for each port, hands them back over a UNIX socket and exits. evalhost then serves
 //! each listener from outside — relaying its connections to the same port on the host's
 //! loopback — and lets the sandbox go. Nothing else leaves the namespace: UDP, DNS, raw and
@@ -129,7 +130,6 @@ fn sandbox_pid(info: OwnedFd) -> io::Result<i32> {
 fn listeners_in(pid: i32, ports: &[u16]) -> io::Result<Vec<std::net::TcpListener>> {
     // Everything the child needs is made before the fork: after it, the child of a
     // multi-threaded process may only make system calls.
-    let user = CString::new(format!("/proc/{pid}/ns/user")).map_err(io::Error::other)?;
     let net = CString::new(format!("/proc/{pid}/ns/net")).map_err(io::Error::other)?;
     let addrs: Vec<libc::sockaddr_in> = ports
         .iter()
@@ -166,7 +166,7 @@ fn listeners_in(pid: i32, ports: &[u16]) -> io::Result<Vec<std::net::TcpListener
     }
     if child == 0 {
         // SAFETY: see above.
-        let status = unsafe { make_listeners(&user, &net, &addrs, &mut fds) };
+        let status = unsafe { make_listeners(&net, &addrs, &mut fds) };
         // SAFETY: see above.
         unsafe {
             send_fds(theirs.as_raw_fd(), status, &fds[..addrs.len()]);
@@ -179,12 +179,20 @@ fn listeners_in(pid: i32, ports: &[u16]) -> io::Result<Vec<std::net::TcpListener
     received
 }
 
-/// In the forked child: join the namespaces of the sandbox and listen on each address.
-/// Returns 0, or the step that failed (1: user namespace, 2: network namespace, 3: a socket,
-/// 4: the loopback interface) in the low byte and its errno above.
+/// `ioctl` on a namespace descriptor: the user namespace that owns it (`_IO(0xb7, 0x1)`).
+const NS_GET_USERNS: libc::c_ulong = 0xb701;
+
+/// How long the forked child waits (in milliseconds) for bubblewrap to give the sandbox its
+/// loopback address: bubblewrap reports the sandbox's pid first, and sets up the loopback
+/// before it reads the block descriptor, which is only written after the listeners exist.
+const LOOPBACK_TRIES: u32 = 5_000;
+
+/// In the forked child: join the sandbox's network namespace (evalhost as root may as it is;
+/// anyone else through the user namespace that owns it, where it holds every capability) and
+/// listen on each address. Returns 0, or the step that failed (1: user namespace, 2: network
+/// namespace, 3: a socket) in the low byte and its errno above.
 #[allow(unsafe_code)]
 unsafe fn make_listeners(
-    user: &CString,
     net: &CString,
     addrs: &[libc::sockaddr_in],
     fds: &mut [RawFd; MAX_PORTS],
@@ -192,17 +200,18 @@ unsafe fn make_listeners(
     let errno = || io::Error::last_os_error().raw_os_error().unwrap_or(0);
     // SAFETY: plain system calls on valid C strings and owned buffers.
     unsafe {
-        let user_ns = libc::open(user.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
-        if user_ns < 0 || libc::setns(user_ns, libc::CLONE_NEWUSER) != 0 {
-            return 1 | (errno() << 8);
-        }
         let net_ns = libc::open(net.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
-        if net_ns < 0 || libc::setns(net_ns, libc::CLONE_NEWNET) != 0 {
+        if net_ns < 0 {
             return 2 | (errno() << 8);
         }
-        // bubblewrap brings the loopback interface up too, but may not have yet.
-        if loopback_up() != 0 {
-            return 4 | (errno() << 8);
+        if libc::setns(net_ns, libc::CLONE_NEWNET) != 0 {
+            let owner = libc::ioctl(net_ns, NS_GET_USERNS);
+            if owner < 0 || libc::setns(owner, libc::CLONE_NEWUSER) != 0 {
+                return 1 | (errno() << 8);
+            }
+            if libc::setns(net_ns, libc::CLONE_NEWNET) != 0 {
+                return 2 | (errno() << 8);
+            }
         }
         for (addr, fd) in addrs.iter().zip(fds.iter_mut()) {
             let socket = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
@@ -217,41 +226,30 @@ unsafe fn make_listeners(
                 (&raw const one).cast(),
                 size_of::<libc::c_int>() as libc::socklen_t,
             );
-            if libc::bind(
+            let mut tries = 0;
+            while libc::bind(
                 socket,
                 std::ptr::from_ref(addr).cast(),
                 size_of::<libc::sockaddr_in>() as libc::socklen_t,
             ) != 0
-                || libc::listen(socket, 128) != 0
             {
+                tries += 1;
+                if errno() != libc::EADDRNOTAVAIL || tries >= LOOPBACK_TRIES {
+                    return 3 | (errno() << 8);
+                }
+                let millisecond = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 1_000_000,
+                };
+                libc::nanosleep(&millisecond, std::ptr::null_mut());
+            }
+            if libc::listen(socket, 128) != 0 {
                 return 3 | (errno() << 8);
             }
             *fd = socket;
         }
     }
     0
-}
-
-/// In the forked child: bring the namespace's `lo` up (0, or -1 with errno set).
-#[allow(unsafe_code)]
-unsafe fn loopback_up() -> i32 {
-    // SAFETY: plain system calls on an owned, zeroed `ifreq`.
-    unsafe {
-        let socket = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-        if socket < 0 {
-            return -1;
-        }
-        let mut request: libc::ifreq = std::mem::zeroed();
-        request.ifr_name[0] = b'l' as libc::c_char;
-        request.ifr_name[1] = b'o' as libc::c_char;
-        if libc::ioctl(socket, libc::SIOCGIFFLAGS, &raw mut request) != 0 {
-            return -1;
-        }
-        request.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
-        let set = libc::ioctl(socket, libc::SIOCSIFFLAGS, &raw mut request);
-        libc::close(socket);
-        set
-    }
 }
 
 /// Room for the control message carrying [`MAX_PORTS`] descriptors.
@@ -327,7 +325,6 @@ fn receive_fds(socket: &OwnedFd, count: usize) -> io::Result<Vec<std::net::TcpLi
             1 => "joining the sandbox's user namespace",
             2 => "joining the sandbox's network namespace",
             3 => "listening on a forwarded port",
-            4 => "bringing the sandbox's loopback interface up",
             _ => "forwarding ports into the sandbox",
         };
         let cause = io::Error::from_raw_os_error(status >> 8);
