@@ -141,11 +141,24 @@ impl ExternalAgent {
     /// The directories of the files a command agent names by absolute path (its program,
     /// its script, an adapter): a confined run may read them, wherever they are, so an agent
     /// kept in a project under the user's home still starts. Nothing for a preset.
+    ///
+    /// A shell command line among the arguments (`--agent-cmd 'python3 /x/agent.py'`, `sh -c
+    /// ...`) is split into its words, which count too.
     pub(crate) fn program_dirs(&self) -> Vec<std::path::PathBuf> {
         let Self::Command { command, .. } = self else {
             return Vec::new();
         };
-        command
+        let words: Vec<String> = command
+            .iter()
+            .flat_map(|arg| {
+                let mut words = vec![arg.clone()];
+                if arg.contains(char::is_whitespace) {
+                    words.extend(shlex::split(arg).unwrap_or_default());
+                }
+                words
+            })
+            .collect();
+        words
             .iter()
             .map(std::path::Path::new)
             .filter(|path| path.is_absolute())
@@ -174,6 +187,20 @@ mod tests {
 
     const CASE: &str =
         "name: ext\nprompt: Go.\nmodel:\n  - text: ok\ngraders:\n  - final_text_contains: ok\n";
+
+    #[test]
+    fn an_agent_cmd_line_names_its_script_dir_and_relative_words_name_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("my agent.py");
+        std::fs::write(&script, "").unwrap();
+        let line = format!("python3 '{}' --fast", script.display());
+        assert_eq!(ExternalAgent::shell(&line).program_dirs(), vec![dir.path()]);
+        assert!(
+            ExternalAgent::shell("python3 agent.py")
+                .program_dirs()
+                .is_empty()
+        );
+    }
 
     #[test]
     fn the_agent_field_parses_with_defaults() {
