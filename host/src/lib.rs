@@ -126,3 +126,5 @@ pub mod suite;
 #[cfg(any(feature = "run", feature = "bundles"))]
 pub mod tls;
 pub mod wire;
+#[cfg(feature = "run")]
+mod workspace_read;

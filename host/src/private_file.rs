@@ -51,11 +51,13 @@ pub fn copy(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Copy `from` to the new file `to` (not atomically: for files inside a directory that is
-/// itself renamed into place once complete), mode 0600, or 0700 when `from` is executable by
-/// its owner (a script the agent wrote stays runnable).
-pub(crate) fn copy_new(from: &Path, to: &Path) -> std::io::Result<()> {
-    let mut source = std::fs::File::open(from)?;
+/// Copy the opened file `source` to the new file `to` (not atomically: for files inside a
+/// directory that is itself renamed into place once complete), mode 0600, or 0700 when
+/// `source` is executable by its owner (a script the agent wrote stays runnable). Copies at
+/// most `limit` + 1 bytes and returns how many it copied (more than `limit`: the source is
+/// over it).
+pub(crate) fn copy_new_from(source: std::fs::File, to: &Path, limit: u64) -> std::io::Result<u64> {
+    use std::io::Read;
     let executable = source.metadata()?.permissions().mode() & 0o100 != 0;
     let mut dest = std::fs::OpenOptions::new()
         .write(true)
@@ -66,8 +68,7 @@ pub(crate) fn copy_new(from: &Path, to: &Path) -> std::io::Result<()> {
             FILE_MODE
         })
         .open(to)?;
-    std::io::copy(&mut source, &mut dest)?;
-    Ok(())
+    std::io::copy(&mut source.take(limit.saturating_add(1)), &mut dest)
 }
 
 /// Create `dir` and its missing parents, each mode 0700.
@@ -132,8 +133,12 @@ mod tests {
         let plain = tmp.path().join("notes.md");
         std::fs::write(&plain, "hi").unwrap();
         std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o664)).unwrap();
-        copy_new(&script, &tmp.path().join("run.copy")).unwrap();
-        copy_new(&plain, &tmp.path().join("notes.copy")).unwrap();
+        let open = |p: &Path| std::fs::File::open(p).unwrap();
+        let copied = copy_new_from(open(&script), &tmp.path().join("run.copy"), 100).unwrap();
+        assert_eq!(copied, 10);
+        // At most the limit and one byte, which tells the caller the source is over it.
+        let copied = copy_new_from(open(&plain), &tmp.path().join("notes.copy"), 1).unwrap();
+        assert_eq!(copied, 2);
         assert_eq!(mode(&tmp.path().join("run.copy")), 0o700);
         assert_eq!(mode(&tmp.path().join("notes.copy")), 0o600);
     }

@@ -15,6 +15,7 @@ pub mod reference;
 mod regrade;
 mod run;
 mod snapshot;
+mod special_files;
 mod timeout;
 
 pub use cancel::CancelToken;

@@ -238,24 +238,33 @@ impl UngradedRun {
     /// it passed, and make its report. Blocking: wasmtime calls are synchronous, so the runner
     /// calls this on the blocking pool, together with the file work that follows.
     pub(crate) fn grade(self, prepared: &PreparedCase, judge: &Arc<Judge>) -> RunArtifacts {
-        let verdicts = match self.error {
+        let workspace = self.root.path().join("workspace");
+        let (mut error, mut warnings) = (self.error, self.warnings);
+        // A FIFO would hang a grader that opens it (`special_files.rs`).
+        if error.is_none() && prepared.graders.iter().any(|g| g.reads_workspace) {
+            match super::special_files::remove(&workspace) {
+                Ok(removed) => warnings.extend(removed),
+                Err(e) => error = Some(e),
+            }
+        }
+        let verdicts = match error {
             Some(_) => Vec::new(),
             None => grade_all(
                 prepared,
                 &PreparedEvidence::new(&self.evidence),
-                &self.root.path().join("workspace"),
+                &workspace,
                 judge,
             ),
         };
         let report = RunReport {
             run: self.run,
-            pass: self.error.is_none() && run_passes(&verdicts),
-            error: self.error,
+            pass: error.is_none() && run_passes(&verdicts),
+            error,
             usage: self.evidence.usage,
             tool_calls: self.evidence.calls.len() as u32,
             duration_ms: self.started.elapsed().as_millis() as u64,
             verdicts,
-            warnings: self.warnings,
+            warnings,
         };
         RunArtifacts {
             report,

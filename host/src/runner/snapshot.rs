@@ -1,18 +1,27 @@
 //! `--out DIR` keeps each run's finished workspace, so `evalhost grade` can re-grade file
 //! graders without re-running the agent: `DIR/<case>/run-N.workspace/`.
 //!
+//! Read through [`crate::workspace_read`] only: every path is opened beneath the workspace's
+//! directory handle with no symlink followed, every file `O_NONBLOCK` and checked to be a
+//! regular file after opening, so a process that swaps a directory for a symlink to `~/.ssh`
+//! while the copy runs gets an error, not the key in `--out`.
+//!
 //! Bounded: a workspace over [`MAX_SNAPSHOT_BYTES`] or [`MAX_SNAPSHOT_ENTRIES`] is not kept
-//! at all (a partial copy would make file graders lie). Symlinks are copied as symlinks (the
-//! grader sandbox refuses those that point outside the workspace, as during the run); other
-//! special files (fifos, sockets) are left out.
+//! at all (a partial copy would make file graders lie); the listing stops at the cap. Symlinks
+//! that stay inside the workspace are copied as symlinks; those that lead (or might lead)
+//! outside it are left out, so that nothing reading or archiving the snapshot follows them
+//! (`tar -h`, a CI upload); FIFOs, sockets and devices are left out. What was left out, or why
+//! nothing was kept, is written to `DIR/<case>/run-N.workspace-notes.txt` beside it.
 //!
 //! Private like every `--out` file ([`crate::private_file`]): files 0600 (0700 when the agent
 //! left them executable), directories 0700, whatever modes the agent gave them.
 
 use std::io;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use crate::private_file;
+use crate::workspace_read::{Kind, ReadError, Tree, leads_outside};
 
 /// Largest workspace (sum of file sizes) kept by `--out`.
 pub(crate) const MAX_SNAPSHOT_BYTES: u64 = 16 * 1024 * 1024;
@@ -26,66 +35,157 @@ enum Entry {
     Symlink(PathBuf, PathBuf),
 }
 
-/// Copy `workspace` to `dest` (replacing it); `false` when the workspace is over the limits
-/// and nothing was kept.
+/// `run-N.workspace-notes.txt` beside the snapshot `run-N.workspace`.
+pub(crate) fn notes_path(dest: &Path) -> PathBuf {
+    dest.with_extension("workspace-notes.txt")
+}
+
+/// Copy `workspace` to `dest` (replacing it); `false` when nothing was kept. Notes on what
+/// was left out, or why nothing was kept, go to [`notes_path`].
 pub(crate) fn keep_workspace(workspace: &Path, dest: &Path) -> io::Result<bool> {
     // A snapshot of an earlier run in a reused `--out` directory must never be re-graded
     // as this run's.
     remove_dir_if_exists(dest)?;
     let partial = dest.with_extension("workspace.partial");
     remove_dir_if_exists(&partial)?;
-    // The workspace is the agent's: one over the limits, or with entries it made unreadable,
-    // is not kept (re-grading then says so) rather than failing a graded run.
-    let Ok(Some(entries)) = list(workspace) else {
-        return Ok(false);
+    let notes_file = notes_path(dest);
+    remove_file_if_exists(&notes_file)?;
+    let mut notes = Vec::new();
+    let kept = copy(workspace, &partial, &mut notes)?;
+    if kept {
+        std::fs::rename(&partial, dest)?;
+    } else {
+        remove_dir_if_exists(&partial)?;
+    }
+    if !notes.is_empty() {
+        let mut text = format!(
+            "evalhost: notes on this run's workspace snapshot ({}):\n",
+            dest.file_name().unwrap_or_default().to_string_lossy()
+        );
+        for note in notes {
+            text.push_str(&format!("- {note}\n"));
+        }
+        private_file::write(&notes_file, text.as_bytes())?;
+    }
+    Ok(kept)
+}
+
+/// Copy into `partial`; `false` (with a note) when the workspace is not kept. The workspace is
+/// the agent's: one over the limits, changed during the copy, or with entries it made
+/// unreadable is not kept (re-grading then says so) rather than failing a graded run.
+fn copy(workspace: &Path, partial: &Path, notes: &mut Vec<String>) -> io::Result<bool> {
+    let tree = match Tree::open(workspace) {
+        Ok(tree) => tree,
+        Err(e) => {
+            notes.push(format!("not kept: the workspace could not be opened: {e}"));
+            return Ok(false);
+        }
     };
-    private_file::create_dir_all(&partial)?;
+    let entries = match list(&tree, notes) {
+        Ok(Some(entries)) => entries,
+        Ok(None) => return Ok(false),
+        Err(e) => {
+            notes.push(format!("not kept: the workspace could not be listed: {e}"));
+            return Ok(false);
+        }
+    };
+    private_file::create_dir_all(partial)?;
+    let mut budget = MAX_SNAPSHOT_BYTES;
     for entry in &entries {
         let copied = match entry {
-            Entry::Dir(rel) => private_file::create_dir_all(&partial.join(rel)),
-            Entry::File(rel) => private_file::copy_new(&workspace.join(rel), &partial.join(rel)),
-            Entry::Symlink(rel, target) => std::os::unix::fs::symlink(target, partial.join(rel)),
+            Entry::Dir(rel) => private_file::create_dir_all(&partial.join(rel)).map_err(Into::into),
+            Entry::File(rel) => copy_file(&tree, rel, &partial.join(rel), &mut budget),
+            Entry::Symlink(rel, target) => {
+                std::os::unix::fs::symlink(target, partial.join(rel)).map_err(Into::into)
+            }
         };
-        if copied.is_err() {
-            remove_dir_if_exists(&partial)?;
+        if let Err(e) = copied {
+            let rel = match entry {
+                Entry::Dir(rel) | Entry::File(rel) | Entry::Symlink(rel, _) => rel,
+            };
+            notes.push(format!(
+                "not kept: `{}` could not be copied: {e} (changed while evalhost copied it?)",
+                rel.display()
+            ));
             return Ok(false);
         }
     }
-    std::fs::rename(&partial, dest)?;
     Ok(true)
 }
 
-/// Every entry under `root`, parents before children; `None` over the limits.
-fn list(root: &Path) -> io::Result<Option<Vec<Entry>>> {
+/// Copy the regular file `rel` as opened (never by name again), at most `budget` bytes.
+fn copy_file(tree: &Tree, rel: &Path, to: &Path, budget: &mut u64) -> Result<(), ReadError> {
+    let (file, _) = tree.open_file(rel)?;
+    let copied = private_file::copy_new_from(file, to, *budget)?;
+    *budget = budget.checked_sub(copied).ok_or_else(|| {
+        ReadError::Io(io::Error::other(format!(
+            "the workspace grew past {MAX_SNAPSHOT_BYTES} bytes during the copy"
+        )))
+    })?;
+    Ok(())
+}
+
+/// Every entry under `tree`, parents before children (with a note for each one left out);
+/// `None` (with a note) over the limits, which stop the listing as soon as they are hit.
+fn list(tree: &Tree, notes: &mut Vec<String>) -> io::Result<Option<Vec<Entry>>> {
     let mut entries = Vec::new();
+    let mut seen = 0usize;
     let mut bytes = 0u64;
-    let mut pending = vec![PathBuf::new()];
-    while let Some(dir) = pending.pop() {
-        let mut children: Vec<_> = std::fs::read_dir(root.join(&dir))?.collect::<Result<_, _>>()?;
-        children.sort_by_key(|c| c.file_name());
-        for child in children {
-            let rel = dir.join(child.file_name());
-            let kind = child.file_type()?;
-            if kind.is_dir() {
-                entries.push(Entry::Dir(rel.clone()));
-                pending.push(rel);
-            } else if kind.is_file() {
-                bytes += child.metadata()?.len();
+    let mut over = None;
+    tree.walk(|entry| {
+        seen += 1;
+        let rel = entry.path;
+        match (entry.kind, entry.target) {
+            (Kind::Dir, _) => entries.push(Entry::Dir(rel)),
+            (Kind::File, _) => {
+                bytes += entry.size;
                 entries.push(Entry::File(rel));
-            } else if kind.is_symlink() {
-                let target = std::fs::read_link(child.path())?;
-                entries.push(Entry::Symlink(rel, target));
             }
-            if entries.len() > MAX_SNAPSHOT_ENTRIES || bytes > MAX_SNAPSHOT_BYTES {
-                return Ok(None);
-            }
+            (Kind::Symlink, Some(target)) if leads_outside(&rel, &target) => notes.push(format!(
+                "`{}` left out: a symlink to `{}`, which leads outside the workspace (nothing that reads or archives this snapshot may follow it)",
+                rel.display(),
+                target.display()
+            )),
+            (Kind::Symlink, Some(target)) => entries.push(Entry::Symlink(rel, target)),
+            (kind, _) => notes.push(format!(
+                "`{}` left out: {}, not a regular file",
+                rel.display(),
+                kind.describe()
+            )),
         }
+        if seen > MAX_SNAPSHOT_ENTRIES {
+            over = Some(format!(
+                "not kept: the workspace has more than {MAX_SNAPSHOT_ENTRIES} entries"
+            ));
+        } else if bytes > MAX_SNAPSHOT_BYTES {
+            over = Some(format!(
+                "not kept: the workspace holds more than {MAX_SNAPSHOT_BYTES} bytes"
+            ));
+        }
+        if over.is_some() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    })?;
+    if let Some(over) = over {
+        // What was left out of a snapshot that is not kept does not matter.
+        notes.clear();
+        notes.push(over);
+        return Ok(None);
     }
     Ok(Some(entries))
 }
 
 fn remove_dir_if_exists(path: &Path) -> io::Result<()> {
     match std::fs::remove_dir_all(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
+fn remove_file_if_exists(path: &Path) -> io::Result<()> {
+    match std::fs::remove_file(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         other => other,
     }
@@ -114,9 +214,19 @@ mod tests {
             std::fs::read_to_string(dest.join("src/deep/b.rs")).expect("read"),
             "fn main() {}"
         );
+        std::os::unix::fs::symlink("a.txt", ws.join("src/../inside")).expect("symlink");
+        assert!(keep_workspace(&ws, &dest).expect("kept"));
         assert_eq!(
-            std::fs::read_link(dest.join("escape")).expect("link"),
-            Path::new("/etc/passwd")
+            std::fs::read_link(dest.join("inside")).expect("link"),
+            Path::new("a.txt")
+        );
+        assert!(!dest.join("escape").exists() && dest.join("escape").symlink_metadata().is_err());
+        let notes = std::fs::read_to_string(notes_path(&dest)).expect("notes");
+        assert!(
+            notes.contains(
+                "`escape` left out: a symlink to `/etc/passwd`, which leads outside the workspace"
+            ),
+            "{notes}"
         );
         assert!(!dest.join("stale").exists());
         assert!(!tmp.path().join("run-1.workspace.partial").exists());

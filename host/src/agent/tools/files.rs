@@ -1,14 +1,17 @@
 //! File tools, confined to the workspace by cap-std: `..` escapes, absolute paths and
 //! symlinks leading outside are refused by the directory handle itself, not by string checks.
+//! Files are opened without blocking and checked to be regular files after opening
+//! ([`crate::workspace_read`]): a FIFO the agent made is reported, never waited on.
 
-use std::io::{self, Read};
+use std::io::{self, Write};
 use std::path::Path;
 
-use cap_std::fs::Dir;
+use cap_std::fs::{Dir, File, OpenOptions};
 
 use super::ToolOutput;
 use super::output::{truncate, with_note};
 use crate::session::CallStatus;
+use crate::workspace_read::{self, Capped, Kind, ReadError};
 
 /// Largest file `edit_file` loads.
 const MAX_EDIT_BYTES: u64 = 8 * 1024 * 1024;
@@ -59,28 +62,74 @@ impl Target<'_> {
         }
     }
 
+    /// A result for a file that could not be opened or read: a directory, a FIFO, socket or
+    /// device (never read), or an I/O error.
+    fn read_failure(&self, action: &str, error: ReadError) -> ToolOutput {
+        let raw = self.raw;
+        match error {
+            ReadError::NotRegular(Kind::Dir) if action == "read" => ToolOutput::failed(format!(
+                "Cannot read `{raw}`: it is a directory; use list_files."
+            )),
+            ReadError::NotRegular(Kind::Dir) => {
+                ToolOutput::failed(format!("Cannot {action} `{raw}`: it is a directory."))
+            }
+            ReadError::NotRegular(kind) => ToolOutput::failed(format!(
+                "Cannot {action} `{raw}`: `{raw}` is {}, not a regular file.",
+                kind.describe()
+            )),
+            ReadError::Symlink => {
+                self.io_failure(action, &io::Error::from_raw_os_error(libc::ELOOP))
+            }
+            ReadError::Io(e) => self.io_failure(action, &e),
+        }
+    }
+
+    /// Open the file for reading without blocking (a FIFO with no writer), checked to be a
+    /// regular file: `(file, size)`.
+    fn open_regular(&self) -> Result<(File, u64), ReadError> {
+        let mut options = OpenOptions::new();
+        options.read(true);
+        workspace_read::nonblocking(&mut options);
+        let file = self.dir.open_with(self.relative, &options)?;
+        let size = workspace_read::check_regular(&file)?;
+        Ok((file, size))
+    }
+
+    /// At most `cap` bytes of the file (a regular file, opened without blocking).
+    fn read_regular(&self, cap: u64) -> Result<Capped, ReadError> {
+        let (file, _) = self.open_regular()?;
+        Ok(workspace_read::read_capped(file, cap)?)
+    }
+
+    /// Write `content` over the file, created if missing: opened without blocking and
+    /// checked to be a regular file before it is truncated (a FIFO is refused, not waited on).
+    fn write_regular(&self, content: &str) -> Result<(), ReadError> {
+        let mut options = OpenOptions::new();
+        options.write(true).create(true);
+        workspace_read::nonblocking(&mut options);
+        let mut file = match self.dir.open_with(self.relative, &options) {
+            // O_WRONLY | O_NONBLOCK on a FIFO without a reader.
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                return Err(ReadError::NotRegular(Kind::Fifo));
+            }
+            other => other?,
+        };
+        workspace_read::check_regular(&file)?;
+        file.set_len(0)?;
+        file.write_all(content.as_bytes())?;
+        Ok(())
+    }
+
     fn is_root(&self) -> bool {
         self.relative == Path::new(".")
     }
 }
 
 pub(super) fn read_file(target: &Target<'_>, cap: usize) -> ToolOutput {
-    let file = match target.dir.open(target.relative) {
-        Ok(file) => file,
-        Err(e) => return target.io_failure("read", &e),
+    let Capped { bytes, over } = match target.read_regular(cap as u64) {
+        Ok(read) => read,
+        Err(e) => return target.read_failure("read", e),
     };
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return ToolOutput::failed(format!(
-            "Cannot read `{}`: it is a directory; use list_files.",
-            target.raw
-        ));
-    }
-    let mut bytes = Vec::new();
-    // One byte past the cap tells "exactly at the cap" from "over it" without reading more.
-    if let Err(e) = file.take(cap as u64 + 1).read_to_end(&mut bytes) {
-        return target.io_failure("read", &e);
-    }
-    let over = bytes.len() > cap;
     let mut text = String::from_utf8_lossy(&bytes).into_owned();
     if over {
         truncate(&mut text, cap);
@@ -126,13 +175,13 @@ pub(super) fn write_file(target: &Target<'_>, content: &str) -> ToolOutput {
             Err(e) => return target.io_failure("write", &e),
         }
     }
-    match target.dir.write(target.relative, content) {
+    match target.write_regular(content) {
         Ok(()) => ToolOutput::completed(format!(
             "Wrote {} bytes to `{}`.",
             content.len(),
             target.raw
         )),
-        Err(e) => target.io_failure("write", &e),
+        Err(e) => target.read_failure("write", e),
     }
 }
 
@@ -143,24 +192,19 @@ pub(super) fn edit_file(target: &Target<'_>, old_text: &str, new_text: &str) -> 
             "Cannot edit `{raw}`: old_text is empty; give the exact text to replace."
         ));
     }
-    match target.dir.metadata(target.relative) {
-        Ok(meta) if meta.is_dir() => {
-            return ToolOutput::failed(format!("Cannot edit `{raw}`: it is a directory."));
-        }
-        Ok(meta) if meta.len() > MAX_EDIT_BYTES => {
+    let content = match target.read_regular(MAX_EDIT_BYTES) {
+        Ok(Capped { over: true, .. }) => {
             return ToolOutput::failed(format!(
                 "Cannot edit `{raw}`: the file is larger than {MAX_EDIT_BYTES} bytes."
             ));
         }
-        Ok(_) => {}
-        Err(e) => return target.io_failure("edit", &e),
-    }
-    let content = match target.dir.read_to_string(target.relative) {
-        Ok(content) => content,
-        Err(e) if e.kind() == io::ErrorKind::InvalidData => {
-            return ToolOutput::failed(format!("Cannot edit `{raw}`: it is not UTF-8 text."));
-        }
-        Err(e) => return target.io_failure("edit", &e),
+        Ok(Capped { bytes, .. }) => match String::from_utf8(bytes) {
+            Ok(content) => content,
+            Err(_) => {
+                return ToolOutput::failed(format!("Cannot edit `{raw}`: it is not UTF-8 text."));
+            }
+        },
+        Err(e) => return target.read_failure("edit", e),
     };
     let Some(at) = content.find(old_text) else {
         return ToolOutput::failed(format!("Cannot edit `{raw}`: old_text was not found."));
@@ -176,9 +220,9 @@ pub(super) fn edit_file(target: &Target<'_>, old_text: &str, new_text: &str) -> 
         &content[..at],
         &content[at + old_text.len()..]
     );
-    match target.dir.write(target.relative, edited) {
+    match target.write_regular(&edited) {
         Ok(()) => ToolOutput::completed(format!("Edited `{raw}`: replaced 1 occurrence.")),
-        Err(e) => target.io_failure("write", &e),
+        Err(e) => target.read_failure("write", e),
     }
 }
 
@@ -238,10 +282,16 @@ struct Listing<'a> {
 
 impl Listing<'_> {
     /// Append the entries under `path`, sorted, depth first; stop once past the cap so a huge
-    /// tree costs no more than the cap. Symlinks are listed, never followed.
+    /// tree costs no more than the cap. Symlinks are listed, never followed. A directory is
+    /// read only as far as the cap can show: every line takes at least two bytes, so past
+    /// `cap / 2` entries the listing is over the cap whatever their order.
     fn walk(&mut self, path: &Path, depth: usize) -> io::Result<()> {
         let mut entries = Vec::new();
         for entry in self.dir.read_dir(path)? {
+            if entries.len() > self.cap / 2 {
+                // Printing these already goes over the cap.
+                break;
+            }
             let entry = entry?;
             let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
             entries.push((entry.file_name(), is_dir));

@@ -3,13 +3,14 @@
 //! skill's own. Reading goes through cap-std, so a skill folder or `SKILL.md` that leads
 //! outside the workspace (a symlink, `..`) is refused by the directory handle itself.
 
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use cap_std::fs::Dir;
 
 use crate::case::yaml::{self, Value};
 use crate::session::{SkillProblem, SkillSummary};
+use crate::workspace_read::{self, Capped, Kind, ReadError};
 
 /// Where skills live, relative to the workspace root.
 pub(crate) const SKILLS_DIR: &str = ".agents/skills";
@@ -129,16 +130,29 @@ fn folder_names(workspace: &Dir) -> io::Result<Vec<String>> {
 /// words for the model and the session log (without the path, which the caller knows).
 pub(crate) fn load(workspace: &Dir, name: &str) -> Result<Skill, String> {
     let path = skill_dir(name).join(SKILL_FILE);
-    let file = workspace.open(&path).map_err(|e| open_failure(&e))?;
-    let meta = file.metadata().map_err(|e| open_failure(&e))?;
-    if meta.is_dir() {
-        return Err("is a directory; a skill's SKILL.md must be a file".to_owned());
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_SKILL_BYTES + 1)
-        .read_to_end(&mut bytes)
+    // Without blocking, and checked after opening: a FIFO named SKILL.md is reported.
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    workspace_read::nonblocking(&mut options);
+    let file = workspace
+        .open_with(&path, &options)
         .map_err(|e| open_failure(&e))?;
-    if bytes.len() as u64 > MAX_SKILL_BYTES {
+    match workspace_read::check_regular(&file) {
+        Ok(_) => {}
+        Err(ReadError::NotRegular(Kind::Dir)) => {
+            return Err("is a directory; a skill's SKILL.md must be a file".to_owned());
+        }
+        Err(ReadError::NotRegular(kind)) => {
+            return Err(format!(
+                "is {}; a skill's SKILL.md must be a file",
+                kind.describe()
+            ));
+        }
+        Err(e) => return Err(format!("cannot be read: {e}")),
+    }
+    let Capped { bytes, over } =
+        workspace_read::read_capped(file, MAX_SKILL_BYTES).map_err(|e| open_failure(&e))?;
+    if over {
         return Err(format!(
             "is larger than {MAX_SKILL_BYTES} bytes (32 KiB), the most a SKILL.md may be; move details into other files of the skill"
         ));
