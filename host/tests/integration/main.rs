@@ -103,7 +103,7 @@ mod report {
     mod stats;
 }
 
-/// Hostile input and hostile processes: bad input, probes, confinement, private output, nothing lost, determinism, the fuzz corpora.
+/// Hostile input and hostile processes: bad input, probes, confinement, post-run reads, private output, nothing lost, determinism, the fuzz corpora.
 mod hardening {
     mod agent;
     mod bad_input;
@@ -111,6 +111,7 @@ mod hardening {
     mod determinism;
     mod fuzz_corpus;
     mod out;
+    mod post_run_reads;
     mod private_output;
     mod probes;
 }
