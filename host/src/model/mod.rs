@@ -1,6 +1,10 @@
 //! The model endpoint: one loopback HTTP server per suite; per run a session whose responder
 //! is the case's model script (replay) or the configured provider (live).
 //!
+//! Each session is reached only with its token, in its base URLs' path (`/s/<n>-<secret>`,
+//! 128 random bits compared in constant time); what a session keeps of the requests it is
+//! sent is bounded (`keep.rs`).
+//!
 //! A request is routed to its dialect (OpenAI Responses, OpenAI Chat Completions, Anthropic
 //! Messages); the responder answers a dialect-neutral [`Reply`] (text, calls, usage); the
 //! dialect's codec puts it on the wire, streamed or not. Every request is recorded once, as an
@@ -25,11 +29,13 @@
 //! ```
 
 pub mod dialect;
+mod keep;
 mod live;
 mod record;
 mod script;
 mod server;
 mod session;
+mod token;
 
 pub use dialect::Dialect;
 pub use dialect::ToolResult;
@@ -40,3 +46,4 @@ pub use record::Outcome;
 pub use record::Reply;
 pub use server::ModelServer;
 pub use server::{ModelServerError, Session};
+pub use token::RandomError;

@@ -8,6 +8,7 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::dialect::{self, Answering, Dialect, RequestHead, Route};
+use super::keep::{Keep, Keeping, kept};
 use super::live::LiveModel;
 use super::record::{Exchange, Outcome, Reply};
 use super::script::Script;
@@ -40,6 +41,8 @@ struct Inner {
     record: Vec<(u64, Exchange)>,
     /// Exchanges of the record already written to the session log.
     logged: usize,
+    /// What the record has kept, and counted without keeping (`keep.rs`).
+    keeping: Keeping,
 }
 
 impl SessionState {
@@ -187,26 +190,74 @@ impl SessionState {
         }
     }
 
+    /// A request refused before it was routed (a listener of this session's own that was sent
+    /// another token, `server.rs`): recorded as unserved.
+    pub(crate) fn refused(
+        &self,
+        method: &Method,
+        path: String,
+        body: Bytes,
+        status: StatusCode,
+        message: &str,
+    ) {
+        let arrival = {
+            let mut inner = self.lock();
+            inner.arrivals += 1;
+            inner.arrivals
+        };
+        self.keep(
+            arrival,
+            Exchange {
+                method: method.to_string(),
+                path,
+                body,
+                outcome: Outcome::Unserved {
+                    status: status.as_u16(),
+                    message: message.to_owned(),
+                },
+            },
+        );
+    }
+
+    /// Keep what `keep.rs` says of `exchange` (its body's digest is made outside the lock).
     fn keep(&self, arrival: u64, exchange: Exchange) {
+        let keep = self.lock().keeping.admit(exchange.body.len());
+        if keep == Keep::Count {
+            return;
+        }
+        let exchange = kept(exchange, keep);
         self.lock().record.push((arrival, exchange));
     }
 
-    /// Every exchange so far, in the order the requests arrived.
+    /// Every exchange so far, in the order the requests arrived (then the note of those
+    /// only counted, if any).
     pub(crate) fn record(&self) -> Vec<Exchange> {
-        let mut record = self.lock().record.clone();
+        let inner = self.lock();
+        let mut record = inner.record.clone();
+        let counted = inner.keeping.counted();
+        drop(inner);
         record.sort_by_key(|(arrival, _)| *arrival);
-        record.into_iter().map(|(_, exchange)| exchange).collect()
+        record
+            .into_iter()
+            .map(|(_, exchange)| exchange)
+            .chain(counted)
+            .collect()
     }
 
-    /// The exchanges completed since the last call, in the order their requests arrived.
+    /// The exchanges completed since the last call, in the order their requests arrived
+    /// (then the note of those only counted since, if any).
     pub(crate) fn take_unlogged(&self) -> Vec<Exchange> {
         let mut inner = self.lock();
         let from = inner.logged;
         inner.logged = inner.record.len();
         let mut new = inner.record[from..].to_vec();
+        let counted = inner.keeping.take_counted();
         drop(inner);
         new.sort_by_key(|(arrival, _)| *arrival);
-        new.into_iter().map(|(_, exchange)| exchange).collect()
+        new.into_iter()
+            .map(|(_, exchange)| exchange)
+            .chain(counted)
+            .collect()
     }
 
     pub(crate) fn requests(&self) -> u32 {

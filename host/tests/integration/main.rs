@@ -54,6 +54,7 @@ mod agents {
 mod endpoint {
     mod model_server;
     mod sdk_conformance;
+    mod session_tokens;
     mod sse_parser;
 }
 
