@@ -115,6 +115,7 @@ mod hardening {
     mod post_run_reads;
     mod private_output;
     mod probes;
+    mod session_secrets;
 }
 
 /// The library as an embedder and a newcomer meet it: `Suite` without the CLI, the layers of
