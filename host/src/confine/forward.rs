@@ -21,9 +21,17 @@ use tokio::task::JoinSet;
 /// Most ports one sandbox gets forwarded (the endpoint and a case's `connect:` list).
 const MAX_PORTS: usize = 32;
 
+/// How the run's model endpoint is served on a listener in the sandbox: by the run's own
+/// session (`model::Session::serve_on`), which refuses — and records as this run's endpoint
+/// error — a request for any other session.
+pub(crate) type ServeEndpoint<'a> = &'a dyn Fn(std::net::TcpListener) -> io::Result<()>;
+
 /// The descriptors bubblewrap reports on and waits on, made before it starts.
 pub(crate) struct Pending {
     ports: Vec<u16>,
+    /// Which of `ports` is the model endpoint's (served by the run's session when a server is
+    /// given to [`Pending::start`], else relayed like the others).
+    endpoint: Option<u16>,
     info_read: OwnedFd,
     info_write: OwnedFd,
     block_read: OwnedFd,
@@ -31,7 +39,7 @@ pub(crate) struct Pending {
 }
 
 impl Pending {
-    pub(crate) fn new(ports: Vec<u16>) -> io::Result<Self> {
+    pub(crate) fn new(ports: Vec<u16>, endpoint: Option<u16>) -> io::Result<Self> {
         if ports.len() > MAX_PORTS {
             return Err(io::Error::other(format!(
                 "at most {MAX_PORTS} ports can be forwarded into a run"
@@ -41,6 +49,7 @@ impl Pending {
         let (block_read, block_write) = pipe()?;
         Ok(Self {
             ports,
+            endpoint,
             info_read,
             info_write,
             block_read,
@@ -64,11 +73,13 @@ impl Pending {
         [self.info_write.as_raw_fd(), self.block_read.as_raw_fd()]
     }
 
-    /// After bubblewrap started: make the listeners in its network namespace, serve them,
-    /// and let the sandbox run. The forwarding lasts as long as the returned value.
-    pub(crate) fn start(self) -> io::Result<Forwarding> {
+    /// After bubblewrap started: make the listeners in its network namespace, serve them (the
+    /// endpoint's by `serve` when given), and let the sandbox run. The relays last as long as
+    /// the returned value; the endpoint's listener as long as the session serving it.
+    pub(crate) fn start(self, serve: Option<ServeEndpoint<'_>>) -> io::Result<Forwarding> {
         let Pending {
             ports,
+            endpoint,
             info_read,
             info_write,
             block_read,
@@ -81,6 +92,10 @@ impl Pending {
         let listeners = listeners_in(pid, &ports)?;
         let mut relays = JoinSet::new();
         for (listener, port) in listeners.into_iter().zip(&ports) {
+            if let (Some(serve), true) = (serve, endpoint == Some(*port)) {
+                serve(listener)?;
+                continue;
+            }
             listener.set_nonblocking(true)?;
             let listener = tokio::net::TcpListener::from_std(listener)?;
             relays.spawn(relay(listener, *port));

@@ -15,6 +15,7 @@
 
 mod forward;
 mod namespaces;
+
 mod ruleset;
 mod system;
 
@@ -346,10 +347,11 @@ impl RunConfinement {
                 }
             }
         }
+        let endpoint = (reach == Reach::Endpoint).then_some(sandbox.endpoint_port);
         let forward = if ports.is_empty() {
             None
         } else {
-            Some(forward::Pending::new(ports)?)
+            Some(forward::Pending::new(ports, endpoint)?)
         };
         let view = namespaces::RunView {
             workspace: &sandbox.workspace,
@@ -382,6 +384,18 @@ impl RunConfinement {
     /// copies the page tables of the whole evalhost process on every call (5–9 ms a bash
     /// call, `docs/performance.md`, "Confinement").
     pub(crate) fn spawn(&self, command: RunCommand) -> std::io::Result<RunChild> {
+        self.spawn_serving(command, None)
+    }
+
+    /// [`RunConfinement::spawn`], with the run's model endpoint served by `serve` on its
+    /// listener in the sandbox (the run's own session: another session's token is refused
+    /// there and recorded as this run's endpoint error); without `serve` it is relayed to the
+    /// endpoint's port on the host like any forwarded port.
+    pub(crate) fn spawn_serving(
+        &self,
+        command: RunCommand,
+        serve: Option<forward::ServeEndpoint<'_>>,
+    ) -> std::io::Result<RunChild> {
         let RunCommand { mut cmd, forward } = command;
         cmd.env("TMPDIR", &self.tmp);
         match &self.layer {
@@ -403,7 +417,7 @@ impl RunConfinement {
                     }
                 }
                 let mut child = cmd.spawn()?;
-                let forwarding = match forward.map(forward::Pending::start).transpose() {
+                let forwarding = match forward.map(|f| f.start(serve)).transpose() {
                     Ok(forwarding) => forwarding,
                     Err(error) => {
                         let _ = child.start_kill();

@@ -74,6 +74,8 @@ pub(crate) struct EndpointEnv<'a> {
     /// `ANTHROPIC_BASE_URL`: the Anthropic SDKs and Claude Code append `/v1/messages`.
     pub anthropic_base_url: &'a str,
     pub model: &'a str,
+    /// The run's session: it serves the endpoint inside the run's network namespace.
+    pub session: &'a crate::model::Session,
 }
 
 /// How `agent` starts for one run: a command as written; a preset as its module says,
@@ -169,7 +171,15 @@ pub(crate) async fn run_agent(
         .kill_on_drop(true);
     // `TMPDIR`, and the run's namespaces (or Landlock ruleset) from the first instruction;
     // the endpoint forwarded into its network namespace while `running` lives.
-    let running = confinement.spawn(cmd).map_err(spawn_error)?;
+    let serve = |listener| {
+        endpoint
+            .session
+            .serve_on(listener)
+            .map_err(std::io::Error::other)
+    };
+    let running = confinement
+        .spawn_serving(cmd, Some(&serve))
+        .map_err(spawn_error)?;
     let mut child = running.child;
     let _forwarding = running.forwarding;
     // Killed with everything it started, however this function ends.
@@ -337,6 +347,7 @@ pub(crate) async fn external_turn(
         openai_base_url: session.base_url(),
         anthropic_base_url: session.anthropic_base_url(),
         model: endpoint.model(),
+        session,
     };
     let confined = confinement.is_confined();
     let exit = match launch(agent, agents, prompt, approve, home, confined, &env) {

@@ -646,3 +646,66 @@ fn a_kernel_without_a_feature_is_named_and_require_confinement_refuses_it() {
     let stdout = output.stdout();
     assert!(!stdout.contains("Confinement missing"), "{stdout}");
 }
+
+#[test]
+fn in_its_namespace_a_run_reaches_only_its_own_session_and_a_forged_one_is_its_endpoint_error() {
+    if !namespaces() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cases = dir.path().join("cases");
+    std::fs::create_dir(&cases).unwrap();
+    // The agent asks another session (a forged token) first, then its own.
+    let agent = r#"
+import json, os, re, urllib.request, urllib.error
+own = os.environ["OPENAI_BASE_URL"]
+forged = re.sub(r"/s/[^/]+/", "/s/0-00000000000000000000000000000000/", own)
+def ask(base):
+    body = json.dumps({"model": "scripted", "input": "hi"}).encode()
+    request = urllib.request.Request(base + "/responses", body, {"content-type": "application/json"})
+    try:
+        return urllib.request.urlopen(request).status
+    except urllib.error.HTTPError as e:
+        return e.code
+print("forged", ask(forged), "own", ask(own))
+"#;
+    std::fs::write(dir.path().join("agent.py"), agent).unwrap();
+    let script = dir.path().join("agent.py");
+    std::fs::write(
+        cases.join("forged.yaml"),
+        format!(
+            "name: forged
+prompt: Ask.
+agent: {{command: [/usr/bin/python3, {}]}}
+model:
+  - text: hi
+graders:
+  - final_text_contains: hi
+",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let output = evalhost(
+        dir.path(),
+        &["--out", out.to_str().unwrap(), cases.to_str().unwrap()],
+        &[],
+    );
+    let log = std::fs::read_to_string(out.join("forged").join("run-1.jsonl")).unwrap();
+    let errors: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("\"type\":\"endpoint_error\""))
+        .collect();
+    assert_eq!(errors.len(), 1, "{log}\n{}", output.stdout());
+    assert!(
+        errors[0].contains("\"status\":403") && errors[0].contains("not this session's token"),
+        "{}",
+        errors[0]
+    );
+    // Its own session answered it afterwards.
+    assert!(
+        log.contains("\"type\":\"model_response\",\"n\":1,"),
+        "{log}"
+    );
+}
