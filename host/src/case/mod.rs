@@ -19,6 +19,7 @@
 //! ```
 
 pub mod agentcompany;
+mod case_name;
 mod confine;
 mod error;
 mod external;

@@ -68,7 +68,9 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            if name != stem {
+            if let Some(problem) = super::case_name::problem(&name) {
+                doc.note(doc.invalid(node, "name", problem));
+            } else if name != stem {
                 doc.note(doc.invalid(
                     node,
                     "name",

@@ -15,7 +15,7 @@ use crate::private_file;
 use crate::report::SuiteReport;
 
 pub(crate) fn keep_run(dir: &Path, case: &str, artifacts: &RunArtifacts) -> Result<(), RunError> {
-    let case_dir = dir.join(case);
+    let case_dir = case_dir(dir, case)?;
     private_file::create_dir_all(&case_dir).map_err(|source| out_error(&case_dir, source))?;
     let run = artifacts.report.run;
     let log = case_dir.join(format!("run-{run}.jsonl"));
@@ -30,6 +30,28 @@ pub(crate) fn keep_run(dir: &Path, case: &str, artifacts: &RunArtifacts) -> Resu
     super::snapshot::keep_workspace(&artifacts.workspace(), &snapshot)
         .map_err(|source| out_error(&snapshot, source))?;
     Ok(())
+}
+
+/// `DIR/<case>`, when `case` is one plain path component: a second wall behind loading's
+/// check of case names (`case/case_name.rs`), so that no run writes outside `dir`.
+fn case_dir(dir: &Path, case: &str) -> Result<std::path::PathBuf, RunError> {
+    use std::path::Component;
+    let mut components = Path::new(case).components();
+    let plain = matches!(
+        (components.next(), components.next()),
+        (Some(Component::Normal(name)), None) if name == case
+    ) && !case.chars().any(char::is_control);
+    if plain {
+        Ok(dir.join(case))
+    } else {
+        Err(out_error(
+            dir,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("the case name {case:?} is not a plain directory name under --out"),
+            ),
+        ))
+    }
 }
 
 /// `DIR/<case>/run-N.evidence.json`.
@@ -54,5 +76,22 @@ fn out_error(path: &Path, source: std::io::Error) -> RunError {
     RunError::Out {
         path: path.to_owned(),
         error: source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::case_dir;
+    use std::path::Path;
+
+    #[test]
+    fn a_case_directory_is_a_plain_child_of_out() {
+        let out = Path::new("/out");
+        assert_eq!(case_dir(out, "fix").unwrap(), Path::new("/out/fix"));
+        assert_eq!(case_dir(out, "...").unwrap(), Path::new("/out/..."));
+        for case in ["", ".", "..", "a/b", "a/", "/abs", "./x", "x\0y\n"] {
+            let error = case_dir(out, case).expect_err(case).to_string();
+            assert!(error.contains("/out"), "{error}");
+        }
     }
 }

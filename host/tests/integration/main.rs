@@ -108,6 +108,7 @@ mod report {
 mod hardening {
     mod agent;
     mod bad_input;
+    mod case_names;
     mod confinement;
     mod determinism;
     mod fuzz_corpus;

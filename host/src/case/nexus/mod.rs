@@ -67,6 +67,13 @@ pub(crate) fn load_nexus_case(dir: &Path) -> Result<Case, CaseError> {
             "a case directory needs a name",
         ));
     }
+    if let Some(problem) = super::case_name::problem(&id) {
+        return Err(CaseError::malformed(
+            dir,
+            0,
+            format!("the directory's name is the case's: {problem}"),
+        ));
+    }
     // Each file of the directory is checked on its own, so a load reports the problems of
     // all of them (the assertions only once the journal they refer to has loaded).
     let mut problems = Problems::default();
