@@ -1,21 +1,26 @@
 //! Confining every process a run starts — the built-in agent's `bash`, an external agent or
-//! preset, and everything they spawn — with the kernel's Landlock LSM, from before `exec`.
+//! preset, and everything they spawn — from before `exec`, by one of two layers.
 //!
-//! By default a run's processes may write only in the run's workspace, its HOME and its temp
-//! dir (`TMPDIR`), read the system but not the invoking user's home nor the directory holding
-//! every run's temp root, connect over TCP only to the model endpoint's port, gain no new
-//! privileges, and neither signal processes nor reach abstract UNIX sockets outside the run.
-//! A case (`confine:`) or the command line widens this explicitly ([`Widening`]); where the
-//! kernel lacks a feature, [`Support::missing`] names the protection (`docs/security.md`).
+//! **Namespaces** where bubblewrap can make them (`namespaces.rs`, `forward.rs`): each process
+//! starts in user (no capabilities), PID, mount (a root assembled from read-only system
+//! directories and the run's writable workspace, HOME and TMPDIR), network (only the run's
+//! endpoint and widened ports forwarded in), IPC, UTS and cgroup namespaces of its own.
 //!
-//! The ruleset is built once per run in evalhost (with the `landlock` crate), when the run
-//! starts its first process; each process is started by a short-lived thread that first calls
-//! `prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self` on itself, so the child inherits
-//! the domain from its first instruction ([`RunConfinement::spawn`]).
+//! **Landlock** otherwise (`ruleset.rs`, `system.rs`): a run's processes may write only in the
+//! run's workspace, its HOME and its temp dir (`TMPDIR`), read the system but not the invoking
+//! user's home nor the directory holding every run's temp root, connect over TCP only to the
+//! model endpoint's port, gain no new privileges, and neither signal processes nor reach
+//! abstract UNIX sockets outside the run. The ruleset is built once per run in evalhost (with
+//! the `landlock` crate), when the run starts its first process; each process is started by a
+//! short-lived thread that first calls `prctl(PR_SET_NO_NEW_PRIVS)` and
+//! `landlock_restrict_self` on itself, so the child inherits the domain from its first
+//! instruction ([`RunConfinement::spawn`]).
+//!
+//! A case (`confine:`) or the command line widens either explicitly ([`Widening`]); where the
+//! machine lacks a layer or a feature, [`Support::missing`] names it (`docs/security.md`).
 
 mod forward;
 mod namespaces;
-
 mod ruleset;
 mod system;
 
