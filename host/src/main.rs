@@ -5,6 +5,8 @@ mod cli;
 
 fn main() -> std::process::ExitCode {
     limit_malloc_arenas();
+    // Before anything else: no descriptor the caller left open reaches a process a run starts.
+    evalhost::inherited_fds::close_on_exec_inherited();
     cli::main()
 }
 

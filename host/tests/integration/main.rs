@@ -112,6 +112,7 @@ mod hardening {
     mod confinement;
     mod determinism;
     mod fuzz_corpus;
+    mod inherited_fds;
     mod out;
     mod post_run_reads;
     mod private_output;
