@@ -1,20 +1,20 @@
 //! Where a run's temp root (`workspace/`, `home/`, `tmp/`) is made.
 //!
-//! `$TMPDIR` when it is set. Otherwise a RAM-backed `/dev/shm` when it is fit for a workspace
-//! (tmpfs, writable, not `noexec` — an agent runs the scripts it writes —, at least
-//! [`MIN_SHM_FREE`] free), and the system temp directory if not. A run creates and deletes a
-//! handful of directories and files; on ext4 that churn is costly (inode allocation skips
-//! recently deleted inodes by reading them back): on a 2-core VM a 1,000-case replay suite
-//! took 2.8 s with temp roots on ext4 and 1.9 s on tmpfs (`docs/performance.md`).
+//! `$TMPDIR` when it is set. Otherwise `/var/tmp` when it is fit for a workspace (a writable
+//! directory, not mounted `noexec` or read-only: an agent runs the scripts it writes), and the
+//! system temp directory if not. `/var/tmp` is on a disk where `/tmp` may be a tmpfs, so what
+//! an agent writes fills a disk, not the machine's memory: a RAM-backed root (`/dev/shm`, the
+//! default until the red team of issue 34 filled it) let one run turn a filled "disk" into
+//! filled RAM. RAM is faster for a replay suite's churn of small files (on a 2-core VM a
+//! 1,000-case replay suite took 2.8 s with temp roots on ext4 and 1.9 s on tmpfs,
+//! `docs/performance.md`): `TMPDIR=/dev/shm` opts into it, for suites whose agents are trusted
+//! not to fill it.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// Least free space for `/dev/shm` to be used (Docker's default `/dev/shm` is 64 MiB: too
-/// small for a suite's workspaces).
-pub(crate) const MIN_SHM_FREE: u64 = 1 << 30;
-
-const SHM: &str = "/dev/shm";
+/// The default parent of temp roots, on a disk.
+const VAR_TMP: &str = "/var/tmp";
 
 /// The directory temp roots are made in (decided once per process).
 pub(crate) fn temp_parent() -> &'static Path {
@@ -25,24 +25,20 @@ pub(crate) fn temp_parent() -> &'static Path {
 fn choose(tmpdir: Option<std::ffi::OsString>) -> PathBuf {
     match tmpdir {
         Some(dir) => PathBuf::from(dir),
-        None if fit_for_workspaces(Path::new(SHM)) => PathBuf::from(SHM),
+        None if fit_for_workspaces(Path::new(VAR_TMP)) => PathBuf::from(VAR_TMP),
         None => std::env::temp_dir(),
     }
 }
 
-/// A tmpfs we can write to, that lets programs run, with room for workspaces.
+/// A directory we can write to, that lets programs run.
 fn fit_for_workspaces(dir: &Path) -> bool {
-    use nix::sys::statfs::{TMPFS_MAGIC, statfs};
     use nix::sys::statvfs::{FsFlags, statvfs};
     use nix::unistd::{AccessFlags, access};
-    let Ok(fs) = statfs(dir) else { return false };
     let Ok(vfs) = statvfs(dir) else { return false };
-    let free = vfs.blocks_available().saturating_mul(vfs.fragment_size());
-    fs.filesystem_type() == TMPFS_MAGIC
+    dir.is_dir()
         && !vfs
             .flags()
             .intersects(FsFlags::ST_NOEXEC | FsFlags::ST_RDONLY)
-        && free >= MIN_SHM_FREE
         && access(dir, AccessFlags::W_OK | AccessFlags::X_OK).is_ok()
 }
 
@@ -59,19 +55,19 @@ mod tests {
     }
 
     #[test]
-    fn a_disk_directory_is_not_taken_for_a_tmpfs() {
-        let disk = Path::new(env!("CARGO_MANIFEST_DIR"));
-        assert!(!fit_for_workspaces(disk));
+    fn a_missing_or_unwritable_directory_is_not_fit() {
         assert!(!fit_for_workspaces(Path::new("/no/such/dir")));
+        assert!(!fit_for_workspaces(Path::new("/proc/self")));
     }
 
     #[test]
-    fn without_tmpdir_the_choice_is_shm_exactly_when_it_is_fit() {
+    fn without_tmpdir_the_choice_is_var_tmp_when_it_is_fit_never_shm() {
         let chosen = choose(None);
-        if fit_for_workspaces(Path::new(SHM)) {
-            assert_eq!(chosen, PathBuf::from(SHM));
+        if fit_for_workspaces(Path::new(VAR_TMP)) {
+            assert_eq!(chosen, PathBuf::from(VAR_TMP));
         } else {
             assert_eq!(chosen, std::env::temp_dir());
         }
+        assert_ne!(chosen, PathBuf::from("/dev/shm"));
     }
 }
