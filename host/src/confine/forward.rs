@@ -88,6 +88,9 @@ impl Pending {
         // Ours are closed, so a bubblewrap that fails early ends our read.
         drop(info_write);
         drop(block_read);
+        // The relays run on the runtime that awaits the sandbox's process.
+        let runtime = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
+        let _entered = runtime.enter();
         let pid = sandbox_pid(info_read)?;
         let listeners = listeners_in(pid, &ports)?;
         let mut relays = JoinSet::new();
@@ -100,8 +103,7 @@ impl Pending {
             let listener = tokio::net::TcpListener::from_std(listener)?;
             relays.spawn(relay(listener, *port));
         }
-        let released = nix::unistd::write(&block_write, b"x").map_err(io::Error::from);
-        released?;
+        nix::unistd::write(&block_write, b"x").map_err(io::Error::from)?;
         Ok(Forwarding { _relays: relays })
     }
 }
@@ -133,9 +135,8 @@ fn sandbox_pid(info: OwnedFd) -> io::Result<i32> {
         #[serde(rename = "child-pid")]
         child_pid: i32,
     }
-    let info: Info = serde_json::from_slice(&text).map_err(|_| {
-        io::Error::other("bubblewrap did not start the sandbox (see the agent's stderr)")
-    })?;
+    let info: Info = serde_json::from_slice(&text)
+        .map_err(|_| io::Error::other("bubblewrap did not start the sandbox"))?;
     Ok(info.child_pid)
 }
 

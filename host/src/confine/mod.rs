@@ -429,7 +429,7 @@ impl RunConfinement {
                     Ok(forwarding) => forwarding,
                     Err(error) => {
                         let _ = child.start_kill();
-                        return Err(error);
+                        return Err(with_stderr(error, &mut child));
                     }
                 };
                 Ok(RunChild { child, forwarding })
@@ -463,6 +463,30 @@ impl RunConfinement {
                 })
             }
         }
+    }
+}
+
+/// `error`, with what bubblewrap said on the child's standard error when the sandbox did not
+/// start (it exits after saying it, so what it said is in the pipe; read without waiting).
+fn with_stderr(error: std::io::Error, child: &mut tokio::process::Child) -> std::io::Error {
+    use std::io::Read;
+    let Some(stderr) = child.stderr.take().and_then(|s| s.into_owned_fd().ok()) else {
+        return error;
+    };
+    let mut file = std::fs::File::from(stderr);
+    let nonblocking = nix::fcntl::fcntl(
+        &file,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+    );
+    let mut said = [0u8; 2048];
+    let n = match nonblocking {
+        Ok(_) => file.read(&mut said).unwrap_or(0),
+        Err(_) => 0,
+    };
+    let said = String::from_utf8_lossy(&said[..n]);
+    match said.trim() {
+        "" => error,
+        said => std::io::Error::other(format!("{error}: {said}")),
     }
 }
 

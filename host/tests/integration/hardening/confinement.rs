@@ -709,3 +709,39 @@ graders:
         "{log}"
     );
 }
+
+#[test]
+fn a_sandbox_bubblewrap_cannot_start_is_the_run_s_error_in_bubblewrap_s_words() {
+    if !namespaces() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A bubblewrap that works for the probe, and fails as a broken system's would for a run.
+    let fake = dir.path().join("bwrap");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\ncase \"$*\" in *--info-fd*) echo 'bwrap: Creating new namespace failed: no space left' >&2; exit 1;; esac\nexec bwrap \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let cases = dir.path().join("cases");
+    std::fs::create_dir(&cases).unwrap();
+    std::fs::write(
+        cases.join("agent.yaml"),
+        "name: agent\nprompt: Go.\nagent: {command: [bash, -c, 'echo hi']}\ngraders:\n  - final_text_contains: hi\n",
+    )
+    .unwrap();
+    let output = evalhost(
+        dir.path(),
+        &[cases.to_str().unwrap()],
+        &[("EVALHOST_BWRAP", fake.to_str().unwrap())],
+    );
+    output.assert_code(1);
+    assert!(
+        output.stdout().contains(
+            "agent run 1: external agent `bash` could not be started: bubblewrap did not start the sandbox: bwrap: Creating new namespace failed: no space left\n"
+        ),
+        "{}",
+        output.stdout()
+    );
+}
