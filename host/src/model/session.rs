@@ -61,11 +61,7 @@ impl SessionState {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Response {
-        let arrival = {
-            let mut inner = self.lock();
-            inner.arrivals += 1;
-            inner.arrivals
-        };
+        let arrival = self.arrive();
         let bare = path.split('?').next().unwrap_or_default().to_owned();
         match dialect::route(&method, &bare, headers) {
             Route::Model(dialect) => {
@@ -82,18 +78,7 @@ impl SessionState {
                 message,
             } => {
                 let response = dialect::error(dialect, status, &message);
-                self.keep(
-                    arrival,
-                    Exchange {
-                        method: method.to_string(),
-                        path,
-                        body,
-                        outcome: Outcome::Unserved {
-                            status: status.as_u16(),
-                            message,
-                        },
-                    },
-                );
+                self.keep_unserved(arrival, &method, path, body, status, message);
                 response
             }
         }
@@ -200,11 +185,27 @@ impl SessionState {
         status: StatusCode,
         message: &str,
     ) {
-        let arrival = {
-            let mut inner = self.lock();
-            inner.arrivals += 1;
-            inner.arrivals
-        };
+        let arrival = self.arrive();
+        self.keep_unserved(arrival, method, path, body, status, message.to_owned());
+    }
+
+    /// The next request's arrival number.
+    fn arrive(&self) -> u64 {
+        let mut inner = self.lock();
+        inner.arrivals += 1;
+        inner.arrivals
+    }
+
+    /// Keep a request that was not served (`endpoint_error`).
+    fn keep_unserved(
+        &self,
+        arrival: u64,
+        method: &Method,
+        path: String,
+        body: Bytes,
+        status: StatusCode,
+        message: String,
+    ) {
         self.keep(
             arrival,
             Exchange {
@@ -213,7 +214,7 @@ impl SessionState {
                 body,
                 outcome: Outcome::Unserved {
                     status: status.as_u16(),
-                    message: message.to_owned(),
+                    message,
                 },
             },
         );
