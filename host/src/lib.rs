@@ -104,7 +104,6 @@ pub mod evidence;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod grader;
-#[cfg(feature = "run")]
 pub mod inherited_fds;
 pub mod judge;
 #[cfg(any(feature = "run", feature = "bundles"))]
