@@ -169,8 +169,9 @@ pub(crate) async fn run_agent(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    // `TMPDIR`, and the run's namespaces (or Landlock ruleset) from the first instruction;
-    // the endpoint forwarded into its network namespace while `running` lives.
+    // `TMPDIR`, and the run's namespaces (or Landlock ruleset) from the first instruction.
+    // In its network namespace the endpoint is served by the run's own session (as long as
+    // the session lives), and a case's widened ports are relayed while `_forwarding` lives.
     let serve = |listener| {
         endpoint
             .session
