@@ -4,7 +4,9 @@
 //! `EVALHOST_AGENT_RUN`) start their child in a new process group with a marker no other
 //! child uses. Environments are inherited through fork and exec, so the marker follows
 //! processes that leave the group (`setsid`, double-forking); only a process that replaces its
-//! whole environment (`env -i`) loses it.
+//! whole environment (`env -i`) loses it. In a run's namespaces (`confine/namespaces.rs`) the
+//! child is bubblewrap, whose own child is the first process of a PID namespace: killing that
+//! one ends every process in it, `env -i` included, and [`ProcessGroup::kill`] waits for that.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

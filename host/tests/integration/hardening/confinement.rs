@@ -745,3 +745,64 @@ fn a_sandbox_bubblewrap_cannot_start_is_the_run_s_error_in_bubblewrap_s_words() 
         output.stdout()
     );
 }
+
+/// Two cases run one after the other: the first leaves an `env -i` survivor writing a tick
+/// every 10 ms into a directory both may write, for 0.3 s of its run and after; the second
+/// says whether the ticks (`none` if there were none) still grow.
+fn survivor_suite(args: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    let cases = dir.path().join("cases");
+    std::fs::create_dir(&cases).unwrap();
+    let ticks = shared.join("ticks");
+    let survivor = shared.join("survivor.sh");
+    std::fs::write(
+        &survivor,
+        format!(
+            "for i in $(/usr/bin/seq 1000); do echo $i >> {}; /bin/sleep 0.01; done\n",
+            ticks.display()
+        ),
+    )
+    .unwrap();
+    let confine = format!("confine: {{write: [{}]}}\n", shared.display());
+    std::fs::write(
+        cases.join("a-survivor.yaml"),
+        format!(
+            "name: a-survivor\nprompt: Go.\n{confine}agent: {{command: [bash, -c, 'setsid env -i /bin/sh {s} </dev/null >/dev/null 2>&1 & sleep 0.3; echo started']}}\ngraders:\n  - final_text_contains: started\n",
+            s = survivor.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        cases.join("b-observer.yaml"),
+        format!(
+            "name: b-observer\nprompt: Go.\n{confine}agent: {{command: [bash, -c, 'a=$(wc -l < {t}); sleep 0.5; b=$(wc -l < {t}); if [ \"$a\" -eq 0 ]; then echo none; elif [ \"$a\" = \"$b\" ]; then echo still; else echo growing; fi']}}\ngraders:\n  - final_text_contains: still\n",
+            t = ticks.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let mut all = vec!["--jobs", "1", "--out", out.to_str().unwrap()];
+    all.extend_from_slice(args);
+    all.push(cases.to_str().unwrap());
+    let output = evalhost(dir.path(), &all, &[]);
+    let log = std::fs::read_to_string(out.join("b-observer").join("run-1.jsonl")).unwrap();
+    // Whatever survived is ended with the test's directory.
+    let _ = Command::new("pkill")
+        .args(["-f", survivor.to_str().unwrap()])
+        .status();
+    format!("{log}\n{}", output.stdout())
+}
+
+#[test]
+fn a_survivor_of_a_run_is_dead_before_the_next_run_starts() {
+    if !namespaces() {
+        return;
+    }
+    let seen = survivor_suite(&[]);
+    assert!(seen.contains("\"final_text\":\"still\""), "{seen}");
+    // Control: unconfined, the same survivor is still writing during the next run.
+    let seen = survivor_suite(&["--no-confine"]);
+    assert!(seen.contains("\"final_text\":\"growing\""), "{seen}");
+}
