@@ -110,6 +110,7 @@ pub mod judge;
 mod message;
 #[cfg(feature = "run")]
 pub mod model;
+mod on_path;
 mod parallel;
 pub mod private_file;
 #[cfg(feature = "run")]

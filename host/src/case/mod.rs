@@ -19,7 +19,7 @@
 //! ```
 
 pub mod agentcompany;
-mod case_name;
+pub(crate) mod case_name;
 mod confine;
 mod error;
 mod external;

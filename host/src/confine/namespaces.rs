@@ -27,7 +27,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::Widening;
+use super::{Widening, system};
 
 /// The bubblewrap program to use instead of `bwrap` on `PATH`.
 pub(crate) const BWRAP_VAR: &str = "EVALHOST_BWRAP";
@@ -68,9 +68,11 @@ fn probe() -> Result<Bwrap, String> {
     }
     let program = match std::env::var_os(BWRAP_VAR).filter(|v| !v.is_empty()) {
         Some(program) => PathBuf::from(program),
-        None => find_on_path("bwrap").ok_or_else(|| {
-            "bubblewrap (`bwrap`) is not installed: `apt-get install bubblewrap`".to_owned()
-        })?,
+        None => std::env::var_os("PATH")
+            .and_then(|path| crate::on_path::find(&path, "bwrap"))
+            .ok_or_else(|| {
+                "bubblewrap (`bwrap`) is not installed: `apt-get install bubblewrap`".to_owned()
+            })?,
     };
     let version = std::process::Command::new(&program)
         .arg("--version")
@@ -95,16 +97,6 @@ fn probe() -> Result<Bwrap, String> {
         ));
     }
     Ok(Bwrap { program, version })
-}
-
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|candidate| {
-            std::fs::metadata(candidate)
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
 }
 
 /// The namespaces and privileges of every sandbox (the network namespace is added unless
@@ -164,49 +156,35 @@ pub(crate) fn system_root() -> &'static [OsString] {
 
 /// The `PATH` directories the system directories do not hold (a pyenv or cargo installation
 /// in the invoking user's home, `/usr/local/...` aside), with the installation above a
-/// `shims` directory: readable so that the tools on `PATH` still run.
+/// `shims` directory (the same rule as Landlock's, `system.rs`): readable so that the tools on
+/// `PATH` still run. Never evalhost's own directories or the runs' temp roots.
 fn installs() -> Vec<PathBuf> {
     let Some(path) = std::env::var_os("PATH") else {
         return Vec::new();
     };
-    let covered = |real: &Path| {
-        SYSTEM_DIRS
-            .iter()
-            .any(|dir| std::fs::canonicalize(dir).is_ok_and(|d| real.starts_with(d)))
-    };
-    let refused = refused_dirs();
+    let system: Vec<PathBuf> = SYSTEM_DIRS
+        .iter()
+        .filter_map(|dir| std::fs::canonicalize(dir).ok())
+        .collect();
+    let homes: Vec<PathBuf> = system::invoking_user_homes()
+        .into_iter()
+        .filter_map(|home| std::fs::canonicalize(home).ok())
+        .collect();
+    let refused = system::evalhost_dirs();
     let mut installs: Vec<PathBuf> = Vec::new();
     for dir in std::env::split_paths(&path) {
         let Ok(real) = std::fs::canonicalize(&dir) else {
             continue;
         };
-        if real == Path::new("/") || covered(&real) || refused.iter().any(|r| real.starts_with(r)) {
-            continue;
-        }
-        let install = match (real.file_name(), real.parent()) {
-            (Some(name), Some(parent)) if name == "shims" && parent != Path::new("/") => {
-                parent.to_owned()
-            }
-            _ => real,
-        };
-        if !installs.iter().any(|i| install.starts_with(i)) {
-            installs.retain(|i| !i.starts_with(&install));
-            installs.push(install);
+        // A home itself is never bound whole (`~` on `PATH`), only installations in it.
+        let skipped = real == Path::new("/")
+            || homes.contains(&real)
+            || system.iter().chain(&refused).any(|d| real.starts_with(d));
+        if !skipped {
+            system::add_install(&mut installs, system::installation(real, &homes));
         }
     }
     installs
-}
-
-/// Directories never bound into a run, even when `PATH` names them: the runs' temp roots
-/// and evalhost's own configuration, data and cache directories.
-fn refused_dirs() -> Vec<PathBuf> {
-    let env: std::collections::HashMap<String, String> = std::env::vars().collect();
-    let mut refused = vec![crate::config::temp_parent().to_owned()];
-    refused.extend(crate::config::own_dirs(&env).into_iter().map(|d| d.path));
-    refused
-        .into_iter()
-        .filter_map(|p| std::fs::canonicalize(p).ok())
-        .collect()
 }
 
 /// Mask what only its owner or group may read under `dir` (`/etc/shadow`, `/etc/ssl/private`,

@@ -42,12 +42,10 @@ pub(crate) fn readable() -> &'static Readable {
     READABLE.get_or_init(|| {
         let homes = canonical_all(invoking_user_homes());
         let mut refused = homes.clone();
-        refused.push(crate::config::temp_parent().to_owned());
         // Device nodes give the raw disk and memory to root: only the devices of
         // `ruleset::DEVICES` are granted.
         refused.push(PathBuf::from("/dev"));
-        let env: HashMap<String, String> = std::env::vars().collect();
-        refused.extend(crate::config::own_dirs(&env).into_iter().map(|d| d.path));
+        refused.extend(evalhost_dirs());
         let refused = canonical_all(refused);
         let mut installs = installs_in(&homes, std::env::var_os("PATH").unwrap_or_default());
         // A project under the home (`~/project`, evalhost run from there) keeps its cases'
@@ -63,6 +61,15 @@ pub(crate) fn readable() -> &'static Readable {
         roots.extend(installs.iter().cloned());
         Readable { roots, installs }
     })
+}
+
+/// Directories no run may read, as they are on disk: the one holding every run's temp root
+/// (other runs' workspaces) and evalhost's own configuration, data and cache directories.
+pub(super) fn evalhost_dirs() -> Vec<PathBuf> {
+    let env: HashMap<String, String> = std::env::vars().collect();
+    let mut dirs = vec![crate::config::temp_parent().to_owned()];
+    dirs.extend(crate::config::own_dirs(&env).into_iter().map(|d| d.path));
+    canonical_all(dirs)
 }
 
 /// Each path as it is on disk (`..` and symlinks resolved); paths that do not exist and `/`
@@ -123,21 +130,35 @@ fn installs_in(homes: &[PathBuf], path: std::ffi::OsString) -> Vec<PathBuf> {
         let Ok(real) = std::fs::canonicalize(&dir) else {
             continue;
         };
-        if !homes.iter().any(|h| real.starts_with(h)) {
-            continue;
-        }
-        let install = match (real.file_name(), real.parent()) {
-            (Some(name), Some(parent)) if name == "shims" && !homes.iter().any(|h| h == parent) => {
-                parent.to_owned()
-            }
-            _ => real,
-        };
-        if !installs.iter().any(|i: &PathBuf| install.starts_with(i)) {
-            installs.retain(|i| !i.starts_with(&install));
-            installs.push(install);
+        if homes.iter().any(|h| real.starts_with(h)) {
+            add_install(&mut installs, installation(real, homes));
         }
     }
     installs
+}
+
+/// The installation a `PATH` directory (as it is on disk) belongs to: the directory above a
+/// `shims` directory (pyenv, rbenv: the shims run from there), unless that is `/` or one of
+/// `homes`; else the directory itself.
+pub(super) fn installation(real: PathBuf, homes: &[PathBuf]) -> PathBuf {
+    match (real.file_name(), real.parent()) {
+        (Some(name), Some(parent))
+            if name == "shims"
+                && parent != Path::new("/")
+                && !homes.iter().any(|h| h == parent) =>
+        {
+            parent.to_owned()
+        }
+        _ => real,
+    }
+}
+
+/// Add `install` to `installs`, unless one holds it already; those it holds are dropped.
+pub(super) fn add_install(installs: &mut Vec<PathBuf>, install: PathBuf) {
+    if !installs.iter().any(|i| install.starts_with(i)) {
+        installs.retain(|i| !i.starts_with(&install));
+        installs.push(install);
+    }
 }
 
 #[cfg(test)]

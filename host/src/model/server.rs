@@ -115,15 +115,6 @@ impl ModelServer {
         self.open(Responder::Live(model, Carried::default()))
     }
 
-    /// Serve `session` (of this server) on `listener` too: see [`Session::serve_on`].
-    pub fn serve_session_on(
-        &self,
-        session: &Session,
-        listener: std::net::TcpListener,
-    ) -> Result<(), ModelServerError> {
-        session.serve_on(listener)
-    }
-
     fn open(&self, responder: Responder) -> Session {
         let id = self.registry.next_id.fetch_add(1, Ordering::Relaxed);
         let token = self.registry.key.token(id);

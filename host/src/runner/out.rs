@@ -32,25 +32,18 @@ pub(crate) fn keep_run(dir: &Path, case: &str, artifacts: &RunArtifacts) -> Resu
     Ok(())
 }
 
-/// `DIR/<case>`, when `case` is one plain path component: a second wall behind loading's
-/// check of case names (`case/case_name.rs`), so that no run writes outside `dir`.
+/// `DIR/<case>`, when `case` is a case name (`case/case_name.rs`): a second wall behind
+/// loading's check of case names, so that no run writes outside `dir`.
 fn case_dir(dir: &Path, case: &str) -> Result<std::path::PathBuf, RunError> {
-    use std::path::Component;
-    let mut components = Path::new(case).components();
-    let plain = matches!(
-        (components.next(), components.next()),
-        (Some(Component::Normal(name)), None) if name == case
-    ) && !case.chars().any(char::is_control);
-    if plain {
-        Ok(dir.join(case))
-    } else {
-        Err(out_error(
+    match crate::case::case_name::problem(case) {
+        None => Ok(dir.join(case)),
+        Some(problem) => Err(out_error(
             dir,
             std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
-                format!("the case name {case:?} is not a plain directory name under --out"),
+                format!("not a plain directory name under --out: {problem}"),
             ),
-        ))
+        )),
     }
 }
 

@@ -36,20 +36,9 @@ const READ_CHUNK: usize = 16 * 1024;
 /// The variable marking every process a bash call starts ([`ProcessGroup`]).
 const CALL_MARKER: &str = "EVALHOST_TOOL_CALL";
 
-/// The first executable `bash` on `path` (absolute entries only: a relative one would be
-/// looked up from evalhost's directory, not the workspace). Naming it by its full path lets the standard
-/// library start it with `posix_spawn` (a vfork-style clone) rather than `fork` + `exec`,
-/// which it must fall back to when the child gets its own `PATH` and the program is a bare
-/// name; fork copies the page tables of the whole evalhost process on every call.
+/// The first executable `bash` on `path`, by its full path (`crate::on_path`).
 fn find_bash(path: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::split_paths(path)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join("bash"))
-        .find(|candidate| {
-            std::fs::metadata(candidate)
-                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-        })
+    crate::on_path::find(path, "bash")
 }
 
 /// How the output loop ended.

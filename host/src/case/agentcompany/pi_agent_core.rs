@@ -88,7 +88,7 @@ impl PiAgentCore {
 
     /// Find `node` on `path` and the adapter installed in `dir`.
     pub(crate) fn find_in(path: &OsStr, dir: &Path) -> Result<Self, PiAgentCoreError> {
-        let node = find_program(path, "node").ok_or(PiAgentCoreError::NoNode)?;
+        let node = crate::on_path::find(path, "node").ok_or(PiAgentCoreError::NoNode)?;
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
         let manifest = dir.join(PACKAGE_JSON);
         if !dir.join(ENTRY).is_file() || !manifest.is_file() {
@@ -158,19 +158,6 @@ fn installed_version(path: &Path) -> Result<String, PiAgentCoreError> {
         Some(version) if !version.is_empty() => Ok(version.to_owned()),
         _ => Err(bad("no \"version\" string".to_owned())),
     }
-}
-
-/// The first executable `name` in an absolute directory of `path` (as the bash tool finds
-/// `bash`: naming it by its full path lets it be started with `posix_spawn`).
-fn find_program(path: &OsStr, name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::split_paths(path)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join(name))
-        .find(|candidate| {
-            std::fs::metadata(candidate)
-                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-        })
 }
 
 #[cfg(test)]

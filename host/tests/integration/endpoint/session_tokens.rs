@@ -129,7 +129,7 @@ async fn a_session_served_on_its_own_listener_refuses_and_records_other_tokens()
     let other = server.script(vec![text("other's")]);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
-    server.serve_session_on(&own, listener).expect("serve");
+    own.serve_on(listener).expect("serve");
     let client = client();
     let here = format!("http://127.0.0.1:{port}");
 
