@@ -115,6 +115,25 @@ impl Targets {
         self.listener.local_addr().unwrap().port()
     }
 
+    /// `evalhost run --out OUT ARGS CASES` on the one case `file` holding `yaml`, with this
+    /// target's home and `env`: the output and OUT.
+    fn run(
+        &self,
+        file: &str,
+        yaml: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> (Output, PathBuf) {
+        let cases = self.dir.path().join("cases");
+        std::fs::create_dir_all(&cases).unwrap();
+        std::fs::write(cases.join(file), yaml).unwrap();
+        let out = self.dir.path().join("out");
+        let mut all = vec!["--out", out.to_str().unwrap()];
+        all.extend_from_slice(args);
+        all.push(cases.to_str().unwrap());
+        (evalhost(&self.home, &all, env), out)
+    }
+
     /// The escape script: each attempt prints `refused NAME` or `ESCAPED NAME`; the work in
     /// the workspace, HOME and TMPDIR is done around them. With `namespaced`, also the
     /// attempts only namespaces refuse ([`NAMESPACE_ATTEMPTS`]).
@@ -157,18 +176,24 @@ echo done >> work.txt
         )
     }
 
-    /// What a red team did as root with Landlock alone: use root's capabilities (make a
-    /// device node, read `/etc/shadow`), read evalhost's environment through `/proc`, send
-    /// UDP, reach a pathname UNIX socket (the Docker API), leave a survivor behind.
+    /// What a red team did as root with Landlock alone, and what the namespaces add: see
+    /// other runs' directories and the case files, write in `/dev` and fill RAM through
+    /// `/dev/shm`, use root's capabilities (make a device node, read `/etc/shadow`), read
+    /// evalhost's environment through `/proc`, open a packet socket, send UDP, reach a
+    /// pathname UNIX socket (the Docker API), leave a survivor behind.
     fn namespace_script(&self) -> String {
         let udp = self.udp.local_addr().unwrap().port();
         let unix = self.unix_path.display();
         let survivor = &self.survivor;
         let cases = self.dir.path().join("cases");
         let cases = cases.display();
+        let (dev_file, shm_file) = self.device_files();
+        let (dev_file, shm_file) = (dev_file.display(), shm_file.display());
         format!(
             r#"try other-runs 'ls "$(dirname "$(dirname "$PWD")")" | grep -q decoy-run'
 try case-files 'ls {cases} | grep -q yaml'
+try dev-write 'echo x > {dev_file}'
+try shm-fill 'head -c 100000000 /dev/zero > {shm_file}'
 try capabilities '! grep -q "^CapEff:[[:space:]]*0000000000000000$" /proc/self/status'
 try mknod 'mknod kmsg c 1 11'
 try shadow '[ -s /etc/shadow ] && head -c1 /etc/shadow'
@@ -181,6 +206,14 @@ sleep 0.5
 echo namespaced >> work.txt
 echo end
 "#
+        )
+    }
+
+    /// Where the escapes try to write a file in `/dev`, and 100 MB into `/dev/shm` (RAM).
+    fn device_files(&self) -> (PathBuf, PathBuf) {
+        (
+            PathBuf::from(format!("/dev/evalhost-escape-{}", self.survivor)),
+            PathBuf::from(format!("/dev/shm/evalhost-fill-{}", self.survivor)),
         )
     }
 
@@ -213,6 +246,11 @@ echo end
             "the run reached the UNIX socket"
         );
         assert_eq!(self.survivor_pid(), None, "a process outlived its run");
+        let (dev_file, shm_file) = self.device_files();
+        assert!(
+            !dev_file.exists() && !shm_file.exists(),
+            "written to the host's /dev"
+        );
     }
 
     /// Nothing reached the targets: no file outside, the secret unread, nobody connected,
@@ -243,6 +281,9 @@ impl Drop for Targets {
         let _ = self.sleeper.kill();
         let _ = self.sleeper.wait();
         let _ = std::fs::remove_file(&self.unix_path);
+        let (dev_file, shm_file) = self.device_files();
+        let _ = std::fs::remove_file(dev_file);
+        let _ = std::fs::remove_file(shm_file);
         if let Some(pid) = self.survivor_pid() {
             let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
         }
@@ -250,9 +291,11 @@ impl Drop for Targets {
 }
 
 /// What namespaces refuse beyond [`ATTEMPTS`] (as root: Landlock alone let each through).
-const NAMESPACE_ATTEMPTS: [&str; 8] = [
+const NAMESPACE_ATTEMPTS: [&str; 10] = [
     "other-runs",
     "case-files",
+    "dev-write",
+    "shm-fill",
     "capabilities",
     "mknod",
     "shadow",
@@ -389,17 +432,10 @@ fn assert_refused(targets: &mut Targets, out: &Path, case: &str, stdout: &str, n
 /// Run the escape script through the built-in agent's `bash`, with `env` for evalhost.
 fn escape_through_the_agent_loop(namespaced: bool, env: &[(&str, &str)]) {
     let mut targets = Targets::new();
-    let cases = targets.dir.path().join("cases");
-    std::fs::create_dir(&cases).unwrap();
-    std::fs::write(
-        cases.join("escape-agent.yaml"),
-        agent_case(&targets.script(namespaced)),
-    )
-    .unwrap();
-    let out = targets.dir.path().join("out");
-    let output = evalhost(
-        &targets.home,
-        &["--out", out.to_str().unwrap(), cases.to_str().unwrap()],
+    let (output, out) = targets.run(
+        "escape-agent.yaml",
+        &agent_case(&targets.script(namespaced)),
+        &[],
         env,
     );
     output.assert_code(0);
@@ -430,17 +466,10 @@ fn with_landlock_alone_escapes_through_the_agent_loop_are_refused() {
 fn escapes_of_an_external_agent_are_refused_and_the_work_is_done() {
     let namespaced = namespaces();
     let mut targets = Targets::new();
-    let cases = targets.dir.path().join("cases");
-    std::fs::create_dir(&cases).unwrap();
-    std::fs::write(
-        cases.join("escape-external.yaml"),
-        external_case(&targets.script(namespaced)),
-    )
-    .unwrap();
-    let out = targets.dir.path().join("out");
-    let output = evalhost(
-        &targets.home,
-        &["--out", out.to_str().unwrap(), cases.to_str().unwrap()],
+    let (output, out) = targets.run(
+        "escape-external.yaml",
+        &external_case(&targets.script(namespaced)),
+        &[],
         &[],
     );
     output.assert_code(0);
@@ -464,16 +493,10 @@ fn without_confinement_the_same_script_escapes() {
     // The escape tests above fail if confinement breaks: here the same attempts succeed.
     let namespaced = namespaces();
     let mut targets = Targets::new();
-    let cases = targets.dir.path().join("cases");
-    std::fs::create_dir(&cases).unwrap();
-    std::fs::write(
-        cases.join("escape-external.yaml"),
-        external_case(&targets.script(namespaced)),
-    )
-    .unwrap();
-    let output = evalhost(
-        &targets.home,
-        &["--no-confine", cases.to_str().unwrap()],
+    let (output, _) = targets.run(
+        "escape-external.yaml",
+        &external_case(&targets.script(namespaced)),
+        &["--no-confine"],
         &[],
     );
     let (stdout, stderr) = (output.stdout(), output.stderr());
@@ -518,22 +541,10 @@ fn without_confinement_root_keeps_its_capabilities_and_reads_the_environment() {
         return;
     }
     let targets = Targets::new();
-    let cases = targets.dir.path().join("cases");
-    std::fs::create_dir(&cases).unwrap();
-    std::fs::write(
-        cases.join("escape-external.yaml"),
-        external_case(&targets.script(true)),
-    )
-    .unwrap();
-    let out = targets.dir.path().join("out");
-    let output = evalhost(
-        &targets.home,
-        &[
-            "--no-confine",
-            "--out",
-            out.to_str().unwrap(),
-            cases.to_str().unwrap(),
-        ],
+    let (output, out) = targets.run(
+        "escape-external.yaml",
+        &external_case(&targets.script(true)),
+        &["--no-confine"],
         &[],
     );
     let log = std::fs::read_to_string(out.join("escape-external").join("run-1.jsonl")).unwrap();
