@@ -2,22 +2,27 @@
 //! not mark close-on-exec; evalhost would hand those on to every process a run starts (the
 //! agent's bash, an external agent): a caller's `exec 7<secret` would reach the agent as
 //! `/dev/fd/7`. [`close_on_exec_inherited`] marks every descriptor from 3 up close-on-exec,
-//! once per process: evalhost's own descriptors are close-on-exec already (Rust opens them
-//! so), and what a run is meant to get it is given explicitly.
+//! once per process (the CLI), and [`mark_all`] before each process a run starts (a library
+//! embedding evalhost may open more): evalhost's own descriptors are close-on-exec already
+//! (Rust opens them so), and what a run is meant to get it is given explicitly.
 
 use std::sync::Once;
 
 /// Mark every descriptor ≥ 3 close-on-exec (`close_range(3, ~0, CLOSE_RANGE_CLOEXEC)`, Linux
-/// 5.11; before that, each descriptor listed in `/proc/self/fd`). Runs once per process: the
-/// CLI calls it first thing in `main`; in a library it is called before a run's first
-/// process starts. Call it early, so that it marks only descriptors the caller left open.
+/// 5.11; before that, each descriptor listed in `/proc/self/fd`), once per process: the CLI
+/// calls it first thing in `main`.
 pub fn close_on_exec_inherited() {
     static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        if !close_range_cloexec() {
-            each_listed();
-        }
-    });
+    ONCE.call_once(mark_all);
+}
+
+/// The same, every time: before each process a run starts (`crate::confine`), so that a
+/// descriptor an embedding program opened without close-on-exec after evalhost's first run
+/// does not reach a later one either. One system call.
+pub(crate) fn mark_all() {
+    if !close_range_cloexec() {
+        each_listed();
+    }
 }
 
 #[allow(unsafe_code)]

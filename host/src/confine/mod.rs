@@ -257,7 +257,7 @@ impl RunCommand {
 
     /// Start it unconfined (a caller without a run's confinement).
     pub(crate) fn spawn_plain(mut self) -> std::io::Result<RunChild> {
-        crate::inherited_fds::close_on_exec_inherited();
+        crate::inherited_fds::mark_all();
         Ok(RunChild {
             child: self.cmd.spawn()?,
             forwarding: None,
@@ -404,8 +404,8 @@ impl RunConfinement {
     ) -> std::io::Result<RunChild> {
         let RunCommand { mut cmd, forward } = command;
         cmd.env("TMPDIR", &self.tmp);
-        // Nothing the embedding program left open reaches a run (the CLI did it already).
-        crate::inherited_fds::close_on_exec_inherited();
+        // Nothing the embedding program left open reaches a run, whenever it opened it.
+        crate::inherited_fds::mark_all();
         match &self.layer {
             Layer::Off | Layer::Namespaces(_) => {
                 if let Some(forward) = &forward {

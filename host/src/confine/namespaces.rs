@@ -267,7 +267,7 @@ pub(crate) fn arguments(view: &RunView<'_>, extra: &[OsString]) -> Vec<OsString>
             "/dev/shm".as_ref(),
         ],
     );
-    for path in &view.widen.read {
+    for path in view.widen.read.iter().filter(|p| bindable(p)) {
         push(
             &mut args,
             ["--ro-bind-try".as_ref(), path.as_os_str(), path.as_os_str()],
@@ -303,7 +303,7 @@ pub(crate) fn arguments(view: &RunView<'_>, extra: &[OsString]) -> Vec<OsString>
             view.workspace.as_os_str(),
         ],
     );
-    for path in &view.widen.write {
+    for path in view.widen.write.iter().filter(|p| bindable(p)) {
         push(
             &mut args,
             ["--bind-try".as_ref(), path.as_os_str(), path.as_os_str()],
@@ -325,6 +325,16 @@ pub(crate) fn arguments(view: &RunView<'_>, extra: &[OsString]) -> Vec<OsString>
     args.extend(extra.iter().cloned());
     args.push("--".into());
     args
+}
+
+/// Whether a widened path can be bound into a sandbox: not one leading into `/proc`, `/dev` or
+/// `/sys` (`/dev/fd/7` named in an agent's command: the sandbox has its own `/proc` and `/dev`,
+/// and bubblewrap cannot bind the host's over them).
+fn bindable(path: &Path) -> bool {
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    !["/proc", "/dev", "/sys"]
+        .iter()
+        .any(|special| real.starts_with(special))
 }
 
 #[cfg(test)]

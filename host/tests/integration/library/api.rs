@@ -418,3 +418,44 @@ fn without_timings(text: &str) -> String {
     let timing = regex::Regex::new(r"\d+ (ms|µs)").expect("pattern");
     timing.replace_all(text, "N $1").into_owned()
 }
+
+#[test]
+fn a_descriptor_the_embedder_left_open_does_not_reach_a_run() {
+    use nix::fcntl::{FcntlArg, FdFlag, OFlag, fcntl, open};
+    use std::os::fd::AsRawFd;
+    // A run first: what evalhost does once per process is done by then.
+    let first = suite_dir(&[(
+        "first",
+        "name: first\nprompt: Go.\nagent: {command: [bash, -c, 'echo ran']}\ngraders:\n  - final_text_contains: ran\n",
+    )]);
+    let plan = with_builtins(Suite::new([first.path()]))
+        .plan()
+        .expect("plan");
+    runtime().block_on(plan.run()).expect("run");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let secret = dir.path().join("secret");
+    std::fs::write(&secret, "embedder-secret").expect("write");
+    // Opened after it, the way a C library or an older program would: inheritable by every
+    // child.
+    let fd = open(&secret, OFlag::O_RDONLY, nix::sys::stat::Mode::empty()).expect("open");
+    let inheritable = |fd: &std::os::fd::OwnedFd| {
+        !FdFlag::from_bits_truncate(fcntl(fd, FcntlArg::F_GETFD).expect("flags"))
+            .contains(FdFlag::FD_CLOEXEC)
+    };
+    assert!(inheritable(&fd), "control: a child would get it");
+    let n = fd.as_raw_fd();
+    let case = format!(
+        "name: peek\nprompt: Peek.\nagent: {{command: [bash, -c, 'cat /dev/fd/{n} 2>/dev/null || echo closed']}}\ngraders:\n  - final_text_contains: closed\n"
+    );
+    let cases = suite_dir(&[("peek", &case)]);
+    let plan = with_builtins(Suite::new([cases.path()]))
+        .plan()
+        .expect("plan");
+    let report = runtime().block_on(plan.run()).expect("run");
+    let run = &cases_of(&report)[0].runs[0];
+    assert!(run.pass, "{run:?}");
+    assert!(
+        !inheritable(&fd),
+        "marked close-on-exec before the run's process started"
+    );
+}
