@@ -79,6 +79,8 @@ struct ConfigFile {
     judge: Option<ProviderTable>,
     trust: Option<TrustTable>,
     agents: Option<AgentTable>,
+    /// `[prices."MODEL"]`: USD per million tokens (docs/cost.md).
+    prices: Option<std::collections::BTreeMap<String, super::prices::PriceEntry>>,
 }
 
 /// `[agents]`: preset name → program path, as written.
@@ -146,6 +148,40 @@ pub(super) fn read_trust(path: &Path) -> Result<Option<TrustTable>, ConfigError>
 /// `None`.
 pub(super) fn read_agents(path: &Path) -> Result<Option<AgentTable>, ConfigError> {
     Ok(read_file(path)?.and_then(|file| file.agents))
+}
+
+/// Read a file's `[prices]` with the file's text (to locate a bad value); a file that does
+/// not exist is `None`.
+pub(super) fn read_prices(path: &Path) -> Result<Option<PricesOf>, ConfigError> {
+    let Some(text) = read_text(path)? else {
+        return Ok(None);
+    };
+    let file = parse(path, &text)?;
+    Ok(file.prices.map(|prices| (text, prices)))
+}
+
+/// A file's text and its `[prices]`.
+pub(super) type PricesOf = (
+    String,
+    std::collections::BTreeMap<String, super::prices::PriceEntry>,
+);
+
+fn read_text(path: &Path) -> Result<Option<String>, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ConfigError::Read {
+            path: path.to_owned(),
+            error: source,
+        }),
+    }
+}
+
+fn parse(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError::Parse {
+        path: path.to_owned(),
+        message: e.to_string().trim_end().to_owned(),
+    })
 }
 
 fn read_file(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {

@@ -32,6 +32,7 @@
 
 mod dirs;
 mod file;
+mod prices;
 mod temp_dir;
 
 use std::collections::HashMap;
@@ -42,6 +43,7 @@ use std::time::Duration;
 pub use dirs::OwnDir;
 pub use dirs::OwnDirKind;
 pub use dirs::own_dir_containing;
+pub use prices::{ModelPrice, PriceMatch, PriceTable};
 #[cfg(feature = "bundles")]
 pub(crate) use dirs::{STORE_ENV, data_home};
 pub(crate) use dirs::{cache_home, config_home, own_dirs};
@@ -209,6 +211,20 @@ pub enum ConfigError {
         /// What is wrong.
         message: String,
     },
+    /// A `[prices."MODEL"]` field is not a price.
+    #[error("{path}:{line}: [prices.\"{model}\"] field `{field}`: {message}")]
+    Price {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the value.
+        line: usize,
+        /// The model.
+        model: String,
+        /// `input`, `cached_input` or `output`.
+        field: &'static str,
+        /// What is wrong.
+        message: String,
+    },
     /// The variable named by `api_key_env` is unset or empty.
     #[error(
         "the API key variable {variable} (provider field `api_key_env`, {origin}) is not set or empty"
@@ -311,6 +327,27 @@ impl ConfigSources {
             }
         }
         Ok(tables)
+    }
+
+    /// The price table: evalhost's default table, then the user's file's `[prices]`, then the
+    /// project's, each entry replacing the one of its model (docs/cost.md).
+    pub fn prices(&self) -> Result<PriceTable, ConfigError> {
+        let mut table = PriceTable::builtin();
+        for file in [&self.user_file, &self.project_file].into_iter().flatten() {
+            let Some((text, prices)) = file::read_prices(file)? else {
+                continue;
+            };
+            table
+                .apply(file, &text, &prices)
+                .map_err(|bad| ConfigError::Price {
+                    path: file.clone(),
+                    line: bad.line,
+                    model: bad.model,
+                    field: bad.field,
+                    message: bad.message,
+                })?;
+        }
+        Ok(table)
     }
 
     /// An environment variable's value, trimmed; `None` when unset or blank.
