@@ -104,6 +104,8 @@ pub mod evidence;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod grader;
+#[cfg(feature = "run")]
+pub mod history;
 pub mod inherited_fds;
 pub mod judge;
 #[cfg(any(feature = "run", feature = "bundles"))]

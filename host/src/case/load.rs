@@ -16,7 +16,11 @@ pub const MAX_CASES_PER_DIR: usize = 256;
 
 /// Read, parse and validate one case file.
 pub fn load_case(path: &Path) -> Result<Case, CaseError> {
-    read_case(path).map(|parsed| parsed.case)
+    read_case(path).map(|parsed| {
+        let mut case = parsed.case;
+        case.digest = case.content_digest();
+        case
+    })
 }
 
 /// Load cases from files and directories, in the order given.
@@ -124,6 +128,7 @@ fn load_each_source(
 ) -> Vec<Result<Case, CaseError>> {
     let parsed = crate::parallel::map_in_order(sources, |source| {
         let mut parsed = load_source(source, options)?;
+        parsed.case.digest = parsed.case.content_digest();
         if let Some(spool) = spool {
             spool.keep(&mut parsed.case);
         }

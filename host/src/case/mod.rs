@@ -88,6 +88,20 @@ pub fn check_timeout_secs(secs: f64) -> Result<f64, String> {
 /// Largest case file, in bytes (64 seed files of 64 KiB fit with room to spare).
 pub const MAX_CASE_FILE_BYTES: usize = 8 * 1024 * 1024;
 
+/// An `io::Write` feeding a hasher, so a digest needs no serialized copy.
+struct HashWriter<'a>(&'a mut sha2::Sha256);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        sha2::Digest::update(self.0, buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// One eval case, validated. It serializes (JSON) so that a suite can park it in its spool
 /// until its runs ([`Spool`]); that form is evalhost's own, not a case format.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -127,6 +141,10 @@ pub struct Case {
     pub execution: Execution,
     /// What the case adds to the default confinement of its runs (`confine:`).
     pub confine: crate::confine::Widening,
+    /// sha256 (hex) of the case's content, everything but its path ([`Case::content_digest`]),
+    /// set when loading; empty for a case made by hand.
+    #[serde(default)]
+    pub digest: String,
     /// Where the bulky parts are: here, or in the spool of the suite that loaded the case
     /// (then `workspace_files`, `model`, `follow_ups` and a replayed recording are empty
     /// here; [`Case::whole`] reads them back).
@@ -217,6 +235,21 @@ pub struct GraderUse {
 pub(crate) const JUDGE_KEY: &str = "judge";
 
 impl Case {
+    /// sha256 (hex) of the case's content: its own serialized form without its path or
+    /// digest, with its bulky parts (call before the spool takes them). Two loads of an
+    /// unchanged case give the same digest, wherever its file is.
+    pub fn content_digest(&self) -> String {
+        use sha2::Digest;
+        let mut value = serde_json::to_value(self).unwrap_or_default();
+        if let Some(fields) = value.as_object_mut() {
+            fields.remove("path");
+            fields.remove("digest");
+        }
+        let mut hasher = sha2::Sha256::new();
+        let _ = serde_json::to_writer(HashWriter(&mut hasher), &value);
+        hex::encode(hasher.finalize())
+    }
+
     /// Whether every model step carries recorded usage, so a replay reports real token
     /// counts rather than synthetic ones.
     pub fn has_recorded_usage(&self) -> bool {

@@ -206,6 +206,7 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
             tags,
             execution,
             confine,
+            digest: String::new(),
             body: Default::default(),
         },
     })

@@ -131,10 +131,32 @@ Exit status:
   3  evalhost itself failed"
     )]
     Grade(crate::cli::grade::GradeArgs),
-    /// Compare a JSON report with a baseline report; fail on regressions.
+    /// Compare two runs of a suite case by case, with the statistics stated; fail when a case
+    /// regressed with evidence.
     #[command(
-        after_help = "A regression is a case that passed every run and no longer does, a \
-pass-rate drop beyond --max-drop, or growth of mean tokens or duration per run beyond the limits \
+        after_help = "A and B are JSON reports (`report.json`, or the `--out` directory holding \
+it). Cases are matched by name. Per case: Fisher's exact test (two-sided) on the passes of each \
+side, Benjamini-Hochberg q-values across the cases (--alpha, default 5%); each case regressed, \
+improved, shows no evidence of a change, or has too few runs to tell (with the runs a side that \
+would detect a 20-point change with 80% power). Over the suite: the Wilcoxon signed-rank test on \
+the cases' pass-rate differences. Cases whose outcome changed come first. docs/history.md says \
+how each number is computed.
+
+Examples:
+  evalhost compare main-out/ out/
+  evalhost compare --json old/report.json new/report.json | jq '.cases[0]'
+
+Exit status:
+  0  no case regressed with evidence
+  1  some case regressed with evidence (`Error: Compare failed: ...`)
+  2  bad usage, or a report is unreadable or of another schema version"
+    )]
+    Compare(crate::cli::compare::CompareArgs),
+    /// Compare a JSON report with a baseline report (`compare` with limits); fail on regressions.
+    #[command(
+        after_help = "The comparison of `evalhost compare`, with the baseline as A: a regression \
+is a case whose pass rate dropped with evidence (Fisher's exact test, Benjamini-Hochberg at \
+--alpha) by more than --max-drop, or whose mean tokens or duration per run grew beyond the limits \
 (duration growth under --min-latency-growth-ms is ignored). Cases in one report only are listed.
 
 Examples:
@@ -153,6 +175,23 @@ Exit status:
   evalhost run --partition hash:2/2 --out shard-2 cases/
   evalhost report merge shard-1/report.json shard-2/report.json -o report.json")]
     Report(crate::cli::report::ReportArgs),
+    /// Runs remembered: list them, import runs made elsewhere, collect old ones, find flaky cases.
+    #[command(
+        after_help = "Every `evalhost run` is recorded in the history store (--no-history \
+to skip): .evalhost/history.db in the project directory unless --history, EVALHOST_HISTORY or \
+[history] store in evalhost.toml say otherwise (a SQLite file, or postgres://... for a team's \
+shared history). docs/history.md.
+
+Examples:
+  evalhost history
+  evalhost history --branch main --limit 5
+  evalhost history import ci-artifacts/shard-*/ merged-report.json
+  evalhost history gc --keep-runs 200 --keep-days 90
+  evalhost history flaky
+
+Exit status: 0 done; 2 bad usage, or the store is missing, corrupt or from a newer evalhost."
+    )]
+    History(crate::cli::history::HistoryArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -221,6 +260,8 @@ pub struct RunArgs {
     pub partition: Option<evalhost::runner::Partition>,
     #[command(flatten)]
     pub judge: crate::cli::judge::JudgeArgs,
+    #[command(flatten)]
+    pub history: crate::cli::history::RecordArgs,
     /// Let every run's processes also read (and execute) this path (repeatable); by default
     /// they read the system but not your home (docs/security.md).
     #[arg(long, value_name = "PATH")]

@@ -5,10 +5,12 @@ mod args;
 mod baseline;
 mod bundle;
 mod check;
+mod compare;
 mod completions;
 mod grade;
 mod grader;
 mod graders;
+mod history;
 mod judge;
 mod list;
 mod pi_agent;
@@ -93,8 +95,10 @@ pub fn main() -> ExitCode {
         Command::Grader(grader) => grader::grader(grader),
         Command::Bundle(args) => bundle::bundle(args),
         Command::Grade(grade) => grade::grade(grade),
-        Command::Baseline(baseline) => baseline::baseline(baseline),
+        Command::Compare(args) => compare::compare_command(args, &ui),
+        Command::Baseline(baseline) => baseline::baseline(baseline, &ui),
         Command::Report(report) => report::report(report),
+        Command::History(args) => history::history(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -96,6 +96,7 @@ pub fn record(args: RecordArgs) -> Result<u8, Failure> {
         tags: Vec::new(),
         execution: Execution::Agent,
         confine: Default::default(),
+        digest: String::new(),
         body: Default::default(),
     };
     let (run, records) = super::record_live::run_live_once(case)?;

@@ -75,6 +75,13 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         .context("failed to start the async runtime")
         .map_err(Failure::internal)?;
     plan.options.judge = args.judge.judge(runtime.handle())?;
+    let history = args.history.location()?;
+    let project = std::env::current_dir()
+        .context("the current directory")
+        .map_err(Failure::internal)?;
+    plan.options.provenance = plan.options.provenance_now(&project);
+    let recorder = super::history::start_recording(&history, plan.options.recorded_run("run"), ui);
+    plan.options.history = recorder.clone();
     let report = runtime.block_on(async {
         super::signals::cancel_on_signal(plan.options.cancel.clone());
         plan.run().await.map_err(Failure::internal)
@@ -83,6 +90,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         progress.finish();
     }
     let report = report?;
+    let recorded = super::history::finish_recording(recorder, &report, ui);
     let details = details.unwrap_or_default();
     // The table first: a bad --junit/--html path must not hide the suite's results.
     super::report_files::print_text(&report, ui.color_stdout)?;
@@ -92,6 +100,9 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         &report,
         &details,
     )?;
+    if let Some(recorded) = recorded {
+        println!("{recorded}");
+    }
     if report.interrupted {
         eprintln!(
             "{} Interrupted: {} runs cancelled; the report covers the runs that finished",

@@ -32,6 +32,15 @@ impl Ui {
         }
     }
 
+    /// `Warning:`, in bold when stderr is coloured.
+    pub fn warning_prefix(&self) -> String {
+        if self.color_stderr {
+            format!("\x1b[1mWarning:{RESET}")
+        } else {
+            "Warning:".to_owned()
+        }
+    }
+
     /// `Error:`, in bold red when stderr is coloured.
     pub fn error_prefix(&self) -> String {
         if self.color_stderr {

@@ -79,8 +79,22 @@ struct ConfigFile {
     judge: Option<ProviderTable>,
     trust: Option<TrustTable>,
     agents: Option<AgentTable>,
+    history: Option<HistoryTable>,
     /// `[prices."MODEL"]`: USD per million tokens (docs/cost.md).
     prices: Option<std::collections::BTreeMap<String, super::prices::PriceEntry>>,
+}
+
+/// `[history]`: where runs are remembered and for how long (docs/history.md).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HistoryTable {
+    /// The store: a SQLite file (relative to the configuration file), `postgres://...`, or
+    /// `off`.
+    pub store: Option<String>,
+    /// `history gc` keeps at most this many runs (the newest).
+    pub keep_runs: Option<u32>,
+    /// `history gc` keeps runs started at most this many days ago.
+    pub keep_days: Option<u32>,
 }
 
 /// `[agents]`: preset name → program path, as written.
@@ -148,6 +162,11 @@ pub(super) fn read_trust(path: &Path) -> Result<Option<TrustTable>, ConfigError>
 /// `None`.
 pub(super) fn read_agents(path: &Path) -> Result<Option<AgentTable>, ConfigError> {
     Ok(read_file(path)?.and_then(|file| file.agents))
+}
+
+/// Read a file's `[history]`; a file that does not exist is `None`.
+pub(super) fn read_history(path: &Path) -> Result<Option<HistoryTable>, ConfigError> {
+    Ok(read_file(path)?.and_then(|file| file.history))
 }
 
 /// Read a file's `[prices]` with the file's text (to locate a bad value); a file that does

@@ -43,11 +43,11 @@ use std::time::Duration;
 pub use dirs::OwnDir;
 pub use dirs::OwnDirKind;
 pub use dirs::own_dir_containing;
-pub use prices::{ModelPrice, PriceMatch, PriceTable};
 #[cfg(feature = "bundles")]
 pub(crate) use dirs::{STORE_ENV, data_home};
 pub(crate) use dirs::{cache_home, config_home, own_dirs};
 pub(crate) use file::{AgentTable, TrustTable};
+pub use prices::{ModelPrice, PriceMatch, PriceTable};
 pub(crate) use temp_dir::temp_parent;
 
 /// Name of the project configuration file, looked up in the current directory.
@@ -237,6 +237,15 @@ pub enum ConfigError {
     },
 }
 
+/// `[history]` as the configuration files set it ([`ConfigSources::history`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HistorySettings {
+    /// `store`, as written, and the file that set it.
+    pub store: Option<(String, PathBuf)>,
+    pub keep_runs: Option<u32>,
+    pub keep_days: Option<u32>,
+}
+
 /// Where configuration comes from. [`ConfigSources::from_environment`] fills it from the
 /// process; tests fill it by hand.
 #[derive(Debug, Clone, Default)]
@@ -327,6 +336,23 @@ impl ConfigSources {
             }
         }
         Ok(tables)
+    }
+
+    /// The `[history]` table: the project's fields over the user's, each with the file it
+    /// came from (a relative `store` path is relative to its file's directory).
+    pub fn history(&self) -> Result<HistorySettings, ConfigError> {
+        let mut settings = HistorySettings::default();
+        for file in [&self.user_file, &self.project_file].into_iter().flatten() {
+            let Some(table) = file::read_history(file)? else {
+                continue;
+            };
+            if let Some(store) = table.store {
+                settings.store = Some((store, file.clone()));
+            }
+            settings.keep_runs = table.keep_runs.or(settings.keep_runs);
+            settings.keep_days = table.keep_days.or(settings.keep_days);
+        }
+        Ok(settings)
     }
 
     /// The price table: evalhost's default table, then the user's file's `[prices]`, then the

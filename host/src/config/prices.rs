@@ -430,7 +430,10 @@ mod sources_tests {
         let error = sources.prices().unwrap_err();
         assert!(matches!(error, ConfigError::Parse { .. }), "{error}");
         let text = error.to_string();
-        assert!(text.contains("evalhost.toml") && text.contains("line 6"), "{text}");
+        assert!(
+            text.contains("evalhost.toml") && text.contains("line 6"),
+            "{text}"
+        );
         std::fs::write(&project, "[prices.\"gpt-5\"]\ninput = 3\noutput = -1\n").unwrap();
         let text = sources.prices().unwrap_err().to_string();
         assert!(

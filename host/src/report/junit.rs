@@ -296,6 +296,7 @@ mod tests {
 
     fn report(cases: Vec<CaseReport>, cancelled: Vec<CancelledRun>) -> SuiteReport {
         SuiteReport {
+            provenance: Default::default(),
             schema_version: crate::report::REPORT_SCHEMA_VERSION,
             evalhost_version: "0.1.0".into(),
             mode: "replay".into(),
@@ -314,6 +315,8 @@ mod tests {
     #[test]
     fn a_case_without_finished_runs_is_skipped_and_named_by_its_directory() {
         let case = CaseReport {
+            digest: None,
+            tags: Vec::new(),
             name: "slow".into(),
             path: "suites/a/slow.yaml".into(),
             confine: Default::default(),

@@ -1,7 +1,7 @@
 //! Verdicts → statistics → reports: Mino's text table and the JSON report.
 
-mod baseline;
 mod cases;
+mod compare;
 mod confinement;
 mod details;
 mod entry;
@@ -9,18 +9,19 @@ mod escape;
 mod html;
 mod junit;
 mod merge;
+pub(crate) mod out_layout;
 pub(crate) mod read;
 mod stats;
 mod table;
 mod text;
 mod verdict_diff;
 
-pub use baseline::BaselineDiff;
-pub use baseline::Finding;
-pub use baseline::Movement;
-pub use baseline::compare as compare_baseline;
-pub use baseline::{Rate, Thresholds, render_baseline};
 pub use cases::{CaseReadBackError, CaseReports, RESIDENT_BYTES};
+pub use compare::{
+    CaseComparison, CaseRate, CaseSide, Change, CompareError, CompareOptions, Comparison, Flaky,
+    Metric, MetricFlag, PairedMethod, PairedTest, Side, SideTotals, Tests, Verdict,
+};
+pub use compare::{DETECTABLE_CHANGE, compare, render_comparison};
 pub use details::ChangeKind;
 pub use details::FileChange;
 pub use details::WorkspaceChanges;
@@ -74,11 +75,46 @@ pub struct SuiteReport {
     /// `confine:`; absent in reports of evalhost versions before confinement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confinement: Option<crate::confine::Allowed>,
+    /// Where and when the run was made: its history id, start and end, the project's git
+    /// state, the live provider; absent in reports of evalhost versions before the history.
+    #[serde(flatten)]
+    pub provenance: Provenance,
     /// In suite order. A suite's run keeps the first in memory and the rest, past
     /// [`RESIDENT_BYTES`], in a spool file ([`CaseReports`]).
     pub cases: CaseReports,
     /// Over every run of every case.
     pub summary: SuiteSummary,
+}
+
+/// Where and when a suite run was made (every field absent from reports of evalhost versions
+/// before the history, docs/history.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// The run's id in the history: 16 hex digits, made when the run started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// When the run started and ended, in milliseconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_unix_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_unix_ms: Option<u64>,
+    /// The project's git state when the run started (the current directory's repository).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<GitState>,
+    /// The live provider's dialect (`openai-responses`, ...); absent in replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+}
+
+/// The project's git state: its commit, branch and whether the tree had changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitState {
+    pub commit: String,
+    /// `None` on a detached HEAD without a CI branch variable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// Tracked files differed from the commit.
+    pub dirty: bool,
 }
 
 /// A real agent a suite ran, as the report names it.
@@ -229,6 +265,13 @@ pub struct CaseReport {
     /// What the case's `confine:` added to the suite's confinement for its runs.
     #[serde(default, skip_serializing_if = "crate::confine::Widening::is_empty")]
     pub confine: crate::confine::Widening,
+    /// sha256 of the case's content (everything but its path): runs of equal digests ran the
+    /// same case (`compare`, flaky cases, `run --resume`); absent in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// The case's tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
     pub runs: Vec<RunReport>,
     pub summary: CaseSummary,
 }
@@ -378,6 +421,8 @@ impl CaseReport {
             name: name.into(),
             path: format!("cases/{name}.yaml"),
             confine: Default::default(),
+            digest: None,
+            tags: Vec::new(),
             summary: CaseSummary::of(&runs),
             runs,
         }
@@ -471,6 +516,7 @@ mod tests {
 
     pub(super) fn suite(cases: Vec<CaseReport>, cancelled: Vec<CancelledRun>) -> SuiteReport {
         SuiteReport {
+            provenance: Default::default(),
             schema_version: REPORT_SCHEMA_VERSION,
             evalhost_version: "0".into(),
             mode: "replay".into(),

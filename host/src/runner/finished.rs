@@ -25,6 +25,8 @@ pub(super) struct Finished {
     cancelled: Vec<CancelledRun>,
     /// The HTML report's details of each run, told the report's order as cases go to it.
     details: Option<Arc<RunDetails>>,
+    /// Told each run and each case as they finish.
+    history: Option<Arc<crate::history::Recorder>>,
 }
 
 impl Finished {
@@ -34,6 +36,7 @@ impl Finished {
         k: Option<u32>,
         cases: CaseReports,
         details: Option<Arc<RunDetails>>,
+        history: Option<Arc<crate::history::Recorder>>,
     ) -> Self {
         Self {
             remaining: runs,
@@ -45,6 +48,7 @@ impl Finished {
             passed: 0,
             cancelled: Vec::new(),
             details,
+            history,
         }
     }
 
@@ -62,7 +66,12 @@ impl Finished {
             .entry(i)
             .or_insert_with(|| (header, Vec::with_capacity(runs)));
         match result {
-            Ok(report) => reports.push(report),
+            Ok(report) => {
+                if let Some(history) = &self.history {
+                    history.run_finished(u32::try_from(i).unwrap_or(u32::MAX), &report);
+                }
+                reports.push(report)
+            }
             Err(run) => self.cancelled.push(run),
         }
         self.remaining[i] = self.remaining[i].saturating_sub(1);
@@ -80,13 +89,19 @@ impl Finished {
             if let Some(details) = &self.details {
                 details.case_reported(self.next, runs.iter().map(|run| run.run));
             }
-            self.cases.push(CaseReport {
+            let case = CaseReport {
                 name: header.name,
                 path: header.path,
                 confine: header.confine,
+                digest: header.digest,
+                tags: header.tags,
                 summary,
                 runs,
-            });
+            };
+            if let Some(history) = &self.history {
+                history.case_finished(u32::try_from(self.next).unwrap_or(u32::MAX), &case);
+            }
+            self.cases.push(case);
         }
         self.next += 1;
     }

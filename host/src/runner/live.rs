@@ -57,4 +57,58 @@ impl RunOptions {
             .as_ref()
             .map_or(crate::agent::SCRIPTED_MODEL, |live| live.model())
     }
+
+    /// Where and when a run of these options starts now: a new history id, the start time,
+    /// the git state of `project` (the current directory), the live provider's dialect.
+    pub fn provenance_now(&self, project: &std::path::Path) -> crate::report::Provenance {
+        crate::report::Provenance {
+            run_id: Some(crate::history::new_run_id()),
+            started_unix_ms: Some(crate::history::now_unix_ms()),
+            finished_unix_ms: None,
+            git: crate::history::git_state(project),
+            provider: self
+                .live
+                .as_ref()
+                .map(|live| live.provider().config().kind.as_str().to_owned()),
+        }
+    }
+
+    /// The history's row of a run of these options made by `command` (`run`, ...), as it
+    /// starts (its provenance set, [`RunOptions::provenance_now`]).
+    pub fn recorded_run(&self, command: &str) -> crate::history::RecordedRun {
+        let p = &self.provenance;
+        crate::history::RecordedRun {
+            id: p.run_id.clone().unwrap_or_else(crate::history::new_run_id),
+            command: command.to_owned(),
+            status: crate::history::RunStatus::Running,
+            started_ms: p
+                .started_unix_ms
+                .unwrap_or_else(crate::history::now_unix_ms),
+            ended_ms: None,
+            evalhost_version: env!("CARGO_PKG_VERSION").to_owned(),
+            git: p.git.clone(),
+            mode: self.mode().to_owned(),
+            provider: p.provider.clone(),
+            model: self.model().to_owned(),
+            agents: self
+                .agents
+                .0
+                .values()
+                .map(|a| crate::report::AgentVersion {
+                    name: a.preset.to_string(),
+                    version: a.version.clone(),
+                })
+                .collect(),
+            runs_per_case: self.runs,
+            k: self.k,
+            cases: 0,
+            runs: 0,
+            passed: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            duration_ms: 0,
+            cost_usd: None,
+            source: None,
+        }
+    }
 }

@@ -83,6 +83,13 @@ pub struct RunOptions {
     /// until the report is written (default [`crate::report::RESIDENT_BYTES`]; 0: every case
     /// waits there).
     pub resident_report_bytes: usize,
+    /// Where and when this run is made (its history id, start, git state, live provider):
+    /// copied into the report, its end time added.
+    pub provenance: crate::report::Provenance,
+    /// Records every finished run and case into the history store as the suite goes
+    /// (`crate::history`); `None`: nothing is recorded. The caller calls
+    /// [`crate::history::Recorder::finish`] with the report.
+    pub history: Option<Arc<crate::history::Recorder>>,
 }
 
 impl Default for RunOptions {
@@ -105,6 +112,8 @@ impl Default for RunOptions {
                 String::new(),
             )),
             confine: crate::confine::Policy::default(),
+            provenance: crate::report::Provenance::default(),
+            history: None,
             resident_report_bytes: crate::report::RESIDENT_BYTES,
         }
     }
@@ -215,7 +224,13 @@ pub(crate) async fn run_planned(
         })
         .buffered(options.jobs.max(1));
     let cases = CaseReports::with_budget(options.resident_report_bytes);
-    let mut reports = finished::Finished::new(runs, options.k, cases, options.details.clone());
+    let mut reports = finished::Finished::new(
+        runs,
+        options.k,
+        cases,
+        options.details.clone(),
+        options.history.clone(),
+    );
     while let Some((i, header, result)) = finished.next().await {
         reports.add(i, header, result);
     }
@@ -230,16 +245,12 @@ pub(crate) async fn run_planned(
         k: options.k,
         interrupted: options.cancel.is_cancelled(),
         cancelled,
-        agents: options
-            .agents
-            .0
-            .values()
-            .map(|a| crate::report::AgentVersion {
-                name: a.preset.to_string(),
-                version: a.version.clone(),
-            })
-            .collect(),
+        agents: options.recorded_run("run").agents,
         confinement: Some(crate::confine::Allowed::of(&options.confine)),
+        provenance: crate::report::Provenance {
+            finished_unix_ms: Some(crate::history::now_unix_ms()),
+            ..options.provenance.clone()
+        },
         summary,
         cases,
     };
@@ -314,12 +325,16 @@ async fn run_prepared(
             // root) in one trip to the blocking pool, off the async workers, which also
             // serve the model endpoint.
             let (details, out_dir) = (options.details.clone(), options.out.clone());
+            let history = options.history.clone();
             let prepared = prepared.clone();
             let judge = options.judge.clone();
             let finished = tokio::task::spawn_blocking(move || {
                 let artifacts = ungraded.grade(&prepared, &judge);
                 if let Some(details) = &details {
                     details::record(details, i, &prepared.case, &artifacts);
+                }
+                if let Some(history) = &history {
+                    record_logs(history, i, &artifacts);
                 }
                 let kept = match &out_dir {
                     Some(dir) => out::keep_run(dir, &prepared.case.name, &artifacts),
@@ -336,6 +351,19 @@ async fn run_prepared(
         }
         Err(e) => errored(run, e.to_string()),
     }
+}
+
+/// Hand run `artifacts` of case `i` to the history: its session log and evidence, as
+/// `--out` keeps them.
+fn record_logs(history: &crate::history::Recorder, i: usize, artifacts: &run::RunArtifacts) {
+    let log = crate::session::read_whole(&artifacts.session_log).ok();
+    let evidence = serde_json::to_vec(&artifacts.evidence).ok();
+    history.run_logs(
+        u32::try_from(i).unwrap_or(u32::MAX),
+        artifacts.report.run,
+        log.as_deref(),
+        evidence.as_deref(),
+    );
 }
 
 /// A spawned run, aborted when dropped (the suite was dropped before it finished).

@@ -18,7 +18,7 @@ pub(crate) fn keep_run(dir: &Path, case: &str, artifacts: &RunArtifacts) -> Resu
     let case_dir = case_dir(dir, case)?;
     private_file::create_dir_all(&case_dir).map_err(|source| out_error(&case_dir, source))?;
     let run = artifacts.report.run;
-    let log = case_dir.join(format!("run-{run}.jsonl"));
+    let log = crate::report::out_layout::session_log_path(dir, case, run);
     crate::session::read_whole(&artifacts.session_log)
         .and_then(|bytes| private_file::write(&log, &bytes))
         .map_err(|source| out_error(&log, source))?;
@@ -47,20 +47,11 @@ fn case_dir(dir: &Path, case: &str) -> Result<std::path::PathBuf, RunError> {
     }
 }
 
-/// `DIR/<case>/run-N.evidence.json`.
-pub(crate) fn evidence_path(dir: &Path, case: &str, run: u32) -> std::path::PathBuf {
-    dir.join(case).join(format!("run-{run}.evidence.json"))
-}
-
-/// `DIR/<case>/run-N.workspace/`: the run's finished workspace (when within the limits of
-/// `snapshot.rs`).
-pub(crate) fn workspace_path(dir: &Path, case: &str, run: u32) -> std::path::PathBuf {
-    dir.join(case).join(format!("run-{run}.workspace"))
-}
+pub(crate) use crate::report::out_layout::{evidence_path, workspace_path};
 
 pub(crate) fn write_report(dir: &Path, report: &SuiteReport) -> Result<(), RunError> {
     private_file::create_dir_all(dir).map_err(|source| out_error(dir, source))?;
-    let path = dir.join("report.json");
+    let path = crate::report::out_layout::report_path(dir);
     private_file::write_with(&path, |out| report.write_json(out))
         .map_err(|source| out_error(&path, source))
 }

@@ -28,6 +28,9 @@ pub(crate) struct CaseHeader {
     pub path: String,
     /// What the case's `confine:` adds.
     pub confine: Widening,
+    /// The case's content digest ([`Case::digest`]); `None` when it was not computed.
+    pub digest: Option<String>,
+    pub tags: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -103,6 +106,8 @@ impl CaseHeader {
             name: case.name.clone(),
             path: case.path.display().to_string(),
             confine: case.confine.clone(),
+            digest: (!case.digest.is_empty()).then(|| case.digest.clone()),
+            tags: case.tags.clone(),
         }
     }
 
@@ -113,6 +118,8 @@ impl CaseHeader {
             name: format!("(case {} of the plan, unreadable)", i + 1),
             path: String::new(),
             confine: Widening::default(),
+            digest: None,
+            tags: Vec::new(),
         }
     }
 }

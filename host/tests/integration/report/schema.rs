@@ -181,6 +181,8 @@ fn everything_report() -> SuiteReport {
         },
     ];
     let cases = vec![CaseReport {
+        digest: Some("0".repeat(64)),
+        tags: vec!["smoke".into()],
         name: "count-words".into(),
         path: "cases/words/count-words.yaml".into(),
         confine: Widening {
@@ -193,6 +195,7 @@ fn everything_report() -> SuiteReport {
         runs,
     }];
     SuiteReport {
+        provenance: Default::default(),
         schema_version: REPORT_SCHEMA_VERSION,
         evalhost_version: "0.1.0".into(),
         mode: "live".into(),

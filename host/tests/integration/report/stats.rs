@@ -32,6 +32,8 @@ fn suite(cases: Vec<(&str, Vec<RunReport>)>, k: Option<u32>) -> SuiteReport {
     let cases: Vec<CaseReport> = cases
         .into_iter()
         .map(|(name, runs)| CaseReport {
+            digest: None,
+            tags: Vec::new(),
             name: name.to_owned(),
             path: format!("{name}.yaml"),
             confine: Default::default(),
@@ -40,6 +42,7 @@ fn suite(cases: Vec<(&str, Vec<RunReport>)>, k: Option<u32>) -> SuiteReport {
         })
         .collect();
     SuiteReport {
+        provenance: Default::default(),
         schema_version: REPORT_SCHEMA_VERSION,
         evalhost_version: "0".into(),
         mode: "live".into(),

@@ -1,0 +1,98 @@
+//! `evalhost history import DIR|FILE`: a run made elsewhere (a CI job's `--out` directory,
+//! a merged shard report) into this store, so that a team's runs land in one history. An
+//! `--out` directory brings each run's session log and evidence too. Importing the same run
+//! twice stores it once: its id is the report's `run_id`, or for a report without one, a
+//! digest of the report's bytes.
+
+use std::path::Path;
+
+use sha2::Digest;
+
+use super::StoreError;
+use super::store::{RecordedRun, RunStatus, Store, Totals, header_json};
+use crate::report::out_layout;
+
+/// What an import did.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    pub run: RecordedRun,
+    /// `false`: the store already had this run; nothing was written.
+    pub new: bool,
+    /// Runs whose session log came with them (an `--out` directory's).
+    pub logs: u32,
+}
+
+/// Import the report at `path` (a report file, or an `--out` directory holding
+/// `report.json` and the runs' files).
+pub fn import_path(store: &mut Store, path: &Path) -> Result<Imported, StoreError> {
+    let import_error = |message: String| StoreError::Import {
+        path: path.display().to_string(),
+        message,
+    };
+    let report = crate::report::read_report(path).map_err(|e| import_error(e.to_string()))?;
+    let dir = path.is_dir().then_some(path);
+    let report_file = dir.map_or_else(|| path.to_owned(), out_layout::report_path);
+    let mut run = RecordedRun::starting("import", &report);
+    if report.provenance.run_id.is_none() {
+        let bytes = std::fs::read(&report_file).map_err(|e| import_error(e.to_string()))?;
+        run.id = hex::encode(&sha2::Sha256::digest(&bytes)[..8]);
+    }
+    if report.provenance.started_unix_ms.is_none() {
+        // The report's file time stands for when it ran.
+        run.started_ms = std::fs::metadata(&report_file)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or_else(super::now_unix_ms, |d| d.as_millis() as u64);
+    }
+    run.source = Some(
+        std::path::absolute(path)
+            .unwrap_or_else(|_| path.to_owned())
+            .display()
+            .to_string(),
+    );
+    let mut logs = 0;
+    let new = store.write(|store| {
+        if !store.insert_run(&run, "{}")? {
+            return Ok(false);
+        }
+        let mut totals = Totals::default();
+        for (ord, case) in report.cases.iter().enumerate() {
+            let case = case.map_err(|e| import_error(e.to_string()))?;
+            let ord = u32::try_from(ord).unwrap_or(u32::MAX);
+            for one in &case.runs {
+                let read = |file: std::path::PathBuf| {
+                    std::fs::read(file)
+                        .ok()
+                        .map(|bytes| super::blob::compress(&bytes))
+                };
+                let session_log =
+                    dir.and_then(|d| read(out_layout::session_log_path(d, &case.name, one.run)));
+                let evidence =
+                    dir.and_then(|d| read(out_layout::evidence_path(d, &case.name, one.run)));
+                logs += u32::from(session_log.is_some());
+                store.insert_case_run(&run.id, ord, one, session_log, evidence)?;
+            }
+            totals.add(&case);
+            store.insert_case(&run.id, ord, &case)?;
+        }
+        store.finish_recorded(
+            &run.id,
+            &header_json(&report),
+            report.interrupted,
+            (report.summary.runs, report.summary.passed),
+            Some(report.provenance.finished_unix_ms.unwrap_or(run.started_ms)),
+            &totals,
+        )?;
+        Ok(true)
+    })?;
+    run.status = if report.interrupted {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Finished
+    };
+    run.cases = report.cases.len() as u32;
+    run.runs = report.summary.runs;
+    run.passed = report.summary.passed;
+    Ok(Imported { run, new, logs })
+}

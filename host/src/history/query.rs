@@ -1,0 +1,332 @@
+//! What the store answers: runs (filtered, newest first), a run named by id, prefix,
+//! `latest` or `BRANCH@latest`, a run's cases (filtered, failures first, a page at a time),
+//! a case's runs and history, flaky cases.
+
+use serde::Serialize;
+
+use super::StoreError;
+use super::backend::Value;
+use super::store::{CASE_COLUMNS, CaseRun, RUN_COLUMNS, RecordedCase, RecordedRun, Store};
+use crate::report::{CaseReport, RunReport};
+
+/// Which runs `history` lists.
+#[derive(Debug, Clone, Default)]
+pub struct RunFilter {
+    pub branch: Option<String>,
+    pub model: Option<String>,
+    /// A preset's name (`codex`).
+    pub agent: Option<String>,
+    /// Runs that ran a case of this name.
+    pub case: Option<String>,
+    /// At most this many (0: no limit).
+    pub limit: u32,
+    pub offset: u32,
+}
+
+/// Which cases of a run a page shows.
+#[derive(Debug, Clone, Default)]
+pub struct CaseFilter {
+    /// `Some(true)`: cases that passed every run; `Some(false)`: the others.
+    pub pass: Option<bool>,
+    /// Cases a grader of this name judged.
+    pub grader: Option<String>,
+    pub tag: Option<String>,
+    /// Part of the case's name or path (case-insensitive).
+    pub search: Option<String>,
+    pub offset: u32,
+    /// At most this many (0: every case).
+    pub limit: u32,
+}
+
+/// A page of a run's cases, failures first, and how many match in all.
+#[derive(Debug, Clone, Serialize)]
+pub struct CasePage {
+    pub cases: Vec<RecordedCase>,
+    pub total: u32,
+}
+
+/// A case in one recorded run, for its history.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseHistoryEntry {
+    pub run: RecordedRun,
+    pub case: RecordedCase,
+}
+
+/// A case whose outcome varies between runs of the same content.
+#[derive(Debug, Clone, Serialize)]
+pub struct Flaky {
+    pub name: String,
+    pub digest: String,
+    /// Recorded suite runs of this digest.
+    pub suite_runs: u32,
+    pub runs: u32,
+    pub passed: u32,
+}
+
+impl Store {
+    /// Recorded runs matching `filter`, newest first.
+    pub fn runs(&mut self, filter: &RunFilter) -> Result<Vec<RecordedRun>, StoreError> {
+        let mut sql = format!("SELECT {RUN_COLUMNS} FROM suite_runs WHERE 1 = 1");
+        let mut params: Vec<Value> = Vec::new();
+        if let Some(branch) = &filter.branch {
+            sql.push_str(" AND git_branch = ?");
+            params.push(branch.as_str().into());
+        }
+        if let Some(model) = &filter.model {
+            sql.push_str(" AND model = ?");
+            params.push(model.as_str().into());
+        }
+        if let Some(agent) = &filter.agent {
+            sql.push_str(" AND agents LIKE ?");
+            params.push(format!("%\"name\":\"{}\"%", like_escape(agent)).into());
+        }
+        if let Some(case) = &filter.case {
+            sql.push_str(
+                " AND EXISTS (SELECT 1 FROM case_results c WHERE c.suite_run = suite_runs.id AND c.name = ?)",
+            );
+            params.push(case.as_str().into());
+        }
+        sql.push_str(" ORDER BY started_ms DESC, id DESC");
+        push_page(&mut sql, &mut params, filter.limit, filter.offset);
+        let rows = self.backend.query(&sql, &params)?;
+        Ok(rows.iter().map(RecordedRun::from_row).collect())
+    }
+
+    /// The run `spec` names: an id or a unique prefix of one (4 or more hex digits),
+    /// `latest` (the newest run that ended), or `BRANCH@latest`.
+    pub fn resolve(&mut self, spec: &str) -> Result<RecordedRun, StoreError> {
+        let spec = spec.trim();
+        let latest = |branch: Option<&str>| RunFilter {
+            branch: branch.map(str::to_owned),
+            limit: 0,
+            ..RunFilter::default()
+        };
+        if spec == "latest" || spec.ends_with("@latest") {
+            let branch = spec.strip_suffix("@latest");
+            let filter = latest(branch);
+            let mut sql = format!("SELECT {RUN_COLUMNS} FROM suite_runs WHERE status <> 'running'");
+            let mut params: Vec<Value> = Vec::new();
+            if let Some(branch) = &filter.branch {
+                sql.push_str(" AND git_branch = ?");
+                params.push(branch.as_str().into());
+            }
+            sql.push_str(" ORDER BY started_ms DESC, id DESC LIMIT 1");
+            let rows = self.backend.query(&sql, &params)?;
+            return rows.first().map(RecordedRun::from_row).ok_or_else(|| {
+                StoreError::NotFound(match branch {
+                    Some(branch) => format!(
+                        "no run of branch `{branch}` has ended in the history store {}",
+                        self.location
+                    ),
+                    None => format!("no run has ended in the history store {}", self.location),
+                })
+            });
+        }
+        if spec.len() < 4 || !spec.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(StoreError::NotFound(format!(
+                "`{spec}` names no run: give a run id (4 or more of its hex digits), `latest`, `BRANCH@latest`, or a report file"
+            )));
+        }
+        let rows = self.backend.query(
+            &format!("SELECT {RUN_COLUMNS} FROM suite_runs WHERE id LIKE ? ORDER BY started_ms DESC LIMIT 3"),
+            &[format!("{}%", spec.to_ascii_lowercase()).into()],
+        )?;
+        match rows.len() {
+            0 => Err(StoreError::NotFound(format!(
+                "no run `{spec}` in the history store {}",
+                self.location
+            ))),
+            1 => Ok(RecordedRun::from_row(&rows[0])),
+            _ => Err(StoreError::NotFound(format!(
+                "`{spec}` names more than one run ({}, ...): give more digits",
+                rows.iter()
+                    .map(|r| r.text(0))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
+    /// A page of `run_id`'s cases matching `filter`: cases that failed first, then in
+    /// suite order.
+    pub fn cases(&mut self, run_id: &str, filter: &CaseFilter) -> Result<CasePage, StoreError> {
+        let mut conditions = String::from(" WHERE suite_run = ?");
+        let mut params: Vec<Value> = vec![run_id.into()];
+        if let Some(pass) = filter.pass {
+            conditions.push_str(" AND pass = ?");
+            params.push(pass.into());
+        }
+        if let Some(grader) = &filter.grader {
+            conditions.push_str(" AND graders LIKE ?");
+            params.push(format!("% {} %", like_escape(grader)).into());
+        }
+        if let Some(tag) = &filter.tag {
+            conditions.push_str(" AND tags LIKE ?");
+            params.push(format!("% {} %", like_escape(tag)).into());
+        }
+        if let Some(search) = filter.search.as_deref().filter(|s| !s.is_empty()) {
+            conditions.push_str(" AND (lower(name) LIKE ? OR lower(path) LIKE ?)");
+            let pattern = format!("%{}%", like_escape(&search.to_lowercase()));
+            params.push(pattern.clone().into());
+            params.push(pattern.into());
+        }
+        let total = self
+            .backend
+            .query(
+                &format!("SELECT COUNT(*) FROM case_results{conditions}"),
+                &params,
+            )?
+            .first()
+            .map_or(0, |r| r.u32(0));
+        let mut sql =
+            format!("SELECT {CASE_COLUMNS} FROM case_results{conditions} ORDER BY pass, ord");
+        push_page(&mut sql, &mut params, filter.limit, filter.offset);
+        let rows = self.backend.query(&sql, &params)?;
+        Ok(CasePage {
+            cases: rows.iter().map(RecordedCase::from_row).collect(),
+            total,
+        })
+    }
+
+    /// Every case of `run_id`, in suite order.
+    pub fn all_cases(&mut self, run_id: &str) -> Result<Vec<RecordedCase>, StoreError> {
+        let rows = self.backend.query(
+            &format!("SELECT {CASE_COLUMNS} FROM case_results WHERE suite_run = ? ORDER BY ord"),
+            &[run_id.into()],
+        )?;
+        Ok(rows.iter().map(RecordedCase::from_row).collect())
+    }
+
+    /// The case `name` of `run_id`, with its report (without runs) and each run.
+    pub fn case(
+        &mut self,
+        run_id: &str,
+        name: &str,
+    ) -> Result<Option<(RecordedCase, CaseReport, Vec<CaseRun>)>, StoreError> {
+        let rows = self.backend.query(
+            &format!(
+                "SELECT {CASE_COLUMNS}, report FROM case_results WHERE suite_run = ? AND name = ?"
+            ),
+            &[run_id.into(), name.into()],
+        )?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        let recorded = RecordedCase::from_row(row);
+        let report: CaseReport = serde_json::from_str(&row.text(15))
+            .map_err(|e| self.data(format!("case {name:?} of run {run_id}: {e}")))?;
+        let runs = self.case_runs(run_id, recorded.ord)?;
+        Ok(Some((recorded, report, runs)))
+    }
+
+    /// The runs of case `ord` of `run_id`, in run order.
+    pub fn case_runs(&mut self, run_id: &str, ord: u32) -> Result<Vec<CaseRun>, StoreError> {
+        let rows = self.backend.query(
+            "SELECT report, session_log IS NOT NULL, evidence IS NOT NULL FROM case_runs WHERE suite_run = ? AND case_ord = ? ORDER BY run",
+            &[run_id.into(), ord.into()],
+        )?;
+        rows.iter()
+            .map(|row| {
+                let report: RunReport = serde_json::from_str(&row.text(0))
+                    .map_err(|e| self.data(format!("a run of run {run_id}: {e}")))?;
+                Ok(CaseRun {
+                    report,
+                    has_session_log: bool_column(row, 1),
+                    has_evidence: bool_column(row, 2),
+                })
+            })
+            .collect()
+    }
+
+    /// Case `name` in the newest `limit` runs that ran it, newest first.
+    pub fn case_history(
+        &mut self,
+        name: &str,
+        limit: u32,
+    ) -> Result<Vec<CaseHistoryEntry>, StoreError> {
+        let case_columns: String = CASE_COLUMNS
+            .split(", ")
+            .map(|c| format!("c.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let run_columns: String = RUN_COLUMNS
+            .split(", ")
+            .map(|c| format!("r.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut params: Vec<Value> = vec![name.into()];
+        let mut sql = format!(
+            "SELECT {run_columns}, {case_columns} FROM case_results c JOIN suite_runs r ON r.id = c.suite_run WHERE c.name = ? ORDER BY r.started_ms DESC, r.id DESC"
+        );
+        push_page(&mut sql, &mut params, limit, 0);
+        let rows = self.backend.query(&sql, &params)?;
+        let run_width = RUN_COLUMNS.split(", ").count();
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let case = super::backend::Row(row.0[run_width..].to_vec());
+                CaseHistoryEntry {
+                    run: RecordedRun::from_row(&row),
+                    case: RecordedCase::from_row(&case),
+                }
+            })
+            .collect())
+    }
+
+    /// Cases (by name and digest) that both passed and failed across the history; of
+    /// `names` only, when given.
+    pub fn flaky(&mut self, names: Option<&[&str]>) -> Result<Vec<Flaky>, StoreError> {
+        let mut params: Vec<Value> = Vec::new();
+        let mut sql = String::from(
+            "SELECT name, digest, COUNT(*), CAST(SUM(runs) AS BIGINT), CAST(SUM(passed) AS BIGINT) FROM case_results WHERE digest IS NOT NULL",
+        );
+        if let Some(names) = names {
+            if names.is_empty() {
+                return Ok(Vec::new());
+            }
+            sql.push_str(" AND name IN (");
+            for (i, name) in names.iter().enumerate() {
+                sql.push_str(if i == 0 { "?" } else { ", ?" });
+                params.push((*name).into());
+            }
+            sql.push(')');
+        }
+        sql.push_str(
+            " GROUP BY name, digest HAVING SUM(passed) > 0 AND SUM(passed) < SUM(runs) ORDER BY name",
+        );
+        let rows = self.backend.query(&sql, &params)?;
+        Ok(rows
+            .iter()
+            .map(|row| Flaky {
+                name: row.text(0),
+                digest: row.text(1),
+                suite_runs: row.u32(2),
+                runs: row.u32(3),
+                passed: row.u32(4),
+            })
+            .collect())
+    }
+}
+
+fn bool_column(row: &super::backend::Row, i: usize) -> bool {
+    match row.0.get(i) {
+        Some(Value::Int(v)) => *v != 0,
+        Some(Value::Text(v)) => v == "t" || v == "true",
+        _ => false,
+    }
+}
+
+/// `LIMIT`/`OFFSET` for a page (no limit when `limit` is 0).
+fn push_page(sql: &mut String, params: &mut Vec<Value>, limit: u32, offset: u32) {
+    if limit > 0 {
+        sql.push_str(" LIMIT ? OFFSET ?");
+        params.push(limit.into());
+        params.push(offset.into());
+    }
+}
+
+/// `text` with LIKE's wildcards taken literally... as far as both databases agree without an
+/// `ESCAPE` clause: `%` and `_` become the single-character wildcard, which matches them.
+fn like_escape(text: &str) -> String {
+    text.replace(['%', '_'], "_")
+}

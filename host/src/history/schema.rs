@@ -1,0 +1,180 @@
+//! The store's tables, versioned: migration N brings a store from version N − 1 to N, in one
+//! transaction, and `meta.schema_version` says where a store is. A store from a newer
+//! evalhost is refused ([`StoreError::Newer`]), never written.
+//!
+//! - `suite_runs`: one row per recorded run of a suite (`evalhost run`, `record --live`,
+//!   `grade`, an import): its provenance and totals.
+//! - `case_results`: one row per case of a suite run: its name, digest, tags, numbers, and its
+//!   report (`CaseReport` without its runs) as JSON.
+//! - `case_runs`: one row per run of a case: its numbers, its `RunReport` as JSON, and its
+//!   session log and evidence, zstd-compressed.
+
+use super::StoreError;
+use super::backend::{Backend, Value};
+
+/// The schema this evalhost writes.
+pub(crate) const VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Each migration's statements (`{blob}`: the dialect's binary type).
+pub(crate) const MIGRATIONS: &[&str] = &[
+    // 1: runs, cases and case runs.
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+     CREATE TABLE suite_runs (
+        id TEXT PRIMARY KEY,
+        command TEXT NOT NULL,
+        status TEXT NOT NULL,
+        started_ms BIGINT NOT NULL,
+        ended_ms BIGINT,
+        evalhost_version TEXT NOT NULL,
+        git_commit TEXT,
+        git_branch TEXT,
+        git_dirty BIGINT,
+        mode TEXT NOT NULL,
+        provider TEXT,
+        model TEXT NOT NULL,
+        agents TEXT NOT NULL,
+        runs_per_case BIGINT NOT NULL,
+        k BIGINT,
+        cases BIGINT NOT NULL DEFAULT 0,
+        runs BIGINT NOT NULL DEFAULT 0,
+        passed BIGINT NOT NULL DEFAULT 0,
+        input_tokens BIGINT NOT NULL DEFAULT 0,
+        output_tokens BIGINT NOT NULL DEFAULT 0,
+        duration_ms BIGINT NOT NULL DEFAULT 0,
+        source TEXT,
+        header TEXT NOT NULL
+     );
+     CREATE INDEX suite_runs_started ON suite_runs (started_ms);
+     CREATE TABLE case_results (
+        suite_run TEXT NOT NULL,
+        ord BIGINT NOT NULL,
+        name TEXT NOT NULL,
+        path TEXT NOT NULL,
+        digest TEXT,
+        tags TEXT NOT NULL,
+        graders TEXT NOT NULL,
+        failing TEXT NOT NULL,
+        runs BIGINT NOT NULL,
+        passed BIGINT NOT NULL,
+        pass BIGINT NOT NULL,
+        input_tokens BIGINT NOT NULL,
+        output_tokens BIGINT NOT NULL,
+        duration_ms BIGINT NOT NULL,
+        report TEXT NOT NULL,
+        PRIMARY KEY (suite_run, ord)
+     );
+     CREATE INDEX case_results_name ON case_results (name);
+     CREATE TABLE case_runs (
+        suite_run TEXT NOT NULL,
+        case_ord BIGINT NOT NULL,
+        run BIGINT NOT NULL,
+        pass BIGINT NOT NULL,
+        input_tokens BIGINT NOT NULL,
+        output_tokens BIGINT NOT NULL,
+        duration_ms BIGINT NOT NULL,
+        report TEXT NOT NULL,
+        session_log {blob},
+        evidence {blob},
+        PRIMARY KEY (suite_run, case_ord, run)
+     );",
+    // 2: cost (item 4 of issue 35), and finding a branch's latest run without a scan.
+    "ALTER TABLE suite_runs ADD COLUMN cost_usd DOUBLE PRECISION;
+     ALTER TABLE case_results ADD COLUMN cost_usd DOUBLE PRECISION;
+     ALTER TABLE case_runs ADD COLUMN cost_usd DOUBLE PRECISION;
+     CREATE INDEX suite_runs_branch ON suite_runs (git_branch, started_ms);",
+];
+
+/// The version `backend`'s store is at (0: empty).
+pub(crate) fn version(backend: &mut dyn Backend) -> Result<i64, StoreError> {
+    let has_meta = match backend.dialect() {
+        super::backend::Dialect::Sqlite => backend.query(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+            &[],
+        )?,
+        super::backend::Dialect::Postgres => backend.query(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'meta'",
+            &[],
+        )?,
+    };
+    if has_meta.is_empty() {
+        return Ok(0);
+    }
+    let rows = backend.query(
+        "SELECT value FROM meta WHERE key = ?",
+        &["schema_version".into()],
+    )?;
+    Ok(rows
+        .first()
+        .and_then(|r| r.opt_text(0))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0))
+}
+
+/// Bring the store to `target` (normally [`VERSION`]); each step in its own transaction, so
+/// two processes migrating at once leave one migrated store (the second waits, then finds
+/// nothing to do).
+pub(crate) fn migrate_to(
+    backend: &mut dyn Backend,
+    location: &str,
+    target: i64,
+) -> Result<(), StoreError> {
+    loop {
+        let found = version(backend)?;
+        if found > VERSION {
+            return Err(StoreError::Newer {
+                location: location.to_owned(),
+                found,
+                known: VERSION,
+            });
+        }
+        if found >= target {
+            return Ok(());
+        }
+        match backend.dialect() {
+            // Two servers' first runs may migrate at once: the lock makes the second wait.
+            super::backend::Dialect::Postgres => {
+                backend.batch("BEGIN; SELECT pg_advisory_xact_lock(7436508)")?
+            }
+            super::backend::Dialect::Sqlite => begin_write(backend)?,
+        }
+        // Another process may have migrated while this one waited for the lock.
+        let result = (|| {
+            if version(backend)? != found {
+                return Ok(());
+            }
+            let sql = backend
+                .dialect()
+                .ddl(MIGRATIONS[usize::try_from(found).unwrap_or(0)]);
+            backend.batch(&sql)?;
+            backend.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &["schema_version".into(), Value::Text((found + 1).to_string())],
+            )?;
+            Ok(())
+        })();
+        finish_write(backend, result)?;
+    }
+}
+
+/// Start a write transaction that holds the write lock from its start (SQLite's
+/// `IMMEDIATE`), so two writers queue rather than deadlock on an upgrade.
+pub(crate) fn begin_write(backend: &mut dyn Backend) -> Result<(), StoreError> {
+    match backend.dialect() {
+        super::backend::Dialect::Sqlite => backend.batch("BEGIN IMMEDIATE"),
+        super::backend::Dialect::Postgres => backend.batch("BEGIN"),
+    }
+}
+
+/// Commit when `result` is Ok, roll back otherwise; `result`'s error wins.
+pub(crate) fn finish_write(
+    backend: &mut dyn Backend,
+    result: Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    match result {
+        Ok(()) => backend.batch("COMMIT"),
+        Err(e) => {
+            let _ = backend.batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}

@@ -1,0 +1,527 @@
+//! A connection to the history store, and what it writes: a suite run's row when it starts,
+//! each case run and case as it finishes, the totals at its end.
+
+use serde::Serialize;
+
+use super::StoreError;
+use super::backend::{Backend, Row};
+use super::location::Location;
+use super::{blob, schema};
+use crate::report::{AgentVersion, CaseReport, GitState, Outcome, RunReport, SuiteReport};
+
+/// A connection to one history store.
+pub struct Store {
+    pub(super) backend: Box<dyn Backend>,
+    /// Where it is, for messages.
+    pub(super) location: String,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Store({})", self.location)
+    }
+}
+
+/// Where a recorded run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Still running, or its process died before it could say.
+    Running,
+    Finished,
+    /// Ctrl-C, SIGTERM or `--max-cost` stopped it: only what finished is recorded.
+    Interrupted,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Finished => "finished",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    fn parse(text: &str) -> Self {
+        match text {
+            "finished" => RunStatus::Finished,
+            "interrupted" => RunStatus::Interrupted,
+            _ => RunStatus::Running,
+        }
+    }
+}
+
+/// A suite run as the store keeps it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecordedRun {
+    /// 16 hex digits; commands take any unique prefix of 4 or more.
+    pub id: String,
+    /// What made it: `run`, `record --live`, `grade`, `import`.
+    pub command: String,
+    pub status: RunStatus,
+    pub started_ms: u64,
+    pub ended_ms: Option<u64>,
+    pub evalhost_version: String,
+    pub git: Option<GitState>,
+    /// `replay` or `live`.
+    pub mode: String,
+    pub provider: Option<String>,
+    pub model: String,
+    pub agents: Vec<AgentVersion>,
+    pub runs_per_case: u32,
+    pub k: Option<u32>,
+    pub cases: u32,
+    pub runs: u32,
+    pub passed: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Summed over every run.
+    pub duration_ms: u64,
+    pub cost_usd: Option<f64>,
+    /// An imported run's file or directory.
+    pub source: Option<String>,
+}
+
+impl RecordedRun {
+    /// A run starting now, as `report`'s header describes it (its cases not counted yet).
+    pub fn starting(command: &str, report: &SuiteReport) -> Self {
+        let p = &report.provenance;
+        Self {
+            id: p.run_id.clone().unwrap_or_else(super::new_run_id),
+            command: command.to_owned(),
+            status: RunStatus::Running,
+            started_ms: p.started_unix_ms.unwrap_or_else(super::now_unix_ms),
+            ended_ms: None,
+            evalhost_version: report.evalhost_version.clone(),
+            git: p.git.clone(),
+            mode: report.mode.clone(),
+            provider: p.provider.clone(),
+            model: report.model.clone(),
+            agents: report.agents.clone(),
+            runs_per_case: report.runs_per_case,
+            k: report.k,
+            cases: 0,
+            runs: 0,
+            passed: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            duration_ms: 0,
+            cost_usd: None,
+            source: None,
+        }
+    }
+
+    /// The pass rate over every run (0 without runs).
+    pub fn pass_rate(&self) -> f64 {
+        if self.runs == 0 {
+            0.0
+        } else {
+            f64::from(self.passed) / f64::from(self.runs)
+        }
+    }
+
+    /// The first 8 digits of the id, as lists show it.
+    pub fn short_id(&self) -> &str {
+        &self.id[..self.id.len().min(8)]
+    }
+}
+
+/// A case of a suite run as the store keeps it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecordedCase {
+    pub suite_run: String,
+    /// Its place in the suite (0-based).
+    pub ord: u32,
+    pub name: String,
+    pub path: String,
+    pub digest: Option<String>,
+    pub tags: Vec<String>,
+    /// The graders that judged it, and those that failed or errored in some run.
+    pub graders: Vec<String>,
+    pub failing: Vec<String>,
+    pub runs: u32,
+    pub passed: u32,
+    /// Every run passed.
+    pub pass: bool,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub duration_ms: u64,
+    pub cost_usd: Option<f64>,
+}
+
+/// One run of a case: its report, and whether its session log and evidence are stored.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseRun {
+    pub report: RunReport,
+    pub has_session_log: bool,
+    pub has_evidence: bool,
+}
+
+pub(super) const RUN_COLUMNS: &str = "id, command, status, started_ms, ended_ms, evalhost_version, git_commit, git_branch, git_dirty, mode, provider, model, agents, runs_per_case, k, cases, runs, passed, input_tokens, output_tokens, duration_ms, cost_usd, source";
+
+pub(super) const CASE_COLUMNS: &str = "suite_run, ord, name, path, digest, tags, graders, failing, runs, passed, pass, input_tokens, output_tokens, duration_ms, cost_usd";
+
+impl Store {
+    pub(super) fn open(location: &Location, create: bool) -> Result<Self, StoreError> {
+        let shown = location.to_string();
+        let mut backend: Box<dyn Backend> = match location {
+            Location::Sqlite(path) => Box::new(super::sqlite::Sqlite::open(path, create)?),
+            Location::Postgres(url) => Box::new(super::postgres::Postgres::connect(url, &shown)?),
+            Location::Off => {
+                return Err(StoreError::BadLocation {
+                    location: shown,
+                    message: "the history is off (--no-history, EVALHOST_HISTORY=off)".into(),
+                });
+            }
+        };
+        schema::migrate_to(backend.as_mut(), &shown, schema::VERSION)?;
+        Ok(Self {
+            backend,
+            location: shown,
+        })
+    }
+
+    /// Where the store is (a path, or a URL without its password).
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// Run `f` in one write transaction: all of it is stored, or none.
+    pub(super) fn write<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        schema::begin_write(self.backend.as_mut())?;
+        let mut value = None;
+        let result = f(self).map(|v| value = Some(v));
+        schema::finish_write(self.backend.as_mut(), result)?;
+        value.ok_or_else(|| self.data("a write returned nothing"))
+    }
+
+    pub(super) fn data(&self, message: impl Into<String>) -> StoreError {
+        StoreError::Data {
+            location: self.location.clone(),
+            message: message.into(),
+        }
+    }
+
+    /// Record `run` when the store has no run of its id: `false` when it had one (an
+    /// import seen before).
+    pub(super) fn insert_run(
+        &mut self,
+        run: &RecordedRun,
+        header: &str,
+    ) -> Result<bool, StoreError> {
+        let git = run.git.as_ref();
+        let inserted = self.backend.execute(
+            &format!(
+                "INSERT INTO suite_runs ({RUN_COLUMNS}, header) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
+            ),
+            &[
+                run.id.as_str().into(),
+                run.command.as_str().into(),
+                run.status.as_str().into(),
+                run.started_ms.into(),
+                run.ended_ms.into(),
+                run.evalhost_version.as_str().into(),
+                git.map(|g| g.commit.clone()).into(),
+                git.and_then(|g| g.branch.clone()).into(),
+                git.map(|g| g.dirty).into(),
+                run.mode.as_str().into(),
+                run.provider.clone().into(),
+                run.model.as_str().into(),
+                serde_json::to_string(&run.agents).unwrap_or_default().into(),
+                run.runs_per_case.into(),
+                run.k.into(),
+                run.cases.into(),
+                run.runs.into(),
+                run.passed.into(),
+                run.input_tokens.into(),
+                run.output_tokens.into(),
+                run.duration_ms.into(),
+                run.cost_usd.into(),
+                run.source.clone().into(),
+                header.into(),
+            ],
+        )?;
+        Ok(inserted == 1)
+    }
+
+    /// Record one run of case `ord`, with its session log and evidence (each compressed by
+    /// [`compress`], or `None`).
+    pub(super) fn insert_case_run(
+        &mut self,
+        run_id: &str,
+        ord: u32,
+        report: &RunReport,
+        session_log: Option<Vec<u8>>,
+        evidence: Option<Vec<u8>>,
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(report).map_err(|e| self.data(e.to_string()))?;
+        self.backend.execute(
+            "INSERT INTO case_runs (suite_run, case_ord, run, pass, input_tokens, output_tokens, duration_ms, cost_usd, report, session_log, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (suite_run, case_ord, run) DO NOTHING",
+            &[
+                run_id.into(),
+                ord.into(),
+                report.run.into(),
+                report.pass.into(),
+                report.usage.input_tokens.into(),
+                report.usage.output_tokens.into(),
+                report.duration_ms.into(),
+                run_cost(report).into(),
+                json.into(),
+                session_log.into(),
+                evidence.into(),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Record case `ord` of a run: its report without its runs (each is its own row).
+    pub(super) fn insert_case(
+        &mut self,
+        run_id: &str,
+        ord: u32,
+        case: &CaseReport,
+    ) -> Result<(), StoreError> {
+        let mut graders: Vec<&str> = Vec::new();
+        let mut failing: Vec<&str> = Vec::new();
+        for verdict in case.runs.iter().flat_map(|r| &r.verdicts) {
+            let name: &str = &verdict.grader;
+            if !graders.contains(&name) {
+                graders.push(name);
+            }
+            if matches!(verdict.outcome, Outcome::Fail | Outcome::Error) && !failing.contains(&name)
+            {
+                failing.push(name);
+            }
+        }
+        let duration: u64 = case.runs.iter().map(|r| r.duration_ms).sum();
+        let cost = sum_known(case.runs.iter().map(run_cost));
+        let without_runs = CaseReport {
+            runs: Vec::new(),
+            ..case.clone()
+        };
+        let json = serde_json::to_string(&without_runs).map_err(|e| self.data(e.to_string()))?;
+        self.backend.execute(
+            &format!("INSERT INTO case_results ({CASE_COLUMNS}, report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (suite_run, ord) DO NOTHING"),
+            &[
+                run_id.into(),
+                ord.into(),
+                case.name.as_str().into(),
+                case.path.as_str().into(),
+                case.digest.clone().into(),
+                words(case.tags.iter().map(String::as_str)).into(),
+                words(graders.into_iter()).into(),
+                words(failing.into_iter()).into(),
+                case.summary.runs.into(),
+                case.summary.passed.into(),
+                case.summary.pass.into(),
+                case.summary.input_tokens.into(),
+                case.summary.output_tokens.into(),
+                duration.into(),
+                cost.into(),
+                json.into(),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The run's end: its status (`interrupted` or finished), end time, totals, and its
+    /// report's header ([`header_json`]: confinement, cancelled runs).
+    pub(super) fn finish_recorded(
+        &mut self,
+        run_id: &str,
+        header: &str,
+        interrupted: bool,
+        (runs, passed): (u32, u32),
+        finished_ms: Option<u64>,
+        totals: &Totals,
+    ) -> Result<(), StoreError> {
+        let status = if interrupted {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Finished
+        };
+        self.backend.execute(
+            "UPDATE suite_runs SET status = ?, ended_ms = ?, cases = ?, runs = ?, passed = ?, input_tokens = ?, output_tokens = ?, duration_ms = ?, cost_usd = ?, header = ? WHERE id = ?",
+            &[
+                status.as_str().into(),
+                finished_ms.unwrap_or_else(super::now_unix_ms).into(),
+                totals.cases.into(),
+                runs.into(),
+                passed.into(),
+                totals.input_tokens.into(),
+                totals.output_tokens.into(),
+                totals.duration_ms.into(),
+                totals.cost_usd.into(),
+                header.into(),
+                run_id.into(),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Remove a run and everything recorded of it.
+    pub(super) fn delete_run(&mut self, run_id: &str) -> Result<(), StoreError> {
+        for table in [
+            "DELETE FROM case_runs WHERE suite_run = ?",
+            "DELETE FROM case_results WHERE suite_run = ?",
+            "DELETE FROM suite_runs WHERE id = ?",
+        ] {
+            self.backend.execute(table, &[run_id.into()])?;
+        }
+        Ok(())
+    }
+
+    /// One run's session log and evidence, decompressed (`None` where not stored).
+    pub fn artifacts(
+        &mut self,
+        run_id: &str,
+        case_ord: u32,
+        run: u32,
+    ) -> Result<(Option<Vec<u8>>, Option<Vec<u8>>), StoreError> {
+        let rows = self.backend.query(
+            "SELECT session_log, evidence FROM case_runs WHERE suite_run = ? AND case_ord = ? AND run = ?",
+            &[run_id.into(), case_ord.into(), run.into()],
+        )?;
+        let Some(row) = rows.first() else {
+            return Ok((None, None));
+        };
+        let open = |i| {
+            row.blob(i)
+                .map(|b| blob::decompress(b).map_err(|m| self.data(m)))
+                .transpose()
+        };
+        Ok((open(0)?, open(1)?))
+    }
+}
+
+/// A finished run's totals, summed as its cases were recorded.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Totals {
+    pub cases: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub duration_ms: u64,
+    pub cost_usd: Option<f64>,
+}
+
+impl Totals {
+    pub(super) fn add(&mut self, case: &CaseReport) {
+        self.cases += 1;
+        self.input_tokens += case.summary.input_tokens;
+        self.output_tokens += case.summary.output_tokens;
+        self.duration_ms += case.runs.iter().map(|r| r.duration_ms).sum::<u64>();
+        if let Some(cost) = sum_known(case.runs.iter().map(run_cost)) {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
+        }
+    }
+}
+
+/// A run's cost, when its report says it (`cost_usd`, issue 35 item 4).
+pub(super) fn run_cost(report: &RunReport) -> Option<f64> {
+    serde_json::to_value(report)
+        .ok()
+        .and_then(|v| v.get("cost_usd").and_then(serde_json::Value::as_f64))
+}
+
+/// The sum of the known values; `None` when none is known.
+fn sum_known(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    values
+        .flatten()
+        .fold(None, |sum, v| Some(sum.unwrap_or(0.0) + v))
+}
+
+/// Names as the store keeps them: space-separated, with a space at each end, so that
+/// `LIKE '% name %'` finds a whole name.
+fn words<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let mut out = String::from(" ");
+    for name in names {
+        out.push_str(&name.replace(' ', "_"));
+        out.push(' ');
+    }
+    out
+}
+
+/// The names of a [`words`] column.
+pub(super) fn split_words(text: &str) -> Vec<String> {
+    text.split(' ')
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// What a report says besides its cases and summary, as JSON.
+pub(super) fn header_json(report: &SuiteReport) -> String {
+    serde_json::json!({
+        "interrupted": report.interrupted,
+        "cancelled": report.cancelled,
+        "confinement": report.confinement,
+    })
+    .to_string()
+}
+
+impl RecordedRun {
+    pub(super) fn from_row(row: &Row) -> Self {
+        let git = row.opt_text(6).map(|commit| GitState {
+            commit,
+            branch: row.opt_text(7),
+            dirty: row.int(8) != 0,
+        });
+        Self {
+            id: row.text(0),
+            command: row.text(1),
+            status: RunStatus::parse(&row.text(2)),
+            started_ms: row.u64(3),
+            ended_ms: row.opt_int(4).map(|v| v.max(0) as u64),
+            evalhost_version: row.text(5),
+            git,
+            mode: row.text(9),
+            provider: row.opt_text(10),
+            model: row.text(11),
+            agents: serde_json::from_str(&row.text(12)).unwrap_or_default(),
+            runs_per_case: row.u32(13),
+            k: row.opt_int(14).map(|v| v.max(0) as u32),
+            cases: row.u32(15),
+            runs: row.u32(16),
+            passed: row.u32(17),
+            input_tokens: row.u64(18),
+            output_tokens: row.u64(19),
+            duration_ms: row.u64(20),
+            cost_usd: row.opt_real(21),
+            source: row.opt_text(22),
+        }
+    }
+}
+
+impl RecordedCase {
+    pub(super) fn from_row(row: &Row) -> Self {
+        Self {
+            suite_run: row.text(0),
+            ord: row.u32(1),
+            name: row.text(2),
+            path: row.text(3),
+            digest: row.opt_text(4),
+            tags: split_words(&row.text(5)),
+            graders: split_words(&row.text(6)),
+            failing: split_words(&row.text(7)),
+            runs: row.u32(8),
+            passed: row.u32(9),
+            pass: row.int(10) != 0,
+            input_tokens: row.u64(11),
+            output_tokens: row.u64(12),
+            duration_ms: row.u64(13),
+            cost_usd: row.opt_real(14),
+        }
+    }
+
+    /// `passed / runs` (0 without runs).
+    pub fn pass_rate(&self) -> f64 {
+        if self.runs == 0 {
+            0.0
+        } else {
+            f64::from(self.passed) / f64::from(self.runs)
+        }
+    }
+}
