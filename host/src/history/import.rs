@@ -9,7 +9,7 @@ use std::path::Path;
 use sha2::Digest;
 
 use super::StoreError;
-use super::store::{RecordedRun, RunStatus, Store, Totals, header_json};
+use super::store::{RecordedRun, RunLogs, RunStatus, Store, Totals, header_json};
 use crate::report::out_layout;
 
 /// What an import did.
@@ -61,17 +61,15 @@ pub fn import_path(store: &mut Store, path: &Path) -> Result<Imported, StoreErro
             let case = case.map_err(|e| import_error(e.to_string()))?;
             let ord = u32::try_from(ord).unwrap_or(u32::MAX);
             for one in &case.runs {
-                let read = |file: std::path::PathBuf| {
-                    std::fs::read(file)
-                        .ok()
-                        .map(|bytes| super::blob::compress(&bytes))
-                };
+                let read = |file: std::path::PathBuf| std::fs::read(file).ok();
                 let session_log =
                     dir.and_then(|d| read(out_layout::session_log_path(d, &case.name, one.run)));
                 let evidence =
                     dir.and_then(|d| read(out_layout::evidence_path(d, &case.name, one.run)));
                 logs += u32::from(session_log.is_some());
-                store.insert_case_run(&run.id, ord, one, session_log, evidence)?;
+                let run_logs =
+                    RunLogs::compress(session_log.as_deref(), evidence.as_deref(), None);
+                store.insert_case_run(&run.id, ord, one, run_logs)?;
             }
             totals.add(&case);
             store.insert_case(&run.id, ord, &case)?;

@@ -33,7 +33,7 @@ pub use import::{Imported, import_path};
 pub use location::{DEFAULT_STORE, Location};
 pub use query::{CaseFilter, CaseHistoryEntry, CasePage, Flaky, RunFilter};
 pub use recorder::Recorder;
-pub use store::{CaseRun, RecordedCase, RecordedRun, RunStatus, Store};
+pub use store::{Artifacts, CaseRun, RecordedCase, RecordedRun, RunStatus, Store};
 
 /// A new run id: 16 hex digits from the OS's random source.
 pub fn new_run_id() -> String {

@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 
 use super::StoreError;
 use super::location::Location;
-use super::store::{RecordedRun, Store, Totals, header_json};
+use super::store::{RecordedRun, RunLogs, Store, Totals, header_json};
 use crate::report::{CaseReport, RunReport, SuiteReport};
 
 /// Messages waiting for the writer, at most (each a run's report and its compressed logs).
@@ -25,8 +25,7 @@ enum Message {
     CaseRun {
         ord: u32,
         report: RunReport,
-        session_log: Option<Vec<u8>>,
-        evidence: Option<Vec<u8>>,
+        logs: RunLogs,
     },
     Case {
         ord: u32,
@@ -48,7 +47,7 @@ pub struct Recorder {
     writer: Mutex<Option<JoinHandle<Result<(), StoreError>>>>,
     /// Each run's compressed session log and evidence, from when its grading thread made
     /// them until its report reaches [`Recorder::run_finished`].
-    logs: Mutex<HashMap<(u32, u32), (Option<Vec<u8>>, Option<Vec<u8>>)>>,
+    logs: Mutex<HashMap<(u32, u32), RunLogs>>,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -118,19 +117,17 @@ impl Recorder {
         &self.location
     }
 
-    /// Run `run` of case `ord` made this session log and evidence (called on its grading
-    /// thread: they are compressed here, off the writer).
+    /// Run `run` of case `ord` made this session log, evidence and workspace changes (JSON)
+    /// (called on its grading thread: they are compressed here, off the writer).
     pub fn run_logs(
         &self,
         ord: u32,
         run: u32,
         session_log: Option<&[u8]>,
         evidence: Option<&[u8]>,
+        workspace: Option<&[u8]>,
     ) {
-        let logs = (
-            session_log.map(super::blob::compress),
-            evidence.map(super::blob::compress),
-        );
+        let logs = RunLogs::compress(session_log, evidence, workspace);
         if let Ok(mut map) = self.logs.lock() {
             map.insert((ord, run), logs);
         }
@@ -139,7 +136,7 @@ impl Recorder {
     /// Run `report.run` of case `ord` is over: stored with the logs [`Recorder::run_logs`]
     /// kept for it.
     pub fn run_finished(&self, ord: u32, report: &RunReport) {
-        let (session_log, evidence) = self
+        let logs = self
             .logs
             .lock()
             .ok()
@@ -148,8 +145,7 @@ impl Recorder {
         self.send(Message::CaseRun {
             ord,
             report: report.clone(),
-            session_log,
-            evidence,
+            logs,
         });
     }
 
@@ -227,12 +223,9 @@ fn write_all(
         let result = store.write(|store| {
             for message in batch {
                 match message {
-                    Message::CaseRun {
-                        ord,
-                        report,
-                        session_log,
-                        evidence,
-                    } => store.insert_case_run(run_id, ord, &report, session_log, evidence)?,
+                    Message::CaseRun { ord, report, logs } => {
+                        store.insert_case_run(run_id, ord, &report, logs)?
+                    }
                     Message::Case { ord, case } => {
                         totals.add(&case);
                         store.insert_case(run_id, ord, &case)?;

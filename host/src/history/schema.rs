@@ -7,7 +7,7 @@
 //! - `case_results`: one row per case of a suite run: its name, digest, tags, numbers, and its
 //!   report (`CaseReport` without its runs) as JSON.
 //! - `case_runs`: one row per run of a case: its numbers, its `RunReport` as JSON, and its
-//!   session log and evidence, zstd-compressed.
+//!   session log, evidence and workspace changes (`WorkspaceChanges` JSON), zstd-compressed.
 
 use super::StoreError;
 use super::backend::{Backend, Value};
@@ -75,6 +75,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         report TEXT NOT NULL,
         session_log {blob},
         evidence {blob},
+        workspace {blob},
         PRIMARY KEY (suite_run, case_ord, run)
      );",
     // 2: cost (item 4 of issue 35), and finding a branch's latest run without a scan.

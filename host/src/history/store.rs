@@ -247,19 +247,17 @@ impl Store {
         Ok(inserted == 1)
     }
 
-    /// Record one run of case `ord`, with its session log and evidence (each compressed by
-    /// [`compress`], or `None`).
+    /// Record one run of case `ord`, with its logs.
     pub(super) fn insert_case_run(
         &mut self,
         run_id: &str,
         ord: u32,
         report: &RunReport,
-        session_log: Option<Vec<u8>>,
-        evidence: Option<Vec<u8>>,
+        logs: RunLogs,
     ) -> Result<(), StoreError> {
         let json = serde_json::to_string(report).map_err(|e| self.data(e.to_string()))?;
         self.backend.execute(
-            "INSERT INTO case_runs (suite_run, case_ord, run, pass, input_tokens, output_tokens, duration_ms, cost_usd, report, session_log, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (suite_run, case_ord, run) DO NOTHING",
+            "INSERT INTO case_runs (suite_run, case_ord, run, pass, input_tokens, output_tokens, duration_ms, cost_usd, report, session_log, evidence, workspace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (suite_run, case_ord, run) DO NOTHING",
             &[
                 run_id.into(),
                 ord.into(),
@@ -270,8 +268,9 @@ impl Store {
                 report.duration_ms.into(),
                 run_cost(report).into(),
                 json.into(),
-                session_log.into(),
-                evidence.into(),
+                logs.session_log.into(),
+                logs.evidence.into(),
+                logs.workspace.into(),
             ],
         )?;
         Ok(())
@@ -374,26 +373,62 @@ impl Store {
         Ok(())
     }
 
-    /// One run's session log and evidence, decompressed (`None` where not stored).
+    /// One run's session log, evidence and workspace changes, decompressed (each `None`
+    /// where not stored).
     pub fn artifacts(
         &mut self,
         run_id: &str,
         case_ord: u32,
         run: u32,
-    ) -> Result<(Option<Vec<u8>>, Option<Vec<u8>>), StoreError> {
+    ) -> Result<Artifacts, StoreError> {
         let rows = self.backend.query(
-            "SELECT session_log, evidence FROM case_runs WHERE suite_run = ? AND case_ord = ? AND run = ?",
+            "SELECT session_log, evidence, workspace FROM case_runs WHERE suite_run = ? AND case_ord = ? AND run = ?",
             &[run_id.into(), case_ord.into(), run.into()],
         )?;
         let Some(row) = rows.first() else {
-            return Ok((None, None));
+            return Ok(Artifacts::default());
         };
         let open = |i| {
             row.blob(i)
                 .map(|b| blob::decompress(b).map_err(|m| self.data(m)))
                 .transpose()
         };
-        Ok((open(0)?, open(1)?))
+        Ok(Artifacts {
+            session_log: open(0)?,
+            evidence: open(1)?,
+            workspace: open(2)?,
+        })
+    }
+}
+
+/// A run's files as the store keeps them, decompressed: its session log (JSONL), evidence
+/// (JSON) and workspace changes (`WorkspaceChanges` JSON).
+#[derive(Debug, Clone, Default)]
+pub struct Artifacts {
+    pub session_log: Option<Vec<u8>>,
+    pub evidence: Option<Vec<u8>>,
+    pub workspace: Option<Vec<u8>>,
+}
+
+/// A run's files on their way into the store, each compressed ([`RunLogs::compress`]).
+#[derive(Debug, Clone, Default)]
+pub(super) struct RunLogs {
+    pub session_log: Option<Vec<u8>>,
+    pub evidence: Option<Vec<u8>>,
+    pub workspace: Option<Vec<u8>>,
+}
+
+impl RunLogs {
+    pub(super) fn compress(
+        session_log: Option<&[u8]>,
+        evidence: Option<&[u8]>,
+        workspace: Option<&[u8]>,
+    ) -> Self {
+        Self {
+            session_log: session_log.map(blob::compress),
+            evidence: evidence.map(blob::compress),
+            workspace: workspace.map(blob::compress),
+        }
     }
 }
 

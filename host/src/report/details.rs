@@ -10,7 +10,7 @@ use crate::evidence::Evidence;
 use crate::spool_file::{Budgeted, SpoolFile};
 
 /// The finished workspace against the seeded files, bounded in size.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WorkspaceChanges {
     /// Created, modified and deleted files, by path.
     pub files: Vec<FileChange>,
@@ -24,7 +24,7 @@ pub struct WorkspaceChanges {
 }
 
 /// One changed file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileChange {
     /// Relative to the workspace, `/`-separated.
     pub path: String,
@@ -37,7 +37,8 @@ pub struct FileChange {
 }
 
 /// How a file changed during the run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ChangeKind {
     Created,
     Modified,

@@ -35,14 +35,20 @@ pub(crate) const MAX_CHANGED_FILES: usize = 50;
 /// HTML report's: its transcript, and its workspace against the seeded files, read while its
 /// temp root still exists.
 pub(crate) fn record(details: &RunDetails, i: usize, case: &Case, artifacts: &RunArtifacts) {
-    let workspace = match case.whole() {
+    let workspace = changes(case, artifacts);
+    details.add(i, artifacts.report.run, &artifacts.evidence, &workspace);
+}
+
+/// Run `artifacts`' finished workspace against `case`'s seeded files (the HTML report's and
+/// the history's).
+pub(crate) fn changes(case: &Case, artifacts: &RunArtifacts) -> WorkspaceChanges {
+    match case.whole() {
         Ok(whole) => workspace_changes(&artifacts.workspace(), &whole.workspace_files),
         Err(e) => WorkspaceChanges {
             unavailable: Some(e.to_string()),
             ..WorkspaceChanges::default()
         },
-    };
-    details.add(i, artifacts.report.run, &artifacts.evidence, &workspace);
+    }
 }
 
 /// The finished `workspace` compared with the files `seeded` into it.

@@ -334,7 +334,7 @@ async fn run_prepared(
                     details::record(details, i, &prepared.case, &artifacts);
                 }
                 if let Some(history) = &history {
-                    record_logs(history, i, &artifacts);
+                    record_logs(history, i, &prepared.case, &artifacts);
                 }
                 let kept = match &out_dir {
                     Some(dir) => out::keep_run(dir, &prepared.case.name, &artifacts),
@@ -353,16 +353,25 @@ async fn run_prepared(
     }
 }
 
-/// Hand run `artifacts` of case `i` to the history: its session log and evidence, as
-/// `--out` keeps them.
-fn record_logs(history: &crate::history::Recorder, i: usize, artifacts: &run::RunArtifacts) {
+/// Hand run `artifacts` of case `i` (`case`) to the history: its session log and evidence,
+/// as `--out` keeps them, and its workspace changes, as the HTML report shows them (read
+/// while the temp root exists).
+fn record_logs(
+    history: &crate::history::Recorder,
+    i: usize,
+    case: &crate::case::Case,
+    artifacts: &run::RunArtifacts,
+) {
     let log = crate::session::read_whole(&artifacts.session_log).ok();
     let evidence = serde_json::to_vec(&artifacts.evidence).ok();
+    let workspace = details::changes(case, artifacts);
+    let workspace = serde_json::to_vec(&workspace).ok();
     history.run_logs(
         u32::try_from(i).unwrap_or(u32::MAX),
         artifacts.report.run,
         log.as_deref(),
         evidence.as_deref(),
+        workspace.as_deref(),
     );
 }
 
