@@ -16,12 +16,13 @@ mod support {
     pub mod registry;
 }
 
-/// The command line on the shipped suites: run, check, list, load, help, colour, interrupts, partitions, baselines, re-grading, timeouts.
+/// The command line on the shipped suites: run, check, list, load, help, colour, interrupts, partitions, baselines and comparisons, re-grading, timeouts.
 mod cli {
     mod baseline;
     mod beyond;
     mod check;
     mod color;
+    mod compare;
     mod help;
     mod interrupt;
     mod list;
