@@ -207,6 +207,11 @@ pub struct RunArgs {
     /// case's model script; cases with `live: false` are skipped.
     #[arg(long)]
     pub live: bool,
+    /// With --live: stop once the provider's requests cost USD (the price table's price of the
+    /// model, retries included): no further request is sent, no further run starts, and the
+    /// report covers what finished (docs/cost.md). The model needs a price.
+    #[arg(long, value_name = "USD", requires = "live", value_parser = parse_usd)]
+    pub max_cost: Option<f64>,
     /// k of pass@k and pass^k (1–32; default: each case's number of runs); must not exceed
     /// any case's runs.
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=32))]
@@ -262,6 +267,12 @@ pub struct RunArgs {
     pub judge: crate::cli::judge::JudgeArgs,
     #[command(flatten)]
     pub history: crate::cli::history::RecordArgs,
+    /// Finish an interrupted run: the runs it recorded of cases with the same content
+    /// (digest) are taken from it, not made again, and the report covers the whole suite.
+    /// `--resume=RUN`: a run id (or 4+ of its digits), `latest`, `BRANCH@latest`; `--resume`
+    /// alone: the newest run in the history that did not finish.
+    #[arg(long, value_name = "RUN", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub resume: Option<String>,
     /// Let every run's processes also read (and execute) this path (repeatable); by default
     /// they read the system but not your home (docs/security.md).
     #[arg(long, value_name = "PATH")]
@@ -303,6 +314,20 @@ fn parse_connect(text: &str) -> Result<Connect, String> {
 }
 
 /// `--timeout SECS`: as a case's `timeout_secs`.
+/// `--max-cost`: an amount of USD above 0 (`0.50`, `$2`).
+fn parse_usd(text: &str) -> Result<f64, String> {
+    let amount: f64 = text
+        .trim()
+        .trim_start_matches('$')
+        .parse()
+        .map_err(|_| format!("expected an amount of USD, found `{text}`"))?;
+    if amount.is_finite() && amount > 0.0 {
+        Ok(amount)
+    } else {
+        Err(format!("{amount} is not an amount of USD above 0"))
+    }
+}
+
 fn parse_timeout(text: &str) -> Result<f64, String> {
     let secs: f64 = text
         .trim()

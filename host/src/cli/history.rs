@@ -62,6 +62,31 @@ fn location(flag: Option<&str>, no_history: bool) -> Result<Location, Failure> {
         .map_err(Failure::usage)
 }
 
+/// What `run --resume [SPEC]` takes from the history at `location` (an empty `spec`: the
+/// newest run that did not finish); says what it resumes.
+pub fn resumable(
+    location: &Location,
+    spec: &str,
+) -> Result<Arc<evalhost::history::Resumable>, Failure> {
+    if *location == Location::Off {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "--resume needs the history, which is off (--no-history, EVALHOST_HISTORY=off)"
+        )));
+    }
+    let mut store = location.open_existing().map_err(Failure::usage)?;
+    let spec = (!spec.is_empty()).then_some(spec);
+    let resumable = store.resumable(spec).map_err(Failure::usage)?;
+    if let Some(run) = &resumable.run {
+        println!(
+            "Resuming run {} ({}, {} cases recorded): the runs it recorded of unchanged cases are not made again.",
+            run.short_id(),
+            run.status.as_str(),
+            resumable.cases.len()
+        );
+    }
+    Ok(Arc::new(resumable))
+}
+
 /// Start recording a run into `location` (nothing when it is `off`). A store that cannot be
 /// opened is a warning: the run goes on without history.
 pub fn start_recording(

@@ -45,6 +45,9 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
     if args.live {
         suite = suite.live_from_config();
     }
+    if let Some(usd) = args.max_cost {
+        suite = suite.max_cost(usd);
+    }
     if let Some(runs) = args.runs {
         suite = suite.runs(runs);
     }
@@ -80,6 +83,9 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         .context("the current directory")
         .map_err(Failure::internal)?;
     plan.options.provenance = plan.options.provenance_now(&project);
+    if let Some(spec) = &args.resume {
+        plan.options.resume = Some(super::history::resumable(&history, spec)?);
+    }
     let recorder = super::history::start_recording(&history, plan.options.recorded_run("run"), ui);
     plan.options.history = recorder.clone();
     let report = runtime.block_on(async {
@@ -102,6 +108,14 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
     )?;
     if let Some(recorded) = recorded {
         println!("{recorded}");
+    }
+    if report.interrupted && report.budget.is_some_and(|b| b.exhausted) {
+        eprintln!(
+            "{} Stopped by --max-cost: the budget was spent, {} runs not made; the report covers the runs that finished",
+            ui.error_prefix(),
+            report.cancelled.len()
+        );
+        return Ok(exit::INTERRUPTED);
     }
     if report.interrupted {
         eprintln!(

@@ -67,8 +67,7 @@ pub fn import_path(store: &mut Store, path: &Path) -> Result<Imported, StoreErro
                 let evidence =
                     dir.and_then(|d| read(out_layout::evidence_path(d, &case.name, one.run)));
                 logs += u32::from(session_log.is_some());
-                let run_logs =
-                    RunLogs::compress(session_log.as_deref(), evidence.as_deref(), None);
+                let run_logs = RunLogs::compress(session_log.as_deref(), evidence.as_deref(), None);
                 store.insert_case_run(&run.id, ord, one, run_logs)?;
             }
             totals.add(&case);

@@ -31,7 +31,7 @@ pub use gc::{Retention, collect_garbage};
 pub use git::git_state;
 pub use import::{Imported, import_path};
 pub use location::{DEFAULT_STORE, Location};
-pub use query::{CaseFilter, CaseHistoryEntry, CasePage, Flaky, RunFilter};
+pub use query::{CaseFilter, CaseHistoryEntry, CasePage, Flaky, Resumable, ResumedCase, RunFilter};
 pub use recorder::Recorder;
 pub use store::{Artifacts, CaseRun, RecordedCase, RecordedRun, RunStatus, Store};
 

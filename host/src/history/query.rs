@@ -63,7 +63,71 @@ pub struct Flaky {
     pub passed: u32,
 }
 
+/// What `run --resume` takes from the run it finishes: each case recorded whole (every
+/// run in), by digest.
+#[derive(Debug, Clone, Default)]
+pub struct Resumable {
+    pub run: Option<RecordedRun>,
+    pub cases: std::collections::HashMap<String, ResumedCase>,
+}
+
+/// A case of the resumed run: where it was, and its runs' reports.
+#[derive(Debug, Clone)]
+pub struct ResumedCase {
+    pub ord: u32,
+    pub runs: Vec<RunReport>,
+}
+
+impl Resumable {
+    /// Run `run` of the case of `digest`, when the resumed run has it.
+    pub fn run(&self, digest: Option<&str>, run: u32) -> Option<(&ResumedCase, &RunReport)> {
+        let case = self.cases.get(digest?)?;
+        case.runs.iter().find(|r| r.run == run).map(|r| (case, r))
+    }
+}
+
 impl Store {
+    /// The run `run --resume` finishes: `spec` ([`Store::resolve`]), or by default the
+    /// newest run that did not finish (interrupted, or still `running`: its process died).
+    pub fn resumable(&mut self, spec: Option<&str>) -> Result<Resumable, StoreError> {
+        let run = match spec {
+            Some(spec) => self.resolve(spec)?,
+            None => {
+                let rows = self.backend.query(
+                    &format!("SELECT {RUN_COLUMNS} FROM suite_runs WHERE status <> 'finished' ORDER BY started_ms DESC, id DESC LIMIT 1"),
+                    &[],
+                )?;
+                rows.first().map(RecordedRun::from_row).ok_or_else(|| {
+                    StoreError::NotFound(format!(
+                        "--resume: no interrupted run in the history store {}",
+                        self.location
+                    ))
+                })?
+            }
+        };
+        let rows = self.backend.query(
+            "SELECT c.digest, c.ord, r.report FROM case_results c JOIN case_runs r ON r.suite_run = c.suite_run AND r.case_ord = c.ord WHERE c.suite_run = ? AND c.digest IS NOT NULL AND c.runs > 0 ORDER BY c.ord, r.run",
+            &[run.id.as_str().into()],
+        )?;
+        let mut cases: std::collections::HashMap<String, ResumedCase> = Default::default();
+        for row in &rows {
+            let report: RunReport = serde_json::from_str(&row.text(2))
+                .map_err(|e| self.data(format!("a run of run {}: {e}", run.id)))?;
+            cases
+                .entry(row.text(0))
+                .or_insert_with(|| ResumedCase {
+                    ord: row.u32(1),
+                    runs: Vec::new(),
+                })
+                .runs
+                .push(report);
+        }
+        Ok(Resumable {
+            run: Some(run),
+            cases,
+        })
+    }
+
     /// Recorded runs matching `filter`, newest first.
     pub fn runs(&mut self, filter: &RunFilter) -> Result<Vec<RecordedRun>, StoreError> {
         let mut sql = format!("SELECT {RUN_COLUMNS} FROM suite_runs WHERE 1 = 1");

@@ -133,6 +133,18 @@ impl Recorder {
         }
     }
 
+    /// Run `run` of case `ord` was taken from run `from_run`'s case `from_ord` (`run
+    /// --resume`): its files are copied inside the store.
+    pub fn reuse_logs(&self, ord: u32, run: u32, from_run: &str, from_ord: u32) {
+        let logs = RunLogs {
+            copy_from: Some((from_run.to_owned(), from_ord)),
+            ..RunLogs::default()
+        };
+        if let Ok(mut map) = self.logs.lock() {
+            map.insert((ord, run), logs);
+        }
+    }
+
     /// Run `report.run` of case `ord` is over: stored with the logs [`Recorder::run_logs`]
     /// kept for it.
     pub fn run_finished(&self, ord: u32, report: &RunReport) {

@@ -23,11 +23,23 @@ pub(crate) struct Sqlite {
 impl Sqlite {
     /// Open (creating it and its directory when `create`) the store at `path`.
     pub(crate) fn open(path: &Path, create: bool) -> Result<Self, StoreError> {
-        if create && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+        if create {
+            // Private, as every report file is (session logs may hold what an agent read):
+            // the directory 0700, the file 0600, which SQLite's `-wal` and `-shm` files copy.
+            let io = |source| StoreError::Io {
                 location: path.display().to_string(),
                 source,
-            })?;
+            };
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                crate::private_file::create_dir_all(dir).map_err(io)?;
+            }
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .open(path)
+                .map_err(io)?;
         }
         let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX

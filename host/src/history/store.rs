@@ -256,6 +256,19 @@ impl Store {
         logs: RunLogs,
     ) -> Result<(), StoreError> {
         let json = serde_json::to_string(report).map_err(|e| self.data(e.to_string()))?;
+        if let Some((from_run, from_ord)) = &logs.copy_from {
+            self.backend.execute(
+                "INSERT INTO case_runs (suite_run, case_ord, run, pass, input_tokens, output_tokens, duration_ms, cost_usd, report, session_log, evidence, workspace) SELECT ?, ?, run, pass, input_tokens, output_tokens, duration_ms, cost_usd, report, session_log, evidence, workspace FROM case_runs WHERE suite_run = ? AND case_ord = ? AND run = ? ON CONFLICT (suite_run, case_ord, run) DO NOTHING",
+                &[
+                    run_id.into(),
+                    ord.into(),
+                    from_run.as_str().into(),
+                    (*from_ord).into(),
+                    report.run.into(),
+                ],
+            )?;
+            return Ok(());
+        }
         self.backend.execute(
             "INSERT INTO case_runs (suite_run, case_ord, run, pass, input_tokens, output_tokens, duration_ms, cost_usd, report, session_log, evidence, workspace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (suite_run, case_ord, run) DO NOTHING",
             &[
@@ -410,12 +423,15 @@ pub struct Artifacts {
     pub workspace: Option<Vec<u8>>,
 }
 
-/// A run's files on their way into the store, each compressed ([`RunLogs::compress`]).
+/// A run's files on their way into the store, each compressed ([`RunLogs::compress`]), or
+/// those of a run recorded before (`run --resume`), copied inside the store.
 #[derive(Debug, Clone, Default)]
 pub(super) struct RunLogs {
     pub session_log: Option<Vec<u8>>,
     pub evidence: Option<Vec<u8>>,
     pub workspace: Option<Vec<u8>>,
+    /// The suite run and case whose files this run's are.
+    pub copy_from: Option<(String, u32)>,
 }
 
 impl RunLogs {
@@ -428,6 +444,7 @@ impl RunLogs {
             session_log: session_log.map(blob::compress),
             evidence: evidence.map(blob::compress),
             workspace: workspace.map(blob::compress),
+            copy_from: None,
         }
     }
 }
@@ -454,11 +471,9 @@ impl Totals {
     }
 }
 
-/// A run's cost, when its report says it (`cost_usd`, issue 35 item 4).
+/// A run's cost, when known (docs/cost.md).
 pub(super) fn run_cost(report: &RunReport) -> Option<f64> {
-    serde_json::to_value(report)
-        .ok()
-        .and_then(|v| v.get("cost_usd").and_then(serde_json::Value::as_f64))
+    report.cost_usd
 }
 
 /// The sum of the known values; `None` when none is known.

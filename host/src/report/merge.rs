@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::Provenance;
 use super::{CaseSummary, SuiteReport, SuiteSummary};
 
 /// Why reports could not be merged.
@@ -49,8 +50,10 @@ pub fn merge_reports(reports: Vec<(PathBuf, SuiteReport)>) -> Result<SuiteReport
         .iter()
         .map(|c| (c.name.clone(), first_path.clone()))
         .collect();
+    let mut shard_ids: Vec<String> = merged.provenance.run_id.iter().cloned().collect();
     for (path, report) in reports {
         check_same_run(&first_path, &merged, &path, &report)?;
+        merge_provenance(&mut merged.provenance, &report.provenance, &mut shard_ids);
         let more = report.cases.into_vec()?;
         for case in &more {
             if let Some(first) = seen.insert(case.name.clone(), path.clone()) {
@@ -77,7 +80,40 @@ pub fn merge_reports(reports: Vec<(PathBuf, SuiteReport)>) -> Result<SuiteReport
     }
     merged.summary = SuiteSummary::of(&cases);
     merged.cases = cases.into();
+    merged.provenance.run_id = merged_run_id(shard_ids);
     Ok(merged)
+}
+
+/// The merged run's provenance: the earliest start, the latest end; the git state and
+/// provider only when every shard agrees.
+fn merge_provenance(merged: &mut Provenance, shard: &Provenance, ids: &mut Vec<String>) {
+    ids.extend(shard.run_id.iter().cloned());
+    merged.started_unix_ms = match (merged.started_unix_ms, shard.started_unix_ms) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    merged.finished_unix_ms = match (merged.finished_unix_ms, shard.finished_unix_ms) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    if merged.git != shard.git {
+        merged.git = None;
+    }
+    if merged.provider != shard.provider {
+        merged.provider = None;
+    }
+}
+
+/// The merged run's id: derived from its shards' ids (sorted), so merging the same shards
+/// again names the same run (`history import` stores it once), and it is none of theirs.
+fn merged_run_id(mut ids: Vec<String>) -> Option<String> {
+    use sha2::Digest;
+    if ids.is_empty() {
+        return None;
+    }
+    ids.sort();
+    let digest = sha2::Sha256::digest(ids.join(",").as_bytes());
+    Some(hex::encode(&digest[..8]))
 }
 
 fn check_same_run(

@@ -2,6 +2,7 @@
 //! scripted model, evidence, and verdicts; then the suite report.
 
 mod cancel;
+mod cost;
 mod details;
 mod external;
 mod finished;
@@ -90,6 +91,15 @@ pub struct RunOptions {
     /// (`crate::history`); `None`: nothing is recorded. The caller calls
     /// [`crate::history::Recorder::finish`] with the report.
     pub history: Option<Arc<crate::history::Recorder>>,
+    /// `run --resume`: the runs an interrupted run recorded, by case digest; a planned run
+    /// it has is taken from it, not made again.
+    pub resume: Option<Arc<crate::history::Resumable>>,
+    /// The price table each run's cost is computed with (a live run's model, a replayed
+    /// recording's); `None`: no run has a cost (docs/cost.md).
+    pub prices: Option<Arc<crate::config::PriceTable>>,
+    /// `--max-cost`: the live provider's budget (the provider refuses requests once it is
+    /// spent); once spent, no further run starts and the report says so.
+    pub budget: Option<Arc<crate::provider::CostBudget>>,
 }
 
 impl Default for RunOptions {
@@ -114,6 +124,9 @@ impl Default for RunOptions {
             confine: crate::confine::Policy::default(),
             provenance: crate::report::Provenance::default(),
             history: None,
+            resume: None,
+            prices: None,
+            budget: None,
             resident_report_bytes: crate::report::RESIDENT_BYTES,
         }
     }
@@ -236,6 +249,9 @@ pub(crate) async fn run_planned(
     }
     drop(finished);
     let (cases, summary, cancelled) = reports.into_parts();
+    let (prices, budget) = cost::suite_costs(options, &summary);
+    // A spent budget stopped the suite as Ctrl-C does, when it left runs unstarted.
+    let stopped = budget.is_some_and(|b| b.exhausted) && !cancelled.is_empty();
     let report = SuiteReport {
         schema_version: REPORT_SCHEMA_VERSION,
         evalhost_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -243,7 +259,7 @@ pub(crate) async fn run_planned(
         model: options.model().to_owned(),
         runs_per_case: options.runs,
         k: options.k,
-        interrupted: options.cancel.is_cancelled(),
+        interrupted: options.cancel.is_cancelled() || stopped,
         cancelled,
         agents: options.recorded_run("run").agents,
         confinement: Some(crate::confine::Allowed::of(&options.confine)),
@@ -251,6 +267,8 @@ pub(crate) async fn run_planned(
             finished_unix_ms: Some(crate::history::now_unix_ms()),
             ..options.provenance.clone()
         },
+        prices,
+        budget,
         summary,
         cases,
     };
@@ -277,8 +295,14 @@ async fn make_run(
         run,
         started,
     };
-    if options.cancel.is_cancelled() {
+    if options.cancel.is_cancelled() || options.budget_spent() {
         return (header.clone(), Err(cancelled(false)));
+    }
+    if let Some(report) = resumed(&options, &header, i, run) {
+        if let Some(progress) = &options.progress {
+            progress.run_finished(&header.name, &report);
+        }
+        return (header, Ok(report));
     }
     let report = match prepared {
         Ok(prepared) => {
@@ -297,6 +321,22 @@ async fn make_run(
         progress.run_finished(&header.name, &report);
     }
     (header, Ok(report))
+}
+
+/// Run `run` of case `i` as the run `--resume` finishes recorded it, when it did (its files
+/// then copied in the history).
+fn resumed(options: &RunOptions, header: &CaseHeader, i: usize, run: u32) -> Option<RunReport> {
+    let resume = options.resume.as_ref()?;
+    let (case, report) = resume.run(header.digest.as_deref(), run)?;
+    if let (Some(history), Some(from)) = (&options.history, &resume.run) {
+        history.reuse_logs(
+            u32::try_from(i).unwrap_or(u32::MAX),
+            run,
+            &from.id,
+            case.ord,
+        );
+    }
+    Some(report.clone())
 }
 
 /// What the report says of case `i`, read back as `prepared`.
@@ -319,7 +359,7 @@ async fn run_prepared(
     options: &Arc<RunOptions>,
 ) -> RunReport {
     let made = run::run_once(prepared.clone(), run, server, options).await;
-    match made {
+    let mut report = match made {
         Ok(ungraded) => {
             // Grading and the file work after it (details, `--out`, removing the temp
             // root) in one trip to the blocking pool, off the async workers, which also
@@ -350,7 +390,9 @@ async fn run_prepared(
             }
         }
         Err(e) => errored(run, e.to_string()),
-    }
+    };
+    cost::price_run(&mut report, &prepared.case, options);
+    report
 }
 
 /// Hand run `artifacts` of case `i` (`case`) to the history: its session log and evidence,
@@ -398,6 +440,8 @@ fn errored(run: u32, error: String) -> RunReport {
         pass: false,
         error: Some(error),
         usage: Default::default(),
+        cost_usd: None,
+        recorded_cost_usd: None,
         tool_calls: 0,
         duration_ms: 0,
         verdicts: Vec::new(),

@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use super::common::repo;
 
 /// `evalhost ARGS`, run in the repository root with the tests' own component cache
-/// (`target/test-cache`) unless told otherwise.
+/// (`target/test-cache`) and the history off (`EVALHOST_HISTORY=off`) unless told otherwise.
 pub struct Evalhost {
     command: Command,
 }
@@ -34,7 +34,10 @@ impl Evalhost {
         let mut command = Command::new(env!("CARGO_BIN_EXE_evalhost"));
         command
             .current_dir(repo())
-            .env("XDG_CACHE_HOME", repo().join("target/test-cache"));
+            .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
+            // No test records into the repository's history unless it names a store
+            // (`--history` wins over the variable).
+            .env("EVALHOST_HISTORY", "off");
         Self { command }
     }
 
