@@ -68,9 +68,9 @@ pub struct CaseSide {
 }
 
 impl Side {
-    /// The side of a JSON report: each case's runs, passes and tokens as its summary counts
-    /// them, its duration summed over its runs. Fails only when a case cannot be read back
-    /// from the spool it waited in.
+    /// The side of a JSON report: each case's digest (absent in reports older than the
+    /// history), its runs, passes and tokens as its summary counts them, its duration summed
+    /// over its runs. Fails only when a case cannot be read back from the spool it waited in.
     pub fn of_report(
         label: impl Into<String>,
         report: &SuiteReport,
@@ -80,7 +80,7 @@ impl Side {
             let case = case?;
             cases.push(CaseSide {
                 name: case.name.clone(),
-                digest: None,
+                digest: case.digest.clone(),
                 runs: case.summary.runs,
                 passed: case.summary.passed,
                 input_tokens: case.summary.input_tokens,

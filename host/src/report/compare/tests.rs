@@ -430,14 +430,16 @@ fn a_report_becomes_a_side() {
             .expect("a run report")
         })
         .collect();
-    let report = super::super::tests::suite(vec![CaseReport::of_runs("x", runs)], vec![]);
+    let mut case = CaseReport::of_runs("x", runs);
+    case.digest = Some("5e1f".into());
+    let report = super::super::tests::suite(vec![case], vec![]);
     let side = Side::of_report("old.json", &report).unwrap();
     assert_eq!(side.label, "old.json");
     assert_eq!(
         side.cases,
         [CaseSide {
             name: "x".into(),
-            digest: None,
+            digest: Some("5e1f".into()),
             runs: 2,
             passed: 1,
             input_tokens: 14,
