@@ -226,6 +226,7 @@ async fn exchange(
                         output: reply.output.clone(),
                         input_tokens: reply.input_tokens,
                         output_tokens: reply.output_tokens,
+                        cached_input_tokens: 0,
                     })?;
                 }
             }

@@ -68,6 +68,14 @@ pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub synthetic: bool,
+    /// Of `input_tokens`, those the provider read from its prompt cache (live runs; priced
+    /// apart, docs/cost.md); absent when none were, and in evidence of earlier versions.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One event of the run: a Nexus journal event, or a session-log record mapped to
@@ -155,10 +163,12 @@ impl Evidence {
                     output,
                     input_tokens,
                     output_tokens,
+                    cached_input_tokens,
                     ..
                 } => {
                     evidence.usage.input_tokens += input_tokens;
                     evidence.usage.output_tokens += output_tokens;
+                    evidence.usage.cached_input_tokens += cached_input_tokens;
                     last_response_text.clear();
                     for item in output {
                         match item {
@@ -248,6 +258,7 @@ mod tests {
             output: vec![call("call_1"), call("call_2")],
             input_tokens: 1,
             output_tokens: 1,
+            cached_input_tokens: 0,
         }];
         events.extend(ran.ran_elsewhere(CallStatus::Failed, "exit 1"));
         events.push(never.cancelled("the turn timed out"));

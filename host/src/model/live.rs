@@ -61,6 +61,7 @@ impl LiveModel {
                 output: reply.output,
                 input_tokens: reply.input_tokens,
                 output_tokens: reply.output_tokens,
+                cached_input_tokens: reply.cached_input_tokens,
             }),
             Err(e) => Err(format!(
                 "Provider {} (model {}) failed on request {n}: {e}",

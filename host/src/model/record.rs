@@ -17,6 +17,8 @@ pub struct Reply {
     pub input_tokens: u64,
     /// Tokens of the answer.
     pub output_tokens: u64,
+    /// Of `input_tokens`, those the provider read from its prompt cache (live only).
+    pub cached_input_tokens: u64,
 }
 
 /// One request that reached a session and what became of it.
@@ -76,6 +78,7 @@ impl Exchange {
                     output: reply.output.clone(),
                     input_tokens: reply.input_tokens,
                     output_tokens: reply.output_tokens,
+                    cached_input_tokens: reply.cached_input_tokens,
                 },
             ],
             Outcome::Failed { n, .. } => vec![request(*n)],

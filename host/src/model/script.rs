@@ -108,6 +108,7 @@ impl Script {
             output,
             input_tokens,
             output_tokens,
+            cached_input_tokens: 0,
         })
     }
 

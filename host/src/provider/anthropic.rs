@@ -180,6 +180,8 @@ pub(crate) struct Decoder {
     blocks: BTreeMap<u64, Block>,
     input_tokens: u64,
     output_tokens: u64,
+    /// Cache reads (`cache_read_input_tokens`), part of `input_tokens`.
+    cached_input_tokens: u64,
 }
 
 /// Input tokens of a usage object: uncached, cache writes and cache reads; `None` when it
@@ -218,6 +220,7 @@ impl Decoder {
                 let usage = &value["message"]["usage"];
                 self.input_tokens = input_tokens(usage).unwrap_or(0);
                 self.output_tokens = usage["output_tokens"].as_u64().unwrap_or(0);
+                self.cached_input_tokens = usage["cache_read_input_tokens"].as_u64().unwrap_or(0);
             }
             "content_block_start" => {
                 let index = value["index"].as_u64().unwrap_or(self.blocks.len() as u64);
@@ -267,6 +270,9 @@ impl Decoder {
                 if let Some(input) = input_tokens(usage) {
                     self.input_tokens = self.input_tokens.max(input);
                 }
+                if let Some(cached) = usage["cache_read_input_tokens"].as_u64() {
+                    self.cached_input_tokens = self.cached_input_tokens.max(cached);
+                }
             }
             "message_stop" => return self.reply().map(Some),
             // `overloaded_error` (529), `api_error` (500), `rate_limit_error` (429) are
@@ -287,6 +293,7 @@ impl Decoder {
         let mut reply = ProviderReply {
             input_tokens: self.input_tokens,
             output_tokens: self.output_tokens,
+            cached_input_tokens: self.cached_input_tokens,
             ..ProviderReply::default()
         };
         for block in std::mem::take(&mut self.blocks).into_values() {

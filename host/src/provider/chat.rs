@@ -112,6 +112,7 @@ pub(crate) struct Decoder {
     finished: bool,
     input_tokens: u64,
     output_tokens: u64,
+    cached_input_tokens: u64,
 }
 
 impl Decoder {
@@ -141,6 +142,9 @@ impl Decoder {
             self.output_tokens = usage["completion_tokens"]
                 .as_u64()
                 .unwrap_or(self.output_tokens);
+            self.cached_input_tokens = usage["prompt_tokens_details"]["cached_tokens"]
+                .as_u64()
+                .unwrap_or(self.cached_input_tokens);
         }
         for choice in chunk["choices"].as_array().into_iter().flatten() {
             if choice["finish_reason"].is_string() {
@@ -231,6 +235,7 @@ impl Decoder {
             output,
             input_tokens: self.input_tokens,
             output_tokens: self.output_tokens,
+            cached_input_tokens: self.cached_input_tokens,
             ..ProviderReply::default()
         })
     }

@@ -59,6 +59,17 @@ pub enum ProviderError {
         /// The cause.
         message: String,
     },
+    /// `--max-cost`: what the suite's requests cost reached the limit, so this one was not
+    /// sent ([`super::CostBudget`]).
+    #[error(
+        "not sent: the suite's --max-cost budget of ${limit_usd} is spent (${spent_usd:.4} so far)"
+    )]
+    BudgetSpent {
+        /// The limit, USD.
+        limit_usd: f64,
+        /// What was spent, USD.
+        spent_usd: f64,
+    },
     /// Every attempt failed; `last` is the final one's error.
     #[error("{last} (gave up after {attempts} attempts)")]
     GaveUp {
@@ -81,6 +92,7 @@ impl ProviderError {
             ProviderError::Failed { transient, .. } => *transient,
             ProviderError::Malformed { .. }
             | ProviderError::Client { .. }
+            | ProviderError::BudgetSpent { .. }
             | ProviderError::GaveUp { .. } => false,
         }
     }

@@ -9,6 +9,7 @@
 //! error text, so the run is recorded as errored, never as a grader failure.
 
 mod anthropic;
+mod budget;
 mod carry;
 mod chat;
 mod error;
@@ -16,6 +17,7 @@ mod responses;
 pub mod retry;
 mod stream;
 
+pub use budget::CostBudget;
 pub use carry::Carried;
 pub use error::ProviderError;
 pub(crate) use stream::ReplyStream;
@@ -44,6 +46,9 @@ pub struct ProviderReply {
     pub input_tokens: u64,
     /// Output tokens from the provider's usage report.
     pub output_tokens: u64,
+    /// Of `input_tokens`, those read from the provider's prompt cache (Responses and Chat
+    /// `cached_tokens`, Anthropic `cache_read_input_tokens`), priced apart (docs/cost.md).
+    pub cached_input_tokens: u64,
     /// The reply's reasoning as the provider sent it (Responses `reasoning` items, Anthropic
     /// `thinking` / `redacted_thinking` blocks), passed back with the reply's calls.
     pub reasoning: Vec<Value>,
@@ -56,6 +61,8 @@ pub struct Provider {
     config: ProviderConfig,
     key: Option<ApiKey>,
     http: reqwest::Client,
+    /// `--max-cost`: every attempt checked against it, every answer charged to it.
+    budget: Option<std::sync::Arc<CostBudget>>,
 }
 
 impl std::fmt::Debug for Provider {
@@ -78,7 +85,18 @@ impl Provider {
             .map_err(|e| ProviderError::Client {
                 message: error_chain(&e),
             })?;
-        Ok(Self { config, key, http })
+        Ok(Self {
+            config,
+            key,
+            http,
+            budget: None,
+        })
+    }
+
+    /// Send no request once `budget` is spent, and charge every answer to it (`--max-cost`).
+    pub fn with_budget(mut self, budget: std::sync::Arc<CostBudget>) -> Self {
+        self.budget = Some(budget);
+        self
     }
 
     /// The configuration in use.
@@ -98,7 +116,24 @@ impl Provider {
         let policy = self.config.retry;
         let mut retry = 0;
         loop {
-            let error = match self.attempt(request, carried).await {
+            // Every attempt, a retry too, is refused once the budget is spent.
+            if let Some(budget) = &self.budget
+                && budget.is_spent()
+            {
+                return Err(ProviderError::BudgetSpent {
+                    limit_usd: budget.limit_usd(),
+                    spent_usd: budget.spent_usd(),
+                });
+            }
+            let attempt = self.attempt(request, carried).await;
+            if let (Some(budget), Ok(reply)) = (&self.budget, &attempt) {
+                budget.charge(
+                    reply.input_tokens,
+                    reply.cached_input_tokens,
+                    reply.output_tokens,
+                );
+            }
+            let error = match attempt {
                 Ok(mut reply) => {
                     reply.attempts = retry + 1;
                     carried.remember(&reply);

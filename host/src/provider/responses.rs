@@ -188,6 +188,9 @@ impl Decoder {
         let mut reply = ProviderReply {
             input_tokens: response["usage"]["input_tokens"].as_u64().unwrap_or(0),
             output_tokens: response["usage"]["output_tokens"].as_u64().unwrap_or(0),
+            cached_input_tokens: response["usage"]["input_tokens_details"]["cached_tokens"]
+                .as_u64()
+                .unwrap_or(0),
             ..ProviderReply::default()
         };
         for item in items {

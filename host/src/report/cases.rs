@@ -240,6 +240,8 @@ mod tests {
                 pass,
                 error: (!pass).then(|| format!("{name} broke")),
                 usage: Default::default(),
+                cost_usd: None,
+                recorded_cost_usd: None,
                 tool_calls: 2,
                 duration_ms: 7,
                 verdicts: Vec::new(),

@@ -129,6 +129,10 @@ fn summary(html: &mut String, report: &SuiteReport, cases: usize, failed: usize,
         runs_each,
         k
     );
+    // Cost, recorded cost and budget: the text report's lines (docs/cost.md).
+    for line in super::cost::text_lines(report).lines() {
+        let _ = write!(html, r#"<p class="meta cost">{}</p>"#, text(line));
+    }
     if report.interrupted {
         let _ = write!(
             html,

@@ -115,6 +115,35 @@ fn write_suite(
             &format!("{} runs cancelled", report.cancelled.len()),
         );
     }
+    // Cost (docs/cost.md): the suite's, in USD, with the prices' date; the budget.
+    let prices = report
+        .prices
+        .as_ref()
+        .map_or_else(String::new, |p| format!(" ({})", p.text()));
+    if let Some(cost) = report.summary.cost_usd {
+        let without = match report.summary.runs_without_price {
+            0 => String::new(),
+            n => format!("; {n} runs without a price"),
+        };
+        property("evalhost.cost_usd", &format!("{cost:.6}{prices}{without}"));
+    }
+    if let Some(recorded) = report.summary.recorded_cost_usd {
+        property(
+            "evalhost.recorded_cost_usd",
+            &format!("{recorded:.6}{prices}"),
+        );
+    }
+    if let Some(budget) = &report.budget {
+        property(
+            "evalhost.max_cost_usd",
+            &format!(
+                "{:.6} ({:.6} spent{})",
+                budget.max_cost_usd,
+                budget.spent_usd,
+                if budget.exhausted { ", reached" } else { "" }
+            ),
+        );
+    }
     for case in cases_at(report, indices) {
         let case = case?;
         let s = &case.summary;
@@ -297,6 +326,8 @@ mod tests {
     fn report(cases: Vec<CaseReport>, cancelled: Vec<CancelledRun>) -> SuiteReport {
         SuiteReport {
             provenance: Default::default(),
+            prices: None,
+            budget: None,
             schema_version: crate::report::REPORT_SCHEMA_VERSION,
             evalhost_version: "0.1.0".into(),
             mode: "replay".into(),

@@ -3,6 +3,7 @@
 mod cases;
 mod compare;
 mod confinement;
+mod cost;
 mod details;
 mod entry;
 mod escape;
@@ -22,6 +23,8 @@ pub use compare::{
     Metric, MetricFlag, PairedMethod, PairedTest, Side, SideTotals, Tests, Verdict,
 };
 pub use compare::{DETECTABLE_CHANGE, compare, render_comparison};
+pub use cost::{BudgetReport, PriceSource};
+pub(crate) use cost::{CostSum, usd};
 pub use details::ChangeKind;
 pub use details::FileChange;
 pub use details::WorkspaceChanges;
@@ -79,6 +82,13 @@ pub struct SuiteReport {
     /// state, the live provider; absent in reports of evalhost versions before the history.
     #[serde(flatten)]
     pub provenance: Provenance,
+    /// The prices the report's costs were computed with; absent when no run has a cost
+    /// (docs/cost.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prices: Option<PriceSource>,
+    /// `--max-cost`: the budget and what was spent; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetReport>,
     /// In suite order. A suite's run keeps the first in memory and the rest, past
     /// [`RESIDENT_BYTES`], in a spool file ([`CaseReports`]).
     pub cases: CaseReports,
@@ -228,6 +238,21 @@ pub struct SuiteSummary {
     pub pass_rate: f64,
     /// Wilson 95% interval on `pass_rate`.
     pub pass_rate_ci95: Interval,
+    /// What the runs whose cost is known cost, USD; absent when no run's is (docs/cost.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Runs whose cost is unknown (a model without a price) in a report where some run's is
+    /// known; 0 (absent) when none is.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub runs_without_price: u32,
+    /// Replayed recordings: what the live runs they replay cost at today's prices, USD;
+    /// absent when no run replayed a recording with a known cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_cost_usd: Option<f64>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl SuiteSummary {
@@ -235,17 +260,30 @@ impl SuiteSummary {
     pub fn of(cases: &[CaseReport]) -> Self {
         let runs = cases.iter().map(|c| c.summary.runs).sum();
         let passed = cases.iter().map(|c| c.summary.passed).sum();
-        Self::new(runs, passed)
+        Self::new(runs, passed).with_cost(CostSum::of_cases(cases))
     }
 
-    /// `passed` of `runs` runs passed.
+    /// `passed` of `runs` runs passed (without cost: [`SuiteSummary::of`] sums it).
     pub fn new(runs: u32, passed: u32) -> Self {
         Self {
             runs,
             passed,
             pass_rate: rate(runs, passed),
             pass_rate_ci95: Interval::wilson(runs, passed),
+            cost_usd: None,
+            runs_without_price: 0,
+            recorded_cost_usd: None,
         }
+    }
+
+    /// With the cost summed over the cases.
+    pub(crate) fn with_cost(mut self, sum: CostSum) -> Self {
+        (
+            self.cost_usd,
+            self.runs_without_price,
+            self.recorded_cost_usd,
+        ) = sum.finish().parts();
+        self
     }
 }
 
@@ -303,6 +341,15 @@ pub struct CaseSummary {
     pub output_tokens: u64,
     /// pass^k is 1: every run passed.
     pub pass: bool,
+    /// What the runs whose cost is known cost, USD; absent when no run's is (docs/cost.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Runs whose cost is unknown while another run's is known; 0 (absent) otherwise.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub runs_without_price: u32,
+    /// Replayed recordings: what the live runs they replay cost at today's prices, USD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_cost_usd: Option<f64>,
     /// Questions graders asked the judge over every run, and the tokens the answers took
     /// (recorded answers count as recorded); absent when no grader asked.
     #[serde(default, skip_serializing_if = "JudgeUsage::is_empty")]
@@ -318,6 +365,14 @@ pub struct RunReport {
     /// Why the run ended early (it then fails whatever the graders say).
     pub error: Option<String>,
     pub usage: Usage,
+    /// The run's usage at the price table's price of its model, USD; absent when unknown
+    /// (replay's scripted model, a model without a price; docs/cost.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// A replayed recording (`record --live`): what the live run it replays cost, at today's
+    /// prices, USD; absent for other runs and recordings without a priced model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_cost_usd: Option<f64>,
     pub tool_calls: u32,
     pub duration_ms: u64,
     pub verdicts: Vec<GraderVerdict>,
@@ -440,6 +495,7 @@ impl CaseSummary {
     pub fn with_k(runs: &[RunReport], k: Option<u32>) -> Self {
         let n = runs.len() as u32;
         let c = runs.iter().filter(|r| r.pass).count() as u32;
+        let (cost_usd, runs_without_price, recorded_cost_usd) = CostSum::of_runs(runs).parts();
         let mean = |f: &dyn Fn(&RunReport) -> f64| {
             if n == 0 {
                 0.0
@@ -461,6 +517,9 @@ impl CaseSummary {
             output_tokens: runs.iter().map(|r| r.usage.output_tokens).sum(),
             // pass^k is 1 exactly when every run passed (for any 1 <= k <= n).
             pass: n > 0 && c == n,
+            cost_usd,
+            runs_without_price,
+            recorded_cost_usd,
             judge: runs.iter().flat_map(|r| &r.verdicts).fold(
                 JudgeUsage::default(),
                 |mut sum, v| {
@@ -505,6 +564,8 @@ mod tests {
                 pass: true,
                 error: None,
                 usage: Usage::default(),
+                cost_usd: None,
+                recorded_cost_usd: None,
                 tool_calls: 0,
                 duration_ms: 0,
                 verdicts: Vec::new(),
@@ -517,6 +578,8 @@ mod tests {
     pub(super) fn suite(cases: Vec<CaseReport>, cancelled: Vec<CancelledRun>) -> SuiteReport {
         SuiteReport {
             provenance: Default::default(),
+            prices: None,
+            budget: None,
             schema_version: REPORT_SCHEMA_VERSION,
             evalhost_version: "0".into(),
             mode: "replay".into(),

@@ -159,7 +159,13 @@ pub fn write_text(
     if repeated {
         header.push("RATE_CI95".to_owned());
     }
-    header.extend(["REQ", "TOOLS", "IN_TOK", "OUT_TOK", "STATUS"].map(String::from));
+    header.extend(["REQ", "TOOLS", "IN_TOK", "OUT_TOK"].map(String::from));
+    // A cost column only when some run has a cost (docs/cost.md); `-`: unknown.
+    let costed = report.summary.cost_usd.is_some();
+    if costed {
+        header.push("COST".to_owned());
+    }
+    header.push("STATUS".to_owned());
     let row = |case: &super::CaseReport| {
         let s = &case.summary;
         let mut row = vec![
@@ -177,6 +183,11 @@ pub fn write_text(
             format!("{:.1}", s.mean_tool_calls),
             s.input_tokens.to_string(),
             s.output_tokens.to_string(),
+        ]);
+        if costed {
+            row.push(s.cost_usd.map_or_else(|| "-".to_owned(), super::usd));
+        }
+        row.extend([
             // The last column is not padded, so colour codes cannot misalign the table.
             if s.pass {
                 paint("pass", PASS_STYLE, color)
@@ -203,6 +214,7 @@ pub fn write_text(
             s.pass_rate_ci95.compact()
         )?;
     }
+    out.write_all(super::cost::text_lines(report).as_bytes())?;
     for lines in [
         &g.judge,
         &g.failures,

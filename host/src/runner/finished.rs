@@ -8,7 +8,8 @@ use super::planned::CaseHeader;
 use std::sync::Arc;
 
 use crate::report::{
-    CancelledRun, CaseReport, CaseReports, CaseSummary, RunDetails, RunReport, SuiteSummary,
+    CancelledRun, CaseReport, CaseReports, CaseSummary, CostSum, RunDetails, RunReport,
+    SuiteSummary,
 };
 
 pub(super) struct Finished {
@@ -22,6 +23,8 @@ pub(super) struct Finished {
     cases: CaseReports,
     runs: u32,
     passed: u32,
+    /// The cases' costs, summed.
+    cost: CostSum,
     cancelled: Vec<CancelledRun>,
     /// The HTML report's details of each run, told the report's order as cases go to it.
     details: Option<Arc<RunDetails>>,
@@ -46,6 +49,7 @@ impl Finished {
             cases,
             runs: 0,
             passed: 0,
+            cost: CostSum::default(),
             cancelled: Vec::new(),
             details,
             history,
@@ -86,6 +90,7 @@ impl Finished {
             let summary = CaseSummary::with_k(&runs, self.k);
             self.runs += summary.runs;
             self.passed += summary.passed;
+            self.cost.add_case(&summary);
             if let Some(details) = &self.details {
                 details.case_reported(self.next, runs.iter().map(|run| run.run));
             }
@@ -112,7 +117,7 @@ impl Finished {
         while self.next < self.remaining.len() {
             self.report_next();
         }
-        let summary = SuiteSummary::new(self.runs, self.passed);
+        let summary = SuiteSummary::new(self.runs, self.passed).with_cost(self.cost);
         (self.cases, summary, self.cancelled)
     }
 }

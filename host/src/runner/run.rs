@@ -261,6 +261,8 @@ impl UngradedRun {
             pass: error.is_none() && run_passes(&verdicts),
             error,
             usage: self.evidence.usage,
+            cost_usd: None,
+            recorded_cost_usd: None,
             tool_calls: self.evidence.calls.len() as u32,
             duration_ms: self.started.elapsed().as_millis() as u64,
             verdicts,

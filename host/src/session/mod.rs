@@ -59,6 +59,10 @@ pub enum Event {
         output: Vec<OutputItem>,
         input_tokens: u64,
         output_tokens: u64,
+        /// Of `input_tokens`, those the provider read from its prompt cache (priced apart,
+        /// docs/cost.md); absent when none were, and in logs of earlier versions.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        cached_input_tokens: u64,
     },
     /// The tool of a call ran (`tool_call.rs` says exactly when this is written).
     ToolStart { call_id: String, name: String },
@@ -133,6 +137,11 @@ impl PartialEq for RequestBody {
     fn eq(&self, other: &Self) -> bool {
         self.get() == other.get() || self.to_value() == other.to_value()
     }
+}
+
+/// A count that is absent from the log when 0.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn raw(value: &serde_json::Value) -> Box<RawValue> {

@@ -39,6 +39,13 @@ pub enum SuiteError {
     BuiltinGraders(#[source] GraderHostError),
     #[error(transparent)]
     Config(ConfigError),
+    #[error("--max-cost {limit} is not an amount of USD above 0")]
+    InvalidMaxCost { limit: f64 },
+    /// `--max-cost` needs the live model's price.
+    #[error(
+        "--max-cost needs a price for the model `{model}`, and the price table has none (evalhost's default table, as of {as_of}, and the [prices] of the configuration files; docs/cost.md): add one to evalhost.toml:\n  [prices.\"{model}\"]\n  input = 1.25         # USD per million input tokens\n  cached_input = 0.125 # USD per million cached input tokens\n  output = 10.0        # USD per million output tokens"
+    )]
+    NoPrice { model: String, as_of: String },
 }
 
 impl SuiteError {

@@ -75,6 +75,8 @@ pub struct Suite {
     bundles: BundleResolver,
     host: Option<GraderHost>,
     resident_case_bytes: usize,
+    /// `--max-cost`, USD.
+    max_cost: Option<f64>,
     options: RunOptions,
 }
 
@@ -108,8 +110,18 @@ impl Suite {
             bundles: BundleResolver::default(),
             host: None,
             resident_case_bytes: RESIDENT_BYTES,
+            max_cost: None,
             options: RunOptions::default(),
         }
+    }
+
+    /// Live mode's budget (`--max-cost`): once the provider's requests cost `usd` (the price
+    /// table's price of the model, retries included), no further request is sent and no
+    /// further run starts (docs/cost.md). The model needs a price; replay is free and
+    /// ignores it.
+    pub fn max_cost(mut self, usd: f64) -> Self {
+        self.max_cost = Some(usd);
+        self
     }
 
     /// Only cases whose name contains `text` (`--filter`).
@@ -234,6 +246,7 @@ impl Suite {
             mut bundles,
             host,
             resident_case_bytes,
+            max_cost,
             mut options,
         } = self;
         let live = live_provider.is_some();
@@ -344,6 +357,28 @@ impl Suite {
             Some(LiveProvider::FromConfig) => Some(provider_from_config(&config)?),
             None => None,
         };
+        // The price table (docs/cost.md): every run's cost, and `--max-cost`'s budget.
+        let prices = match options.prices.take() {
+            Some(prices) => prices,
+            None => Arc::new(config.prices().map_err(SuiteError::Config)?),
+        };
+        let provider = match (provider, max_cost) {
+            (Some(provider), Some(limit)) => {
+                if !(limit.is_finite() && limit > 0.0) {
+                    return Err(SuiteError::InvalidMaxCost { limit });
+                }
+                let model = &provider.config().model;
+                let price = prices.price(model).ok_or_else(|| SuiteError::NoPrice {
+                    model: model.clone(),
+                    as_of: prices.as_of().to_owned(),
+                })?;
+                let budget = Arc::new(crate::provider::CostBudget::new(limit, price));
+                options.budget = Some(budget.clone());
+                Some(provider.with_budget(budget))
+            }
+            (provider, _) => provider,
+        };
+        options.prices = Some(prices);
         if let Some(provider) = provider {
             options.agent_limits = live_agent_limits(provider.config());
             options.live = Some(Arc::new(LiveModel::new(provider)));

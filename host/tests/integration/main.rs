@@ -93,6 +93,7 @@ mod bundle {
 /// Live mode against fake providers on 127.0.0.1: the CLI, the provider streams, record.
 mod live {
     mod cli;
+    mod cost;
     mod provider;
     mod record;
 }

@@ -146,6 +146,7 @@ fn fixed_evidence() -> Evidence {
         }],
         input_tokens: 100,
         output_tokens: 10,
+        cached_input_tokens: 0,
     };
     let records = vec![
         at(Event::SessionStart {
@@ -204,6 +205,7 @@ fn fixed_evidence() -> Evidence {
             }],
             input_tokens: 120,
             output_tokens: 8,
+            cached_input_tokens: 0,
         }),
         at(Event::TurnEnd {
             final_text: "I created greeting.txt and read the log.".into(),

@@ -299,7 +299,7 @@ impl Usage {
         Self {
             input_tokens: reply.input_tokens,
             input_tokens_details: InputDetails {
-                cached_tokens: 0,
+                cached_tokens: reply.cached_input_tokens,
                 cache_write_tokens: 0,
             },
             output_tokens: reply.output_tokens,

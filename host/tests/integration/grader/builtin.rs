@@ -38,6 +38,7 @@ fn run(calls: &[(&str, CallStatus)], final_text: &str) -> Evidence {
             }],
             input_tokens: 10,
             output_tokens: 2,
+            cached_input_tokens: 0,
         });
         if *status == CallStatus::Completed {
             events.push(Event::ToolStart {
@@ -64,6 +65,7 @@ fn run(calls: &[(&str, CallStatus)], final_text: &str) -> Evidence {
         }],
         input_tokens: 10,
         output_tokens: 2,
+        cached_input_tokens: 0,
     });
     events.push(Event::TurnEnd {
         final_text: final_text.into(),

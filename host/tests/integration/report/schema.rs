@@ -153,7 +153,10 @@ fn everything_report() -> SuiteReport {
                 input_tokens: 100,
                 output_tokens: 20,
                 synthetic: false,
+                cached_input_tokens: 40,
             },
+            cost_usd: Some(0.00031),
+            recorded_cost_usd: Some(0.0004),
             tool_calls: 1,
             duration_ms: 12,
             verdicts: vec![
@@ -174,6 +177,8 @@ fn everything_report() -> SuiteReport {
             pass: false,
             error: Some("model script ran out".into()),
             usage: Usage::default(),
+            cost_usd: None,
+            recorded_cost_usd: None,
             tool_calls: 0,
             duration_ms: 3,
             verdicts: Vec::new(),
@@ -196,6 +201,15 @@ fn everything_report() -> SuiteReport {
     }];
     SuiteReport {
         provenance: Default::default(),
+        prices: Some(evalhost::report::PriceSource {
+            as_of: "2026-12-01".into(),
+            files: vec!["/p/evalhost.toml".into()],
+        }),
+        budget: Some(evalhost::report::BudgetReport {
+            max_cost_usd: 0.5,
+            spent_usd: 0.52,
+            exhausted: true,
+        }),
         schema_version: REPORT_SCHEMA_VERSION,
         evalhost_version: "0.1.0".into(),
         mode: "live".into(),

@@ -16,6 +16,8 @@ fn runs(outcomes: &[bool]) -> Vec<RunReport> {
             pass,
             error: (!pass).then(|| "boom".to_owned()),
             usage: Usage::default(),
+            cost_usd: None,
+            recorded_cost_usd: None,
             tool_calls: 0,
             duration_ms: 0,
             verdicts: Vec::new(),
@@ -43,6 +45,8 @@ fn suite(cases: Vec<(&str, Vec<RunReport>)>, k: Option<u32>) -> SuiteReport {
         .collect();
     SuiteReport {
         provenance: Default::default(),
+        prices: None,
+        budget: None,
         schema_version: REPORT_SCHEMA_VERSION,
         evalhost_version: "0".into(),
         mode: "live".into(),
