@@ -69,9 +69,8 @@ pub struct CaseSide {
 
 impl Side {
     /// The side of a JSON report: each case's digest (absent in reports older than the
-    /// history), its runs, passes, tokens and cost as its summary counts them (the cost only
-    /// when every run's is known), its duration summed over its runs. Fails only when a case
-    /// cannot be read back from the spool it waited in.
+    /// history), its runs, passes and tokens as its summary counts them, its duration summed
+    /// over its runs. Fails only when a case cannot be read back from the spool it waited in.
     pub fn of_report(
         label: impl Into<String>,
         report: &SuiteReport,
@@ -87,11 +86,7 @@ impl Side {
                 input_tokens: case.summary.input_tokens,
                 output_tokens: case.summary.output_tokens,
                 duration_ms: case.runs.iter().map(|r| r.duration_ms).sum(),
-                // Known only when every run's is (a run of a model without a price has none).
-                cost_usd: case
-                    .summary
-                    .cost_usd
-                    .filter(|_| case.summary.runs_without_price == 0),
+                cost_usd: None,
             });
         }
         Ok(Side {
