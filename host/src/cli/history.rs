@@ -78,7 +78,7 @@ pub fn resumable(
     let resumable = store.resumable(spec).map_err(Failure::usage)?;
     if let Some(run) = &resumable.run {
         println!(
-            "Resuming run {} ({}, {} cases recorded): the runs it recorded of unchanged cases are not made again.",
+            "Resuming run {} ({}; cases with runs recorded: {}): the runs it recorded of unchanged cases are not made again.",
             run.short_id(),
             run.status.as_str(),
             resumable.cases.len()

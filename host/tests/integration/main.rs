@@ -13,6 +13,7 @@ mod support {
     pub mod guests;
     pub mod hostile;
     pub mod live;
+    pub mod postgres;
     pub mod registry;
 }
 
@@ -31,6 +32,15 @@ mod cli {
     mod regrade;
     mod run;
     mod timeout;
+}
+
+/// The history store: every run recorded, Ctrl-C and resume, imports, broken stores, PostgreSQL.
+mod history {
+    mod import;
+    mod postgres;
+    mod records;
+    mod resume;
+    mod store_errors;
 }
 
 /// The built-in agent loop: tools, approval policy, skills, turns.
