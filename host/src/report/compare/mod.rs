@@ -69,8 +69,9 @@ pub struct CaseSide {
 
 impl Side {
     /// The side of a JSON report: each case's digest (absent in reports older than the
-    /// history), its runs, passes and tokens as its summary counts them, its duration summed
-    /// over its runs. Fails only when a case cannot be read back from the spool it waited in.
+    /// history), its runs, passes, tokens and cost as its summary counts them (the cost only
+    /// when every run's is known), its duration summed over its runs. Fails only when a case
+    /// cannot be read back from the spool it waited in.
     pub fn of_report(
         label: impl Into<String>,
         report: &SuiteReport,
@@ -86,7 +87,11 @@ impl Side {
                 input_tokens: case.summary.input_tokens,
                 output_tokens: case.summary.output_tokens,
                 duration_ms: case.runs.iter().map(|r| r.duration_ms).sum(),
-                cost_usd: None,
+                // Known only when every run's is (a run of a model without a price has none).
+                cost_usd: case
+                    .summary
+                    .cost_usd
+                    .filter(|_| case.summary.runs_without_price == 0),
             });
         }
         Ok(Side {

@@ -450,6 +450,26 @@ fn a_report_becomes_a_side() {
     );
 }
 
+#[test]
+fn a_reports_cost_is_known_when_every_runs_is() {
+    use crate::report::{CaseReport, RunReport};
+    let run = |cost: Option<f64>| -> RunReport {
+        serde_json::from_value(serde_json::json!({
+            "run": 1, "pass": true, "error": null,
+            "usage": {"requests": 1, "input_tokens": 7, "output_tokens": 3, "synthetic": false},
+            "cost_usd": cost,
+            "tool_calls": 0, "duration_ms": 5, "verdicts": [],
+        }))
+        .expect("a run report")
+    };
+    let priced = CaseReport::of_runs("priced", vec![run(Some(0.25)), run(Some(0.5))]);
+    let partly = CaseReport::of_runs("partly", vec![run(Some(0.25)), run(None)]);
+    let report = super::super::tests::suite(vec![priced, partly], vec![]);
+    let side = Side::of_report("r", &report).unwrap();
+    assert_eq!(side.cases[0].cost_usd, Some(0.75));
+    assert_eq!(side.cases[1].cost_usd, None);
+}
+
 /// 10,000 cases a side, in reversed order, of up to 32 runs: compared and rendered (the time
 /// is `bench`'s to measure, not a test's).
 #[test]
