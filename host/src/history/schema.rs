@@ -179,3 +179,35 @@ pub(crate) fn finish_write(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::backend::Backend;
+
+    /// A store made by the first version's evalhost keeps its runs when a later one opens it,
+    /// and gains the later columns.
+    #[test]
+    fn a_version_1_store_migrates_and_keeps_its_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.db");
+        let mut old = crate::history::sqlite::Sqlite::open(&path, true).unwrap();
+        migrate_to(&mut old, "h.db", 1).unwrap();
+        assert_eq!(version(&mut old).unwrap(), 1);
+        old.execute(
+            "INSERT INTO suite_runs (id, command, status, started_ms, evalhost_version, mode, model, agents, runs_per_case, header) VALUES ('00112233aabbccdd', 'run', 'finished', 1, '0.1.0', 'replay', 'scripted', '[]', 1, '{}')",
+            &[],
+        )
+        .unwrap();
+        assert!(
+            old.query("SELECT cost_usd FROM suite_runs", &[]).is_err(),
+            "version 1 has no cost"
+        );
+        drop(old);
+
+        let mut store = crate::history::Location::Sqlite(path).open().unwrap();
+        assert_eq!(version(store.backend.as_mut()).unwrap(), VERSION);
+        let run = store.resolve("0011").unwrap();
+        assert_eq!((run.id.as_str(), run.cost_usd), ("00112233aabbccdd", None));
+    }
+}
