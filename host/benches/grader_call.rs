@@ -126,6 +126,7 @@ fn small_transcript() -> Evidence {
             }],
             input_tokens: 100,
             output_tokens: 10,
+            cached_input_tokens: 0,
         }),
         at(Event::ModelRequest {
             n: 2,
@@ -138,6 +139,7 @@ fn small_transcript() -> Evidence {
             }],
             input_tokens: 120,
             output_tokens: 8,
+            cached_input_tokens: 0,
         }),
         at(Event::TurnEnd {
             final_text: "I created greeting.txt.".into(),

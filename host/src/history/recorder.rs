@@ -24,7 +24,7 @@ const BATCH: usize = 512;
 enum Message {
     CaseRun {
         ord: u32,
-        report: RunReport,
+        report: Box<RunReport>,
         logs: RunLogs,
     },
     Case {
@@ -156,7 +156,7 @@ impl Recorder {
             .unwrap_or_default();
         self.send(Message::CaseRun {
             ord,
-            report: report.clone(),
+            report: Box::new(report.clone()),
             logs,
         });
     }

@@ -201,7 +201,7 @@ mod tests {
             ),
             (None, 0)
         );
-        let json = serde_json::to_value(&unpriced.summary).unwrap();
+        let json = serde_json::to_value(unpriced.summary).unwrap();
         assert!(json.get("cost_usd").is_none() && json.get("runs_without_price").is_none());
         // Zero is a cost (a priced model that was free), not an unknown one.
         let free = priced("free", &[Some(0.0)]);
