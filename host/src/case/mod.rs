@@ -88,6 +88,24 @@ pub fn check_timeout_secs(secs: f64) -> Result<f64, String> {
 /// Largest case file, in bytes (64 seed files of 64 KiB fit with room to spare).
 pub const MAX_CASE_FILE_BYTES: usize = 8 * 1024 * 1024;
 
+/// Remove every `location` field (a place in the case's file) from a serialized case.
+fn strip_locations(fields: &mut serde_json::Map<String, serde_json::Value>) {
+    fields.remove("location");
+    for value in fields.values_mut() {
+        match value {
+            serde_json::Value::Object(inner) => strip_locations(inner),
+            serde_json::Value::Array(items) => {
+                for item in items {
+                    if let serde_json::Value::Object(inner) = item {
+                        strip_locations(inner);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// An `io::Write` feeding a hasher, so a digest needs no serialized copy.
 struct HashWriter<'a>(&'a mut sha2::Sha256);
 
@@ -244,6 +262,8 @@ impl Case {
         if let Some(fields) = value.as_object_mut() {
             fields.remove("path");
             fields.remove("digest");
+            // Where a grader entry or a step was written (file:line:col) names the file too.
+            strip_locations(fields);
         }
         let mut hasher = sha2::Sha256::new();
         let _ = serde_json::to_writer(HashWriter(&mut hasher), &value);
@@ -283,5 +303,33 @@ impl Case {
             });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod digest_tests {
+    use std::path::Path;
+
+    const CASE: &str = "name: greet\nprompt: Say hello.\nmodel:\n  - text: Hello!\ngraders:\n  - final_text_contains: Hello\n";
+
+    fn digest_of(dir: &Path, text: &str) -> String {
+        std::fs::create_dir_all(dir).unwrap();
+        let file = dir.join("greet.yaml");
+        std::fs::write(&file, text).unwrap();
+        super::load_case(&file).unwrap().digest
+    }
+
+    #[test]
+    fn a_case_has_one_digest_wherever_its_file_is_and_another_once_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let here = digest_of(&dir.path().join("a"), CASE);
+        assert_eq!(here.len(), 64);
+        assert_eq!(digest_of(&dir.path().join("b/c"), CASE), here);
+        // A blank line moves every location: the content is the same.
+        assert_eq!(digest_of(&dir.path().join("d"), &format!("\n{CASE}")), here);
+        assert_ne!(
+            digest_of(&dir.path().join("e"), &CASE.replace("Hello!", "Hi!")),
+            here
+        );
     }
 }

@@ -200,7 +200,17 @@ fn everything_report() -> SuiteReport {
         runs,
     }];
     SuiteReport {
-        provenance: Default::default(),
+        provenance: evalhost::report::Provenance {
+            run_id: Some("0123456789abcdef".into()),
+            started_unix_ms: Some(1_796_300_000_000),
+            finished_unix_ms: Some(1_796_300_004_000),
+            git: Some(evalhost::report::GitState {
+                commit: "2453066".repeat(5),
+                branch: Some("main".into()),
+                dirty: true,
+            }),
+            provider: Some("openai-responses".into()),
+        },
         prices: Some(evalhost::report::PriceSource {
             as_of: "2026-12-01".into(),
             files: vec!["/p/evalhost.toml".into()],
