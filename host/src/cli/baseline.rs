@@ -60,7 +60,7 @@ pub fn baseline(args: BaselineArgs, ui: &Ui) -> Result<u8, Failure> {
         max_latency_growth: limit(args.max_latency_growth),
         min_latency_growth_ms: args.min_latency_growth_ms,
     };
-    let comparison = compare_loaded(&old, &new, &options)?;
+    let comparison = compare_loaded(&old, &new, &std::collections::HashMap::new(), &options)?;
     println!(
         "Comparing {} ({} cases) with the baseline {} ({} cases).",
         args.new.display(),

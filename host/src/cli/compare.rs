@@ -6,9 +6,13 @@ use std::path::Path;
 
 use anyhow::anyhow;
 
+use super::history::StoreArgs;
 use super::ui::Ui;
 use super::{Failure, exit};
-use evalhost::report::{CompareOptions, Comparison, Side, compare, read_report, render_comparison};
+use evalhost::history::Store;
+use evalhost::report::{
+    CompareOptions, Comparison, Flaky, Side, compare, read_report, render_comparison,
+};
 
 /// `evalhost compare`.
 #[derive(Debug, clap::Args)]
@@ -27,6 +31,8 @@ pub struct CompareArgs {
     /// q-value is at most this (above 0 and below 1).
     #[arg(long, value_name = "RATE", default_value_t = 0.05, value_parser = fdr_level)]
     pub alpha: f64,
+    #[command(flatten)]
+    pub store: super::history::StoreArgs,
 }
 
 /// `--alpha`: a rate in (0, 1).
@@ -45,11 +51,35 @@ pub(super) struct Loaded {
     pub setup: Vec<(&'static str, String)>,
 }
 
-/// What an argument of `compare` names, read as a [`Side`]. For now a JSON report: a file, or
-/// the `--out` directory holding `report.json`. (The one place to teach `compare` other
-/// kinds of argument.) An unreadable argument is a usage error (exit 2).
-pub(super) fn side(arg: &str) -> Result<Loaded, Failure> {
-    report_side(Path::new(arg), arg)
+/// What an argument of `compare` names, read as a [`Side`]: a JSON report (a file, or the
+/// `--out` directory holding `report.json`) when such a path exists; otherwise a run of the
+/// history (`store`): an id or 4+ of its digits, `latest`, `BRANCH@latest`. An argument that
+/// is neither is a usage error (exit 2).
+pub(super) fn side(
+    arg: &str,
+    store: &mut Option<Store>,
+    args: &StoreArgs,
+) -> Result<Loaded, Failure> {
+    let path = Path::new(arg);
+    if path.exists() {
+        return report_side(path, arg);
+    }
+    if store.is_none() {
+        *store = Some(args.open().map_err(|failure| {
+            Failure::usage(anyhow!(
+                "`{arg}` is neither a report file nor a directory, and the history cannot be read: {:#}",
+                failure.error
+            ))
+        })?);
+    }
+    let history = store.as_mut().expect("opened above");
+    let run = history.resolve(arg).map_err(Failure::usage)?;
+    let label = format!("{arg} (run {})", run.short_id());
+    let side = history.side(&run.id, &label).map_err(Failure::usage)?;
+    Ok(Loaded {
+        side,
+        setup: vec![("mode", run.mode.clone()), ("model", run.model.clone())],
+    })
 }
 
 /// The side of the JSON report at `path` (a file or an `--out` directory), named `label`.
@@ -69,10 +99,10 @@ pub(super) fn report_side(path: &Path, label: &str) -> Result<Loaded, Failure> {
 pub(super) fn compare_loaded(
     a: &Loaded,
     b: &Loaded,
+    flaky: &HashMap<String, Flaky>,
     options: &CompareOptions,
 ) -> Result<Comparison, Failure> {
-    let mut comparison =
-        compare(&a.side, &b.side, &HashMap::new(), options).map_err(Failure::usage)?;
+    let mut comparison = compare(&a.side, &b.side, flaky, options).map_err(Failure::usage)?;
     for (name, old) in &a.setup {
         if let Some((_, new)) = b.setup.iter().find(|(n, _)| n == name)
             && new != old
@@ -86,13 +116,21 @@ pub(super) fn compare_loaded(
 }
 
 pub fn compare_command(args: CompareArgs, ui: &Ui) -> Result<u8, Failure> {
-    let a = side(&args.a)?;
-    let b = side(&args.b)?;
+    let mut store = None;
+    let a = side(&args.a, &mut store, &args.store)?;
+    let b = side(&args.b, &mut store, &args.store)?;
     let options = CompareOptions {
         alpha: args.alpha,
         ..CompareOptions::default()
     };
-    let comparison = compare_loaded(&a, &b, &options)?;
+    // Flaky marks come from the history, when a side came from it.
+    let flaky = match &mut store {
+        Some(history) => history
+            .flaky_marks(&[&a.side, &b.side])
+            .map_err(Failure::internal)?,
+        None => HashMap::new(),
+    };
+    let comparison = compare_loaded(&a, &b, &flaky, &options)?;
     if args.json {
         let json =
             serde_json::to_string_pretty(&comparison).map_err(|e| Failure::internal(anyhow!(e)))?;

@@ -354,17 +354,18 @@ fn flaky(args: FlakyArgs) -> Result<u8, Failure> {
         return Ok(exit::OK);
     }
     println!(
-        "{:<40}  {:<12}  {:>10}  {:>12}  {:>9}",
-        "CASE", "DIGEST", "SUITE RUNS", "RUNS PASSED", "PASS RATE"
+        "{:<40}  {:<12}  {:>10}  {:>12}  {:>9}  {:>5}",
+        "CASE", "DIGEST", "SUITE RUNS", "RUNS PASSED", "PASS RATE", "FLIPS"
     );
     for case in &flaky {
         println!(
-            "{:<40}  {:<12}  {:>10}  {:>12}  {:>8.0}%",
+            "{:<40}  {:<12}  {:>10}  {:>12}  {:>8.0}%  {:>5}",
             cut(&case.name, 40),
             &case.digest[..case.digest.len().min(12)],
             case.suite_runs,
             format!("{}/{}", case.passed, case.runs),
             f64::from(case.passed) * 100.0 / f64::from(case.runs.max(1)),
+            case.flips,
         );
     }
     Ok(exit::OK)

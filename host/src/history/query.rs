@@ -61,7 +61,12 @@ pub struct Flaky {
     pub suite_runs: u32,
     pub runs: u32,
     pub passed: u32,
+    /// Times a run's outcome differed from the run before it (in the order they ran).
+    pub flips: u32,
 }
+
+/// Flips are counted for at most this many flaky cases a query (the rest report 0).
+const MAX_FLIPS_COUNTED: usize = 1_000;
 
 /// What `run --resume` takes from the run it finishes: each case recorded whole (every
 /// run in), by digest.
@@ -359,7 +364,7 @@ impl Store {
             " GROUP BY name, digest HAVING SUM(passed) > 0 AND SUM(passed) < SUM(runs) ORDER BY name",
         );
         let rows = self.backend.query(&sql, &params)?;
-        Ok(rows
+        let mut flaky: Vec<Flaky> = rows
             .iter()
             .map(|row| Flaky {
                 name: row.text(0),
@@ -367,8 +372,66 @@ impl Store {
                 suite_runs: row.u32(2),
                 runs: row.u32(3),
                 passed: row.u32(4),
+                flips: 0,
             })
-            .collect())
+            .collect();
+        for case in flaky.iter_mut().take(MAX_FLIPS_COUNTED) {
+            let outcomes = self.backend.query(
+                "SELECT r.pass FROM case_results c JOIN case_runs r ON r.suite_run = c.suite_run AND r.case_ord = c.ord JOIN suite_runs s ON s.id = c.suite_run WHERE c.name = ? AND c.digest = ? ORDER BY s.started_ms, s.id, r.run",
+                &[case.name.as_str().into(), case.digest.as_str().into()],
+            )?;
+            case.flips = outcomes
+                .windows(2)
+                .filter(|pair| pair[0].int(0) != pair[1].int(0))
+                .count() as u32;
+        }
+        Ok(flaky)
+    }
+
+    /// Run `run_id`'s cases as one side of a comparison, labelled `label`.
+    pub fn side(&mut self, run_id: &str, label: &str) -> Result<crate::report::Side, StoreError> {
+        let cases = self.all_cases(run_id)?;
+        Ok(crate::report::Side {
+            label: label.to_owned(),
+            cases: cases
+                .into_iter()
+                .map(|c| crate::report::CaseSide {
+                    name: c.name,
+                    digest: c.digest,
+                    runs: c.runs,
+                    passed: c.passed,
+                    input_tokens: c.input_tokens,
+                    output_tokens: c.output_tokens,
+                    duration_ms: c.duration_ms,
+                    cost_usd: c.cost_usd,
+                })
+                .collect(),
+        })
+    }
+
+    /// The flaky marks `compare` shows for the cases of `sides`, by name.
+    pub fn flaky_marks(
+        &mut self,
+        sides: &[&crate::report::Side],
+    ) -> Result<std::collections::HashMap<String, crate::report::Flaky>, StoreError> {
+        let mut names: Vec<&str> = sides
+            .iter()
+            .flat_map(|s| s.cases.iter().map(|c| c.name.as_str()))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        let mut marks = std::collections::HashMap::new();
+        // A statement has at most 32,766 parameters in SQLite, 65,535 in PostgreSQL.
+        for chunk in names.chunks(10_000) {
+            for case in self.flaky(Some(chunk))? {
+                let mark = marks
+                    .entry(case.name)
+                    .or_insert(crate::report::Flaky { runs: 0, flips: 0 });
+                mark.runs += case.runs;
+                mark.flips += case.flips;
+            }
+        }
+        Ok(marks)
     }
 }
 

@@ -36,6 +36,7 @@ mod cli {
 
 /// The history store: every run recorded, Ctrl-C and resume, imports, broken stores, PostgreSQL.
 mod history {
+    mod compare;
     mod import;
     mod postgres;
     mod records;
