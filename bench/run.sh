@@ -13,6 +13,8 @@
 #   3. times `evalhost run --jobs 2` on each (median wall of --repeats, peak RSS), a warm
 #      start of one case, a first-ever run with an empty component cache, and the largest
 #      suite once with `--junit` and `--html`;
+#      the history's costs (history.sh: recording vs --no-history, a 100-run store, compare
+#      and every `evalhost view` page);
 #   4. grading: built-in graders through the WASM host vs natively, per kind and for the
 #      1,000-case suite, plus the Python and JavaScript example graders;
 #   5. peers: installs promptfoo and inspect_ai into bench/.peers/ (peers/install.sh) and
@@ -52,6 +54,9 @@ tool="$target/release/evalhost-bench"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/evalhost-bench.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
+# Every run below is recorded, as a user's would be, into a store of its own (not the
+# project's .evalhost/); history.sh measures recording against --no-history.
+export EVALHOST_HISTORY="$work/bench-history.db"
 
 # measure OUT_PREFIX CMD...: run CMD --repeats times under /usr/bin/time; sets
 # wall (median seconds) and rss_mb (largest peak RSS) and fails loudly on a non-zero exit.
@@ -137,6 +142,11 @@ if [ "$largest" -ge 1000 ]; then
   repeats="$repeats_saved"
   echo "With \`--junit\` and \`--html\`, $largest cases: $wall s wall, $rss_mb MB peak RSS (the page: $(du -m "$work/report.html" | cut -f1) MB)."
   rm -f "$work/junit.xml" "$work/report.html"
+fi
+if [ "$largest" -ge 1000 ]; then
+  hist_dirs="${dirs[$largest]}"
+  # shellcheck source=bench/history.sh
+  . "$bench/history.sh"
 fi
 echo "Warm start, one case: ${warm} s wall, ${warm_rss} MB peak RSS (median of 5)."
 echo "First-ever run, one case, empty component cache (compiles the built-in component): ${cold} s."
