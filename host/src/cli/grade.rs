@@ -30,6 +30,8 @@ pub struct GradeArgs {
     pub jobs: Option<u32>,
     #[command(flatten)]
     pub judge: super::judge::JudgeArgs,
+    #[command(flatten)]
+    pub history: super::history::RecordArgs,
 }
 
 pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
@@ -80,7 +82,9 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
     let regraded = runtime
         .block_on(regrade(&evidence_dir, &saved, prepared, jobs, judge))
         .map_err(Failure::usage)?;
-    let report = regraded.report;
+    let mut report = regraded.report;
+    let history = args.history.location()?;
+    let recorded = record_regraded(&history, &mut report, &evidence_dir);
     let runs: usize = report.summary.runs as usize;
     println!(
         "Re-graded {runs} runs of {} cases from {} (no agent or model ran).",
@@ -100,6 +104,9 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
             .with_context(|| format!("failed to write the re-graded report `{}`", path.display()))
             .map_err(Failure::internal)?;
     }
+    if let Some(recorded) = recorded {
+        println!("{recorded}");
+    }
     let failed = super::report_files::failed_cases(&report)?;
     if failed == 0 {
         Ok(exit::OK)
@@ -109,5 +116,43 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
             report.cases.len()
         );
         Ok(exit::EVAL_FAILED)
+    }
+}
+
+/// Record the re-graded `report` as a run of its own (`grade`: a new id, now, the project's
+/// git state now; its runs' session logs and evidence from `evidence_dir`). The line saying
+/// where, or `None` when the history is off or failed (a warning says why).
+fn record_regraded(
+    history: &evalhost::history::Location,
+    report: &mut evalhost::report::SuiteReport,
+    evidence_dir: &std::path::Path,
+) -> Option<String> {
+    if *history == evalhost::history::Location::Off {
+        return None;
+    }
+    let now = evalhost::history::now_unix_ms();
+    report.provenance = evalhost::report::Provenance {
+        run_id: Some(evalhost::history::new_run_id()),
+        started_unix_ms: Some(now),
+        finished_unix_ms: Some(now),
+        git: std::env::current_dir()
+            .ok()
+            .and_then(|dir| evalhost::history::git_state(&dir)),
+        provider: report.provenance.provider.clone(),
+    };
+    let mut run = evalhost::history::RecordedRun::starting("grade", report);
+    run.source = Some(evidence_dir.display().to_string());
+    let recorded = history.open().and_then(|mut store| {
+        evalhost::history::record_report(&mut store, report, run, Some(evidence_dir))
+    });
+    match recorded {
+        Ok(imported) => Some(format!(
+            "Recorded as run {} in {history} (evalhost history; evalhost view).",
+            imported.run.short_id()
+        )),
+        Err(e) => {
+            eprintln!("Warning: the history did not record this re-grading: {e}");
+            None
+        }
     }
 }

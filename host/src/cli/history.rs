@@ -245,8 +245,16 @@ fn list(args: ListArgs) -> Result<u8, Failure> {
         return Ok(exit::OK);
     }
     println!(
-        "{:<8}  {:<16}  {:<11}  {:<24}  {:<20}  {:>6}  {:>6}  {:>12}",
-        "RUN", "STARTED (UTC)", "STATUS", "BRANCH@COMMIT", "MODEL", "CASES", "PASS", "RUNS PASSED"
+        "{:<8}  {:<16}  {:<11}  {:<6}  {:<24}  {:<20}  {:>6}  {:>6}  {:>12}",
+        "RUN",
+        "STARTED (UTC)",
+        "STATUS",
+        "BY",
+        "BRANCH@COMMIT",
+        "MODEL",
+        "CASES",
+        "PASS",
+        "RUNS PASSED"
     );
     for run in &runs {
         let git = run.git.as_ref().map_or_else(
@@ -261,10 +269,11 @@ fn list(args: ListArgs) -> Result<u8, Failure> {
             },
         );
         println!(
-            "{:<8}  {:<16}  {:<11}  {:<24}  {:<20}  {:>6}  {:>5.0}%  {:>12}",
+            "{:<8}  {:<16}  {:<11}  {:<6}  {:<24}  {:<20}  {:>6}  {:>5.0}%  {:>12}",
             run.short_id(),
             utc(run.started_ms),
             run.status.as_str(),
+            run.command,
             cut(&git, 24),
             cut(&run.model, 20),
             run.cases,

@@ -10,7 +10,7 @@ use sha2::Digest;
 
 use super::StoreError;
 use super::store::{RecordedRun, RunLogs, RunStatus, Store, Totals, header_json};
-use crate::report::out_layout;
+use crate::report::{SuiteReport, out_layout};
 
 /// What an import did.
 #[derive(Debug, Clone)]
@@ -51,6 +51,21 @@ pub fn import_path(store: &mut Store, path: &Path) -> Result<Imported, StoreErro
             .display()
             .to_string(),
     );
+    record_report(store, &report, run, dir).map_err(|e| match e {
+        StoreError::Data { message, .. } => import_error(message),
+        e => e,
+    })
+}
+
+/// Store `report` whole as the run `run` describes (`import`, or `grade`'s re-graded
+/// report), each run's session log and evidence read from `files` (an `--out` directory's
+/// layout) when given. Nothing is written when the store has a run of `run.id` already.
+pub fn record_report(
+    store: &mut Store,
+    report: &SuiteReport,
+    mut run: RecordedRun,
+    files: Option<&Path>,
+) -> Result<Imported, StoreError> {
     let mut logs = 0;
     let new = store.write(|store| {
         if !store.insert_run(&run, "{}")? {
@@ -58,14 +73,14 @@ pub fn import_path(store: &mut Store, path: &Path) -> Result<Imported, StoreErro
         }
         let mut totals = Totals::default();
         for (ord, case) in report.cases.iter().enumerate() {
-            let case = case.map_err(|e| import_error(e.to_string()))?;
+            let case = case.map_err(|e| store.data(e.to_string()))?;
             let ord = u32::try_from(ord).unwrap_or(u32::MAX);
             for one in &case.runs {
                 let read = |file: std::path::PathBuf| std::fs::read(file).ok();
                 let session_log =
-                    dir.and_then(|d| read(out_layout::session_log_path(d, &case.name, one.run)));
+                    files.and_then(|d| read(out_layout::session_log_path(d, &case.name, one.run)));
                 let evidence =
-                    dir.and_then(|d| read(out_layout::evidence_path(d, &case.name, one.run)));
+                    files.and_then(|d| read(out_layout::evidence_path(d, &case.name, one.run)));
                 logs += u32::from(session_log.is_some());
                 let run_logs = RunLogs::compress(session_log.as_deref(), evidence.as_deref(), None);
                 store.insert_case_run(&run.id, ord, one, run_logs)?;
@@ -75,7 +90,7 @@ pub fn import_path(store: &mut Store, path: &Path) -> Result<Imported, StoreErro
         }
         store.finish_recorded(
             &run.id,
-            &header_json(&report),
+            &header_json(report),
             report.interrupted,
             (report.summary.runs, report.summary.passed),
             Some(report.provenance.finished_unix_ms.unwrap_or(run.started_ms)),

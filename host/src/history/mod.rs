@@ -29,7 +29,7 @@ mod store;
 pub use error::StoreError;
 pub use gc::{Retention, collect_garbage};
 pub use git::git_state;
-pub use import::{Imported, import_path};
+pub use import::{Imported, import_path, record_report};
 pub use location::{DEFAULT_STORE, Location};
 pub use query::{CaseFilter, CaseHistoryEntry, CasePage, Flaky, Resumable, ResumedCase, RunFilter};
 pub use recorder::Recorder;

@@ -97,6 +97,35 @@ fn a_run_is_recorded_with_its_provenance_cases_runs_and_files() {
     let line: serde_json::Value = serde_json::from_str(listed.stdout().trim()).unwrap();
     assert_eq!(line["id"], run_id);
     assert_eq!(line["cases"], 5);
+
+    // Re-grading the saved runs is recorded too, as a run of its own.
+    let regraded = Evalhost::new()
+        .args(["grade", "--evidence"])
+        .arg(&out)
+        .arg("--history")
+        .arg(&db)
+        .run();
+    regraded.assert_code(0);
+    let grade_id = recorded_id(regraded.stdout());
+    let graded = store.resolve(&grade_id).unwrap();
+    assert_eq!(
+        (graded.command.as_str(), graded.cases, graded.runs),
+        ("grade", 5, 10)
+    );
+    assert_ne!(graded.id, run.id);
+    let ord = store
+        .case(&graded.id, "write-then-read")
+        .unwrap()
+        .unwrap()
+        .0
+        .ord;
+    assert!(
+        store
+            .artifacts(&graded.id, ord, 1)
+            .unwrap()
+            .session_log
+            .is_some()
+    );
 }
 
 #[test]
