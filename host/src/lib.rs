@@ -129,6 +129,8 @@ mod spool_file;
 pub mod suite;
 #[cfg(any(feature = "run", feature = "bundles"))]
 pub mod tls;
+#[cfg(feature = "run")]
+pub mod view;
 pub mod wire;
 #[cfg(feature = "run")]
 mod workspace_read;

@@ -192,6 +192,21 @@ Examples:
 Exit status: 0 done; 2 bad usage, or the store is missing, corrupt or from a newer evalhost."
     )]
     History(crate::cli::history::HistoryArgs),
+    /// Browse the history in a web browser: runs, cases, transcripts, comparisons (a local,
+    /// read-only server on 127.0.0.1).
+    #[command(
+        after_help = "Serves the history store (the one `evalhost history` reads) as web \
+pages on 127.0.0.1 only, read-only, every asset built in (no network). Prints the address and \
+runs until Ctrl-C. docs/history.md, \"evalhost view\".
+
+Examples:
+  evalhost view
+  evalhost view --open --port 8700
+  evalhost view --history postgres://ci@db.internal/evals
+
+Exit status: 0 stopped by Ctrl-C / SIGTERM; 2 bad usage, a port in use, or the store is missing, corrupt or from a newer evalhost."
+    )]
+    View(crate::cli::view::ViewArgs),
 }
 
 #[derive(Debug, clap::Args)]

@@ -25,6 +25,7 @@ mod run;
 mod schema;
 mod signals;
 mod ui;
+mod view;
 
 use std::process::ExitCode;
 
@@ -99,6 +100,7 @@ pub fn main() -> ExitCode {
         Command::Baseline(baseline) => baseline::baseline(baseline, &ui),
         Command::Report(report) => report::report(report),
         Command::History(args) => history::history(args),
+        Command::View(args) => view::view(args, &ui),
     };
     match result {
         Ok(code) => ExitCode::from(code),

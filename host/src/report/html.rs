@@ -207,7 +207,9 @@ fn case_head(html: &mut String, i: usize, case: &CaseReport) {
     }
 }
 
-fn run_block(html: &mut String, run: &RunReport, detail: Option<&RenderedDetail>) {
+/// A run's block: its outcome, transcript beside its verdicts, workspace changes (the page's
+/// and `evalhost view`'s).
+pub(crate) fn run_block(html: &mut String, run: &RunReport, detail: Option<&RenderedDetail>) {
     let outcome = if run.pass {
         r#"<span class="badge pass">pass</span>"#
     } else if run.error.is_some() {
