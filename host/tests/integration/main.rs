@@ -133,6 +133,13 @@ mod hardening {
     mod session_secrets;
 }
 
+/// `evalhost view`: its pages and security over plain HTTP, and what a person sees in a real browser.
+mod view {
+    mod browser;
+    mod server;
+    mod store;
+}
+
 /// The library as an embedder and a newcomer meet it: `Suite` without the CLI, the layers of
 /// `host/src` as `ARCHITECTURE.md` lists them.
 mod library {
