@@ -83,6 +83,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
      ALTER TABLE case_results ADD COLUMN cost_usd DOUBLE PRECISION;
      ALTER TABLE case_runs ADD COLUMN cost_usd DOUBLE PRECISION;
      CREATE INDEX suite_runs_branch ON suite_runs (git_branch, started_ms);",
+    // 3: flaky marks of a page of cases (`evalhost view`'s comparison) from the index alone.
+    "CREATE INDEX case_results_name_digest ON case_results (name, digest, runs, passed);",
 ];
 
 /// The version `backend`'s store is at (0: empty).

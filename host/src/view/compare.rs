@@ -11,10 +11,10 @@ use std::fmt::Write;
 
 use super::page::{self, Page, PageError, Query, attr, esc, link};
 use crate::history::{RecordedRun, Store};
-use crate::report::{CaseComparison, CaseSide, Change, CompareOptions, Side, Verdict, compare};
+use crate::report::{CaseComparison, Change, CompareOptions, Flaky, Verdict, compare};
 
 /// Cases a page.
-const PER_PAGE: usize = 100;
+const PER_PAGE: usize = 50;
 /// Names listed of the cases in one run only.
 const NAMES_LISTED: usize = 50;
 
@@ -35,8 +35,8 @@ pub(crate) fn page(store: &mut Store, query: &Query) -> Result<Page, PageError> 
     let only_changed = query.get("only") == Some("changed");
     let a = store.resolve(a_spec)?;
     let b = store.resolve(b_spec)?;
-    let side_a = side(store, &a)?;
-    let side_b = side(store, &b)?;
+    let side_a = store.side(&a.id, &a.id)?;
+    let side_b = store.side(&b.id, &b.id)?;
     let options = CompareOptions {
         alpha,
         ..CompareOptions::default()
@@ -88,24 +88,14 @@ pub(crate) fn page(store: &mut Store, query: &Query) -> Result<Page, PageError> 
         .copied()
         .collect();
 
-    // The history's flaky marks, for the cases shown (of B's content).
+    // The history's flaky marks (flips between runs of one content, every content of the
+    // case summed, as `evalhost compare` marks them), for the cases shown only.
     let names: Vec<&str> = shown.iter().map(|c| c.name.as_str()).collect();
-    let digests: HashMap<&str, Option<&str>> = side_b
-        .cases
-        .iter()
-        .map(|c| (c.name.as_str(), c.digest.as_deref()))
-        .collect();
-    let mut flaky: HashMap<String, String> = HashMap::new();
+    let mut flaky: HashMap<String, Flaky> = HashMap::new();
     for f in store.flaky(Some(&names))? {
-        if digests.get(f.name.as_str()).copied().flatten() == Some(f.digest.as_str()) {
-            flaky.insert(
-                f.name.clone(),
-                format!(
-                    "flaky: {} of {} runs passed over {} recorded runs of this content",
-                    f.passed, f.runs, f.suite_runs
-                ),
-            );
-        }
+        let mark = flaky.entry(f.name).or_insert(Flaky { runs: 0, flips: 0 });
+        mark.runs += f.runs;
+        mark.flips += f.flips;
     }
 
     let mut html = String::from("<h1>Compare two runs</h1>");
@@ -200,27 +190,6 @@ fn changed(case: &CaseComparison) -> bool {
     case.difference != 0.0 || case.changed_case
 }
 
-/// The side of a recorded run: its cases' totals.
-fn side(store: &mut Store, run: &RecordedRun) -> Result<Side, PageError> {
-    let cases = store.all_cases(&run.id)?;
-    Ok(Side {
-        label: run.id.clone(),
-        cases: cases
-            .into_iter()
-            .map(|c| CaseSide {
-                name: c.name,
-                digest: c.digest,
-                runs: c.runs,
-                passed: c.passed,
-                input_tokens: c.input_tokens,
-                output_tokens: c.output_tokens,
-                duration_ms: c.duration_ms,
-                cost_usd: c.cost_usd,
-            })
-            .collect(),
-    })
-}
-
 fn side_line(run: &RecordedRun, cases: usize) -> String {
     format!(
         r#"<a href="{}"><code>{}</code></a> · {} · {} · {} · {} case{} · {} of {} runs passed"#,
@@ -306,7 +275,7 @@ fn row(
     a: &RecordedRun,
     b: &RecordedRun,
     with_cost: bool,
-    flaky: Option<&String>,
+    flaky: Option<&Flaky>,
 ) {
     let (class, verdict) = match case.verdict {
         _ if case.regressed() && case.verdict != Verdict::Regressed => {
@@ -335,8 +304,10 @@ fn row(
     }
     if let Some(flaky) = flaky {
         marks.push(format!(
-            r#"<span class="badge not_evaluable">{}</span>"#,
-            esc(flaky)
+            r#"<span class="badge not_evaluable flaky">flaky: {} flip{} in {} runs</span>"#,
+            flaky.flips,
+            if flaky.flips == 1 { "" } else { "s" },
+            flaky.runs
         ));
     }
     let rate = |r: &crate::report::CaseRate| {

@@ -35,13 +35,13 @@ impl Guard {
         Self { allowed }
     }
 
-    /// `Ok` when the request may be answered; otherwise the refusal.
+    /// The refusal of a request that may not be answered; `None` for one that may.
     pub(crate) fn check(
         &self,
         method: &Method,
         uri: &Uri,
         headers: &HeaderMap,
-    ) -> Result<(), Response> {
+    ) -> Option<Response> {
         let host = headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())
@@ -51,7 +51,7 @@ impl Guard {
                 .authority()
                 .is_none_or(|a| self.allows(&a.as_str().to_ascii_lowercase()));
         if !host_ok {
-            return Err(respond(
+            return Some(respond(
                 StatusCode::MISDIRECTED_REQUEST,
                 "text/plain; charset=utf-8",
                 format!(
@@ -73,9 +73,9 @@ impl Guard {
             response
                 .headers_mut()
                 .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
-            return Err(response);
+            return Some(response);
         }
-        Ok(())
+        None
     }
 
     fn allows(&self, host: &str) -> bool {
@@ -135,7 +135,6 @@ mod tests {
         }
         guard
             .check(&method, &uri.parse().unwrap(), &headers)
-            .err()
             .map(|r| r.status())
     }
 

@@ -142,7 +142,7 @@ async fn handle(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(refused) = served.guard.check(&method, &uri, &headers) {
+    if let Some(refused) = served.guard.check(&method, &uri, &headers) {
         return refused;
     }
     let head = method == Method::HEAD;
