@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::confine::ConfineField;
 use super::external::AgentField;
-use super::{MAX_GRADERS, MAX_RUNS, MAX_SEED_FILES, MAX_TIMEOUT_SECS};
+use super::{MAX_GRADERS, MAX_RECORDED_TOKENS, MAX_RUNS, MAX_SEED_FILES, MAX_TIMEOUT_SECS};
 use crate::session::Approve;
 
 /// A map of the format: the struct (for its schema) and `FIELDS`, its field names in the
@@ -82,6 +82,20 @@ format_map! {
         /// HOME and TMPDIR; read the system but not the user's home; connect to the model
         /// endpoint only): docs/security.md.
         confine: Option<ConfineField>,
+        /// The live run the model script was recorded from (`evalhost record --live` writes
+        /// it): with every step's `usage`, a replay reports what the recording cost at today's
+        /// price of its model (`recorded_cost_usd`, docs/cost.md).
+        recorded: Option<Recorded>,
+    }
+}
+
+format_map! {
+    /// The live run a replay case was recorded from.
+    struct Recorded {
+        /// The live model's name, as the provider was configured (`gpt-5.4`): the price
+        /// table's entry for it prices the recording.
+        #[schemars(length(min = 1))]
+        model: Text,
     }
 }
 
@@ -109,6 +123,9 @@ format_map! {
         /// The request this step answers must contain this text.
         #[schemars(length(min = 1))]
         expect_input_contains: Option<Text>,
+        /// The token usage the provider reported for the live response this step was recorded
+        /// from; the scripted model reports it instead of synthetic counts.
+        usage: Option<Usage>,
     }
 }
 
@@ -134,6 +151,22 @@ fn one_reply(schema: &mut Schema) {
         .map(|reply| json!({ "required": [reply] }))
         .collect();
     schema.insert("oneOf".into(), Value::Array(one_of));
+}
+
+format_map! {
+    /// Token usage of one recorded model response, as the provider reported it.
+    struct Usage {
+        /// Tokens of the request, cached ones included.
+        #[schemars(range(max = MAX_RECORDED_TOKENS))]
+        input_tokens: u64,
+        /// Of `input_tokens`, those read from the provider's prompt cache (default 0; at most
+        /// `input_tokens`).
+        #[schemars(range(max = MAX_RECORDED_TOKENS))]
+        cached_input_tokens: Option<u64>,
+        /// Tokens of the response, reasoning included.
+        #[schemars(range(max = MAX_RECORDED_TOKENS))]
+        output_tokens: u64,
+    }
 }
 
 format_map! {

@@ -85,6 +85,10 @@ pub fn check_timeout_secs(secs: f64) -> Result<f64, String> {
     }
 }
 
+/// Most tokens a recorded usage count may hold (a step's `usage:`, an AgentCompany ledger
+/// field); keeps every sum over a run far from overflowing.
+pub const MAX_RECORDED_TOKENS: u64 = 10_000_000_000;
+
 /// Largest case file, in bytes (64 seed files of 64 KiB fit with room to spare).
 pub const MAX_CASE_FILE_BYTES: usize = 8 * 1024 * 1024;
 
@@ -159,6 +163,12 @@ pub struct Case {
     pub execution: Execution,
     /// What the case adds to the default confinement of its runs (`confine:`).
     pub confine: crate::confine::Widening,
+    /// The live model the case's script was recorded from (`recorded: {model}`, written by
+    /// `evalhost record --live`): a replay of it reports what the recording cost at today's
+    /// price of that model ([`Case::recorded_usage`], `recorded_cost_usd`, docs/cost.md).
+    /// (Left out of the serialized case when absent, so other cases keep their digests.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_model: Option<String>,
     /// sha256 (hex) of the case's content, everything but its path ([`Case::content_digest`]),
     /// set when loading; empty for a case made by hand.
     #[serde(default)]
@@ -203,8 +213,9 @@ pub struct ScriptStep {
     pub expect_input_contains: Option<String>,
     /// Where the step is in the case file.
     pub location: Location,
-    /// Token usage the scripted model reports for this step instead of synthetic counts
-    /// (an AgentCompany turn's recorded `tokenLedger`); `None` for YAML cases.
+    /// Token usage the scripted model reports for this step instead of synthetic counts:
+    /// the provider's usage of the live response a step was recorded from (a YAML step's
+    /// `usage:`, an AgentCompany turn's `tokenLedger`); `None` when not recorded.
     pub usage: Option<RecordedUsage>,
 }
 
@@ -213,8 +224,36 @@ pub struct ScriptStep {
 pub struct RecordedUsage {
     /// Tokens of the request, cached ones included.
     pub input_tokens: u64,
+    /// Of `input_tokens`, those the provider read from its prompt cache (priced apart,
+    /// docs/cost.md). (Left out of the serialized case when 0, so cases recorded without it
+    /// keep their digests.)
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
     /// Tokens of the response.
     pub output_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl RecordedUsage {
+    /// The sum of `steps`' usage when every step has one (and there is at least one).
+    pub(crate) fn total(steps: &[ScriptStep]) -> Option<Self> {
+        if steps.is_empty() {
+            return None;
+        }
+        steps.iter().try_fold(Self::default(), |sum, step| {
+            let usage = step.usage?;
+            Some(Self {
+                input_tokens: sum.input_tokens.saturating_add(usage.input_tokens),
+                cached_input_tokens: sum
+                    .cached_input_tokens
+                    .saturating_add(usage.cached_input_tokens),
+                output_tokens: sum.output_tokens.saturating_add(usage.output_tokens),
+            })
+        })
+    }
 }
 
 /// What the scripted model answers.
@@ -273,11 +312,15 @@ impl Case {
     /// Whether every model step carries recorded usage, so a replay reports real token
     /// counts rather than synthetic ones.
     pub fn has_recorded_usage(&self) -> bool {
+        self.recorded_usage().is_some()
+    }
+
+    /// The recorded usage of the whole script (what the live run it was recorded from
+    /// used), when every model step carries one; known without reading a spooled script back.
+    pub fn recorded_usage(&self) -> Option<RecordedUsage> {
         match &self.body.0 {
             spool::Body::Spooled { script, .. } => script.recorded_usage,
-            spool::Body::Resident => {
-                !self.model.is_empty() && self.model.iter().all(|step| step.usage.is_some())
-            }
+            spool::Body::Resident => RecordedUsage::total(&self.model),
         }
     }
 

@@ -3,12 +3,13 @@
 
 use std::path::Path;
 
-use super::format::{APPROVE, Call, CaseFile, Step, Workspace};
+use super::format::{APPROVE, Call, CaseFile, Recorded, Step, Usage, Workspace};
 use super::located::{Doc, child};
 use super::yaml::{Node, Value};
 use super::{
-    Approve, Case, CaseError, Execution, GraderUse, JUDGE_KEY, Location, MAX_GRADERS, MAX_RUNS,
-    MAX_SEED_FILES, ScriptReply, ScriptStep, SeedFile, workspace,
+    Approve, Case, CaseError, Execution, GraderUse, JUDGE_KEY, Location, MAX_GRADERS,
+    MAX_RECORDED_TOKENS, MAX_RUNS, MAX_SEED_FILES, RecordedUsage, ScriptReply, ScriptStep,
+    SeedFile, workspace,
 };
 
 /// Parse and validate one YAML case file; `path` names the file in errors and gives the
@@ -186,6 +187,9 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
             )
         })
         .unwrap_or_default();
+    let recorded_model = fields
+        .get("recorded")
+        .and_then(|node| recorded_model(doc, node));
 
     Some(Parsed {
         name_location: name_node.map(|node| doc.loc(node)).unwrap_or_default(),
@@ -206,6 +210,7 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
             tags,
             execution,
             confine,
+            recorded_model,
             digest: String::new(),
             body: Default::default(),
         },
@@ -318,12 +323,89 @@ fn step(doc: &Doc, node: &Node, field: &str) -> Option<ScriptStep> {
         }
         Some(text)
     });
+    let usage = fields
+        .get("usage")
+        .and_then(|usage| step_usage(doc, usage, &child(field, "usage")));
     Some(ScriptStep {
         reply: reply?,
         expect_input_contains,
         location: doc.loc(node),
-        usage: None,
+        usage,
     })
+}
+
+/// `recorded: {model: NAME}`: the live model the script was recorded from.
+fn recorded_model(doc: &Doc, node: &Node) -> Option<String> {
+    let fields = doc.fields(node, "recorded", Recorded::FIELDS)?;
+    let model_node = doc.required(&fields, "model")?;
+    let field = "recorded.model";
+    let model = doc.keep(doc.string(model_node, field))?;
+    if model.trim().is_empty() {
+        doc.note(doc.invalid(model_node, field, "must not be empty"));
+        return None;
+    }
+    Some(model)
+}
+
+/// A step's `usage: {input_tokens, cached_input_tokens, output_tokens}`.
+fn step_usage(doc: &Doc, node: &Node, field: &str) -> Option<RecordedUsage> {
+    let fields = doc.fields(node, field, Usage::FIELDS)?;
+    let count = |name: &str, required: bool| -> Option<u64> {
+        let count_field = child(field, name);
+        let Some(node) = fields.get(name) else {
+            if !required {
+                return Some(0);
+            }
+            doc.note(doc.invalid(node, &count_field, "missing required field"));
+            return None;
+        };
+        doc.keep(tokens(doc, node, &count_field))
+    };
+    let input_tokens = count("input_tokens", true);
+    let cached_input_tokens = count("cached_input_tokens", false);
+    let output_tokens = count("output_tokens", true);
+    let (input_tokens, cached_input_tokens, output_tokens) =
+        (input_tokens?, cached_input_tokens?, output_tokens?);
+    if cached_input_tokens > input_tokens {
+        let cached = fields.get("cached_input_tokens").unwrap_or(node);
+        doc.note(doc.invalid(
+            cached,
+            &child(field, "cached_input_tokens"),
+            format!(
+                "{cached_input_tokens} is more than input_tokens ({input_tokens}): input tokens include the cached ones"
+            ),
+        ));
+        return None;
+    }
+    Some(RecordedUsage {
+        input_tokens,
+        cached_input_tokens,
+        output_tokens,
+    })
+}
+
+/// A count of tokens: a whole number from 0 to [`MAX_RECORDED_TOKENS`].
+fn tokens(doc: &Doc, node: &Node, field: &str) -> Result<u64, CaseError> {
+    let range = format!("0 to {MAX_RECORDED_TOKENS}");
+    match node.value {
+        Value::UInt(n) if n <= MAX_RECORDED_TOKENS => Ok(n),
+        Value::UInt(_) | Value::Int(_) => Err(doc.invalid(
+            node,
+            field,
+            format!(
+                "must be from {range}, found {}",
+                doc.scalar(node).unwrap_or_default()
+            ),
+        )),
+        ref other => Err(doc.invalid(
+            node,
+            field,
+            format!(
+                "expected a whole number of tokens from {range}, found {}",
+                other.kind()
+            ),
+        )),
+    }
 }
 
 /// `calls: [{tool, arguments}, ...]`: one response with these calls, in order.
@@ -529,6 +611,117 @@ fn tags(doc: &Doc, node: &Node) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A case recorded from a live run: the model it ran with and each response's usage.
+    const RECORDED: &str = "name: r\nprompt: Go.\nrecorded: {model: \"gpt-5.4\"}\nmodel:\n  - call: {tool: bash, arguments: {command: ls}}\n    usage: {input_tokens: 120, cached_input_tokens: 100, output_tokens: 7}\n  - text: done\n    usage: {input_tokens: 130, output_tokens: 3}\ngraders:\n  - max_requests: 2\n";
+
+    #[test]
+    fn a_recorded_case_keeps_its_model_and_each_steps_usage() {
+        let case = parse_case(Path::new("r.yaml"), RECORDED).unwrap();
+        assert_eq!(case.recorded_model.as_deref(), Some("gpt-5.4"));
+        let usage: Vec<_> = case.model.iter().map(|step| step.usage).collect();
+        assert_eq!(
+            usage,
+            [
+                Some(RecordedUsage {
+                    input_tokens: 120,
+                    cached_input_tokens: 100,
+                    output_tokens: 7,
+                }),
+                // `cached_input_tokens` may be left out: none were cached.
+                Some(RecordedUsage {
+                    input_tokens: 130,
+                    cached_input_tokens: 0,
+                    output_tokens: 3,
+                }),
+            ]
+        );
+        assert_eq!(
+            case.recorded_usage(),
+            Some(RecordedUsage {
+                input_tokens: 250,
+                cached_input_tokens: 100,
+                output_tokens: 10,
+            })
+        );
+        // A step without usage: the recording's usage (and so its cost) is unknown.
+        let partial = RECORDED.replace("    usage: {input_tokens: 130, output_tokens: 3}\n", "");
+        let case = parse_case(Path::new("r.yaml"), &partial).unwrap();
+        assert!(case.model[1].usage.is_none());
+        assert_eq!(case.recorded_usage(), None);
+        assert!(!case.has_recorded_usage());
+    }
+
+    #[test]
+    fn a_case_without_the_new_fields_has_no_recording_and_keeps_its_digest() {
+        let plain = "name: p\nprompt: Go.\nmodel:\n  - text: done\ngraders:\n  - max_requests: 1\n";
+        let case = parse_case(Path::new("p.yaml"), plain).unwrap();
+        assert_eq!(case.recorded_model, None);
+        assert_eq!(case.recorded_usage(), None);
+        // Absent fields are left out of the serialized case, whose digest is what it was.
+        let json = serde_json::to_value(&case).unwrap();
+        assert!(json.get("recorded_model").is_none(), "{json}");
+        // (So is a step's usage of no cached tokens.)
+        let recorded = parse_case(Path::new("r.yaml"), RECORDED).unwrap();
+        let json = serde_json::to_value(&recorded).unwrap();
+        assert_eq!(json["recorded_model"], "gpt-5.4");
+        assert_eq!(
+            json["model"][1]["usage"],
+            serde_json::json!({"input_tokens": 130, "output_tokens": 3})
+        );
+    }
+
+    #[test]
+    fn bad_recorded_fields_are_located() {
+        let error = |from: &str, to: &str| {
+            let yaml = RECORDED.replace(from, to);
+            assert_ne!(yaml, RECORDED, "{from}");
+            parse_case(Path::new("r.yaml"), &yaml)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            error("output_tokens: 7", "output_tokens: -7"),
+            "r.yaml:6:73: model[0].usage.output_tokens: must be from 0 to 10000000000, found -7"
+        );
+        assert_eq!(
+            error("output_tokens: 7", "output_tokens: many"),
+            "r.yaml:6:73: model[0].usage.output_tokens: expected a whole number of tokens from 0 to 10000000000, found a string"
+        );
+        assert_eq!(
+            error(
+                "input_tokens: 130, output_tokens: 3",
+                "input_tokens: 1e12, output_tokens: 3"
+            ),
+            "r.yaml:8:27: model[1].usage.input_tokens: expected a whole number of tokens from 0 to 10000000000, found a number"
+        );
+        assert_eq!(
+            error("cached_input_tokens: 100", "cached_input_tokens: 121"),
+            "r.yaml:6:53: model[0].usage.cached_input_tokens: 121 is more than input_tokens (120): input tokens include the cached ones"
+        );
+        assert_eq!(
+            error(
+                "{input_tokens: 130, output_tokens: 3}",
+                "{input_tokens: 130}"
+            ),
+            "r.yaml:8:12: model[1].usage.output_tokens: missing required field"
+        );
+        assert_eq!(
+            error(
+                "{input_tokens: 130, output_tokens: 3}",
+                "{input_tokens: 130, output_tokens: 3, cost: 1}"
+            ),
+            "r.yaml:8:50: model[1].usage.cost: unknown field, expected one of: input_tokens, cached_input_tokens, output_tokens"
+        );
+        assert_eq!(
+            error("recorded: {model: \"gpt-5.4\"}", "recorded: {model: \"\"}"),
+            "r.yaml:3:19: recorded.model: must not be empty"
+        );
+        assert_eq!(
+            error("recorded: {model: \"gpt-5.4\"}", "recorded: gpt-5.4"),
+            "r.yaml:3:11: recorded: expected a map with the fields model, found a string"
+        );
+    }
 
     #[test]
     fn timeout_secs_is_a_positive_number_of_seconds() {

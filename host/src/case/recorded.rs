@@ -1,11 +1,14 @@
 //! A live run turned into a replay case: the model's responses as received become the model
 //! script, and what the agent sent before each later request becomes `expect_input_contains`,
 //! so the recorded case replays green and keeps checking what the program hands the model.
+//! The live model (`recorded: {model}`) and each response's usage (a step's `usage:`) are
+//! kept too, so a replay reports the same token counts and what the recording cost
+//! (docs/cost.md).
 
 use crate::agent_preset::Preset;
 use crate::session::{Event, OutputItem, Record};
 
-use super::{Case, Execution, ExternalAgent, PromptVia};
+use super::{Case, Execution, ExternalAgent, MAX_RECORDED_TOKENS, PromptVia, RecordedUsage};
 use crate::session::Approve;
 
 /// Longest `expect_input_contains` taken from a tool result.
@@ -97,6 +100,11 @@ pub fn replay_case_yaml(
             ));
         }
     }
+    // What pricing the recording needs: the live model (the session's), and below, each
+    // step's usage as the provider reported it.
+    if let Some(model) = live_model(records) {
+        out.push_str(&format!("recorded: {{model: {}}}\n", json(model)));
+    }
     out.push_str("model:\n");
     for step in &steps {
         match &step.reply {
@@ -117,6 +125,11 @@ pub fn replay_case_yaml(
         if let Some(expect) = &step.expect {
             out.push_str(&format!("    expect_input_contains: {}\n", json(expect)));
         }
+        let usage = &step.usage;
+        out.push_str(&format!(
+            "    usage: {{input_tokens: {}, cached_input_tokens: {}, output_tokens: {}}}\n",
+            usage.input_tokens, usage.cached_input_tokens, usage.output_tokens
+        ));
     }
     out.push_str("graders:\n");
     for grader in &case.graders {
@@ -160,6 +173,16 @@ enum Reply {
 struct Step {
     reply: Reply,
     expect: Option<String>,
+    /// The provider's usage of the response (counts past what a case may hold are capped).
+    usage: RecordedUsage,
+}
+
+/// The model the session ran with (its `session_start`): the live model, in a live run.
+fn live_model(records: &[Record]) -> Option<&str> {
+    records.iter().find_map(|record| match &record.event {
+        Event::SessionStart { model, .. } if !model.trim().is_empty() => Some(model.as_str()),
+        _ => None,
+    })
 }
 
 fn script_steps(records: &[Record], preset: Option<Preset>) -> Vec<Step> {
@@ -172,7 +195,13 @@ fn script_steps(records: &[Record], preset: Option<Preset>) -> Vec<Step> {
             Event::ToolResult { output, .. } if pending_result.is_none() => {
                 pending_result = expectation(output, preset);
             }
-            Event::ModelResponse { output, .. } => {
+            Event::ModelResponse {
+                output,
+                input_tokens,
+                output_tokens,
+                cached_input_tokens,
+                ..
+            } => {
                 let calls: Vec<_> = output
                     .iter()
                     .filter_map(OutputItem::call)
@@ -187,9 +216,16 @@ fn script_steps(records: &[Record], preset: Option<Preset>) -> Vec<Step> {
                 } else {
                     Reply::Calls(calls)
                 };
+                let cap = |n: u64| n.min(MAX_RECORDED_TOKENS);
+                let input_tokens = cap(*input_tokens);
                 steps.push(Step {
                     reply,
                     expect: pending_result.take(),
+                    usage: RecordedUsage {
+                        input_tokens,
+                        cached_input_tokens: cap(*cached_input_tokens).min(input_tokens),
+                        output_tokens: cap(*output_tokens),
+                    },
                 });
             }
             _ => {}
@@ -221,6 +257,68 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use crate::confine::Widening;
+
+    /// The recording keeps what pricing needs: the session's model and each response's
+    /// usage, which parse back into the replay case.
+    #[test]
+    fn a_recording_keeps_the_live_model_and_each_responses_usage() {
+        use crate::case::RecordedUsage;
+        use crate::session::{Event, OutputItem, Record};
+
+        let live = "name: c\nprompt: Go.\ngraders:\n  - final_text_contains: ok\n";
+        let case = crate::case::parse_case(Path::new("c.yaml"), live).unwrap();
+        let record = |event| Record { at_ms: 0, event };
+        let response = |n, output, input_tokens, cached_input_tokens, output_tokens| {
+            record(Event::ModelResponse {
+                n,
+                output: vec![output],
+                input_tokens,
+                output_tokens,
+                cached_input_tokens,
+            })
+        };
+        let records = vec![
+            record(Event::SessionStart {
+                case: "c".into(),
+                run: 1,
+                mode: "live".into(),
+                model: "gpt-5.4".into(),
+            }),
+            response(
+                1,
+                OutputItem::FunctionCall {
+                    call_id: "call_1".into(),
+                    name: "list_files".into(),
+                    arguments: "{}".into(),
+                },
+                40,
+                0,
+                5,
+            ),
+            response(2, OutputItem::Message { text: "ok".into() }, 60, 32, 2),
+        ];
+        let yaml = super::replay_case_yaml(&case, "c-recorded", &records).unwrap();
+        assert!(
+            yaml.contains("recorded: {model: \"gpt-5.4\"}\nmodel:\n"),
+            "{yaml}"
+        );
+        assert!(
+            yaml.contains(
+                "  - text: \"ok\"\n    usage: {input_tokens: 60, cached_input_tokens: 32, output_tokens: 2}\n"
+            ),
+            "{yaml}"
+        );
+        let replay = crate::case::parse_case(Path::new("c-recorded.yaml"), &yaml).unwrap();
+        assert_eq!(replay.recorded_model.as_deref(), Some("gpt-5.4"));
+        assert_eq!(
+            replay.recorded_usage(),
+            Some(RecordedUsage {
+                input_tokens: 100,
+                cached_input_tokens: 32,
+                output_tokens: 7,
+            })
+        );
+    }
 
     #[test]
     fn a_recorded_confine_line_parses_back_to_the_same_widening() {

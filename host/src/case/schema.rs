@@ -99,7 +99,7 @@ mod tests {
     /// `format.rs`.
     #[test]
     fn schema_fields_are_the_declared_fields() {
-        use super::super::format::{Call, Step, Workspace};
+        use super::super::format::{Call, Recorded, Step, Usage, Workspace};
         let schema = case_schema([]);
         assert_eq!(properties(&schema, "/properties"), sorted(CaseFile::FIELDS));
         assert_eq!(
@@ -115,8 +115,16 @@ mod tests {
             sorted(Step::FIELDS)
         );
         assert_eq!(
+            properties(&schema, "/$defs/Recorded/properties"),
+            sorted(Recorded::FIELDS)
+        );
+        assert_eq!(
+            properties(&schema, "/$defs/Usage/properties"),
+            sorted(Usage::FIELDS)
+        );
+        assert_eq!(
             Step::FIELDS,
-            ["text", "call", "calls", "expect_input_contains"]
+            ["text", "call", "calls", "expect_input_contains", "usage"]
         );
     }
 }

@@ -68,8 +68,8 @@ impl CaseBody {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ScriptShape {
     pub steps: usize,
-    /// Every step carries recorded usage ([`Case::has_recorded_usage`]).
-    pub recorded_usage: bool,
+    /// The script's recorded usage, when every step carries one ([`Case::recorded_usage`]).
+    pub recorded_usage: Option<super::RecordedUsage>,
 }
 
 /// A case's bulky parts, as spooled (JSON: the script's arguments are JSON values).
@@ -200,7 +200,7 @@ impl Spool {
         }
         let script = ScriptShape {
             steps: case.model.len(),
-            recorded_usage: case.has_recorded_usage(),
+            recorded_usage: case.recorded_usage(),
         };
         if bytes == 0 {
             // Nothing to move, but the case is past the budget: the plan parks it whole.
@@ -289,7 +289,7 @@ struct BulkAt {
     offset: u64,
     len: usize,
     steps: usize,
-    recorded_usage: bool,
+    recorded_usage: Option<super::RecordedUsage>,
 }
 
 impl Spool {

@@ -96,6 +96,7 @@ pub fn record(args: RecordArgs) -> Result<u8, Failure> {
         tags: Vec::new(),
         execution: Execution::Agent,
         confine: Default::default(),
+        recorded_model: None,
         digest: String::new(),
         body: Default::default(),
     };

@@ -94,21 +94,16 @@ impl Script {
                 },
             })
             .collect();
-        let (input_tokens, output_tokens) = match step.usage {
-            Some(RecordedUsage {
-                input_tokens,
-                output_tokens,
-            }) => (input_tokens, output_tokens),
-            None => (
-                body.len() as u64 / BYTES_PER_TOKEN,
-                synthetic_output_bytes(n, &output) / BYTES_PER_TOKEN,
-            ),
-        };
+        let usage = step.usage.unwrap_or_else(|| RecordedUsage {
+            input_tokens: body.len() as u64 / BYTES_PER_TOKEN,
+            cached_input_tokens: 0,
+            output_tokens: synthetic_output_bytes(n, &output) / BYTES_PER_TOKEN,
+        });
         Ok(Reply {
             output,
-            input_tokens,
-            output_tokens,
-            cached_input_tokens: 0,
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cached_input_tokens: usage.cached_input_tokens,
         })
     }
 

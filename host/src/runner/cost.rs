@@ -4,6 +4,7 @@
 
 use super::RunOptions;
 use crate::case::Case;
+use crate::config::PriceTable;
 use crate::report::{BudgetReport, PriceSource, RunReport, SuiteSummary};
 
 /// Set `report`'s costs: `cost_usd` for a live run of a priced model (what its requests
@@ -22,8 +23,23 @@ pub(super) fn price_run(report: &mut RunReport, case: &Case, options: &RunOption
                 usage.output_tokens,
             )
         });
+    } else {
+        report.recorded_cost_usd = recorded_cost(case, prices);
     }
-    let _ = case;
+}
+
+/// What the live run `case`'s script was recorded from cost, at today's price of its model:
+/// the recorded usage of every step (the whole recording, whatever the replay did with it).
+/// `None` without a recorded model, a step without recorded usage, or a price for the model.
+fn recorded_cost(case: &Case, prices: &PriceTable) -> Option<f64> {
+    let model = case.recorded_model.as_deref()?;
+    let usage = case.recorded_usage()?;
+    let price = prices.price(model)?;
+    Some(price.cost(
+        usage.input_tokens,
+        usage.cached_input_tokens,
+        usage.output_tokens,
+    ))
 }
 
 impl RunOptions {

@@ -80,6 +80,7 @@ pub(crate) fn parse_fixture(
         tags: vec!["agentcompany".to_owned()],
         execution: Execution::ReplayTools(replay.results),
         confine: Default::default(),
+        recorded_model: None,
         digest: String::new(),
         body: Default::default(),
     }))

@@ -113,6 +113,7 @@ pub(crate) fn load_nexus_case(dir: &Path) -> Result<Case, CaseError> {
         tags,
         execution: Execution::Recorded(Arc::new(evidence)),
         confine: Default::default(),
+        recorded_model: None,
         digest: String::new(),
         body: Default::default(),
     }))

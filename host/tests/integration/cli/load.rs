@@ -169,7 +169,7 @@ fn check_reports_every_bad_field_of_one_file() {
             format!("{p}:1:7: name: \"other\" does not match the file stem \"many\""),
             format!("{p}:2:9: prompt: must not be empty"),
             format!(
-                "{p}:4:5: model[0].txt: unknown field, expected one of: text, call, calls, expect_input_contains; did you mean `text`?"
+                "{p}:4:5: model[0].txt: unknown field, expected one of: text, call, calls, expect_input_contains, usage; did you mean `text`?"
             ),
             format!("{p}:7:11: tags[1]: expected a string, found a list"),
             format!("{p}:8:7: live: expected true or false, found a string"),
