@@ -137,7 +137,7 @@ mod hardening {
 mod view {
     mod browser;
     mod server;
-    mod store;
+    pub(crate) mod store;
 }
 
 /// The library as an embedder and a newcomer meet it: `Suite` without the CLI, the layers of

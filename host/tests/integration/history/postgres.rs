@@ -89,6 +89,19 @@ fn runs_record_into_and_read_from_a_postgres_history() {
     imported.assert_code(0);
     imported.assert_stdout_contains("Imported ");
     assert_eq!(store.runs(&RunFilter::default()).unwrap().len(), 3);
+
+    // `evalhost view` serves the shared history too.
+    let view = crate::view::store::View::start(std::path::Path::new(&url), &[]);
+    let runs = view.get("/");
+    assert_eq!(runs.status, 200, "{runs:?}");
+    for id in &ids {
+        assert!(runs.body.contains(id.as_str()), "{runs:?}");
+    }
+    let run = view.get(&format!("/runs/{}", ids[0]));
+    assert_eq!(run.status, 200, "{run:?}");
+    assert!(run.body.contains("write-then-read"), "{run:?}");
+    let compared = view.get(&format!("/compare?a={}&b={}", ids[0], ids[1]));
+    assert_eq!(compared.status, 200, "{compared:?}");
 }
 
 #[test]
