@@ -73,6 +73,19 @@ impl RunOptions {
         }
     }
 
+    /// The real agents of the suite's presets, each with its version, as the report names
+    /// them.
+    pub(crate) fn agent_versions(&self) -> Vec<crate::report::AgentVersion> {
+        self.agents
+            .0
+            .values()
+            .map(|a| crate::report::AgentVersion {
+                name: a.preset.to_string(),
+                version: a.version.clone(),
+            })
+            .collect()
+    }
+
     /// The history's row of a run of these options made by `command` (`run`, ...), as it
     /// starts (its provenance set, [`RunOptions::provenance_now`]).
     pub fn recorded_run(&self, command: &str) -> crate::history::RecordedRun {
@@ -90,15 +103,7 @@ impl RunOptions {
             mode: self.mode().to_owned(),
             provider: p.provider.clone(),
             model: self.model().to_owned(),
-            agents: self
-                .agents
-                .0
-                .values()
-                .map(|a| crate::report::AgentVersion {
-                    name: a.preset.to_string(),
-                    version: a.version.clone(),
-                })
-                .collect(),
+            agents: self.agent_versions(),
             runs_per_case: self.runs,
             k: self.k,
             cases: 0,

@@ -261,7 +261,7 @@ pub(crate) async fn run_planned(
         k: options.k,
         interrupted: options.cancel.is_cancelled() || stopped,
         cancelled,
-        agents: options.recorded_run("run").agents,
+        agents: options.agent_versions(),
         confinement: Some(crate::confine::Allowed::of(&options.confine)),
         provenance: crate::report::Provenance {
             finished_unix_ms: Some(crate::history::now_unix_ms()),
