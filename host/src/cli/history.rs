@@ -146,12 +146,33 @@ pub struct HistoryArgs {
 #[derive(Debug, clap::Subcommand)]
 pub enum HistoryCommand {
     /// List recorded runs, newest first (the default).
+    #[command(after_help = "Examples:
+  evalhost history list --branch main -n 5
+  evalhost history list --agent codex --json | jq -r .id
+
+Exit status: 0 listed; 2 bad usage, or the store is missing, corrupt or from a newer evalhost.")]
     List(ListArgs),
     /// Bring in runs made elsewhere: `--out` directories or (merged) JSON reports.
+    #[command(after_help = "Examples:
+  evalhost history import shard-1/ shard-2/
+  evalhost history import merged.json --history postgres://ci@db.internal/evals
+
+Exit status: 0 imported (a run already in the store is said so and skipped); 2 a path is not a
+report or `--out` directory, or the store cannot be written.")]
     Import(ImportArgs),
     /// Remove the runs a retention policy does not keep.
+    #[command(after_help = "Examples:
+  evalhost history gc --keep-runs 200
+  evalhost history gc --keep-days 90 --dry-run
+
+Exit status: 0 done; 2 no retention policy, or the store is missing or unreadable.")]
     Gc(GcArgs),
     /// Cases whose outcome varies between runs of the same content.
+    #[command(after_help = "Examples:
+  evalhost history flaky
+  evalhost history flaky --json | jq -r '.[].name'
+
+Exit status: 0 listed; 2 the store is missing or unreadable.")]
     Flaky(FlakyArgs),
 }
 

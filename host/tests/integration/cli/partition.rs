@@ -38,6 +38,11 @@ fn without_timings(mut value: Value) -> Value {
             Value::Object(map) => {
                 map.remove("duration_ms");
                 map.remove("duration_us");
+                // Each run has its own id and times (the merged report's id is derived
+                // from its shards').
+                map.remove("run_id");
+                map.remove("started_unix_ms");
+                map.remove("finished_unix_ms");
                 map.values_mut().for_each(strip);
             }
             Value::Array(items) => items.iter_mut().for_each(strip),
