@@ -224,3 +224,184 @@ fn max_cost_without_a_price_for_the_model_is_refused_before_anything_runs() {
     output.assert_code(2);
     assert!(output.stderr().contains("--live"), "{}", output.stderr());
 }
+
+/// A Chat Completions call of `name` with `arguments`: `input` prompt tokens, `cached` of them
+/// cached, and `output` completion tokens.
+fn chat_call_cached(
+    id: &str,
+    name: &str,
+    arguments: &Value,
+    input: u64,
+    cached: u64,
+    output: u64,
+) -> Vec<String> {
+    let call = json!({"index":0,"id":id,"type":"function",
+        "function":{"name":name,"arguments":arguments.to_string()}});
+    vec![
+        json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[call]}}]})
+            .to_string(),
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}).to_string(),
+        json!({"choices":[],"usage":{"prompt_tokens":input,"completion_tokens":output,
+            "prompt_tokens_details":{"cached_tokens":cached}}})
+        .to_string(),
+        "[DONE]".to_owned(),
+    ]
+}
+
+/// `record --live` keeps the live model and each response's usage in the replay case, and a
+/// replay of it reports what the recording cost at today's prices: the cost the same live run
+/// has in a live suite's report. A replay case without the recorded model (or whose model has
+/// no price) has no recorded cost at all.
+#[test]
+fn a_replayed_recording_shows_what_its_live_run_cost() {
+    // Two live runs of the same case, each answered alike: one by `run --live`, one recorded.
+    let answers = || {
+        [
+            Step::Sse(chat_call_cached(
+                "call_1",
+                "write_file",
+                &json!({"path": "b.txt", "content": "hello"}),
+                30,
+                0,
+                4,
+            )),
+            Step::Sse(chat_text_cached("Wrote hello to b.txt", 50, 20, 6)),
+        ]
+    };
+    let fake = FakeProvider::start(
+        answers().into_iter().chain(answers()).collect(),
+        Step::Status(400, None, "unexpected extra request"),
+    );
+    let project = priced(
+        &fake,
+        "\n[prices.\"fake-model\"]\ninput = 2.0\ncached_input = 0.5\noutput = 8.0\n",
+    );
+    project.case(
+        "write",
+        "prompt: Write hello to b.txt.\napprove: all\nruns: 1\ngraders:\n  - file_contains: {path: b.txt, text: hello}\n",
+    );
+    let live_out = project.path().join("out-live");
+    project
+        .evalhost(&[
+            "run",
+            "--live",
+            "--no-history",
+            "--out",
+            live_out.to_str().unwrap(),
+            "cases/write.yaml",
+        ])
+        .assert_code(0);
+    let live = report(&live_out);
+    let live_run = &live["cases"][0]["runs"][0];
+    // 60 uncached input tokens at $2, 20 cached at $0.50, 10 output at $8 per million.
+    let live_cost = (60.0 * 2.0 + 20.0 * 0.5 + 10.0 * 8.0) / 1e6;
+    assert!(close(&live_run["cost_usd"], live_cost), "{live_run}");
+
+    let recorded_path = project.path().join("replay/write-recorded.yaml");
+    std::fs::create_dir_all(recorded_path.parent().unwrap()).unwrap();
+    project
+        .evalhost(&[
+            "record",
+            "--live",
+            "cases/write.yaml",
+            "--output",
+            "replay/write-recorded.yaml",
+        ])
+        .assert_code(0);
+    assert_eq!(fake.received().len(), 4);
+    let recorded = std::fs::read_to_string(&recorded_path).unwrap();
+    assert!(
+        recorded.contains("recorded: {model: \"fake-model\"}\nmodel:\n"),
+        "{recorded}"
+    );
+    assert!(
+        recorded
+            .contains("    usage: {input_tokens: 30, cached_input_tokens: 0, output_tokens: 4}\n")
+            && recorded.contains(
+                "    usage: {input_tokens: 50, cached_input_tokens: 20, output_tokens: 6}\n"
+            ),
+        "{recorded}"
+    );
+
+    // Replay: no provider, the recording's usage reported as recorded, and its cost.
+    let replay_out = project.path().join("out-replay");
+    let output = project.evalhost(&[
+        "run",
+        "--no-history",
+        "--out",
+        replay_out.to_str().unwrap(),
+        "replay/write-recorded.yaml",
+    ]);
+    output.assert_code(0);
+    assert_eq!(
+        fake.received().len(),
+        4,
+        "replay must not call the provider"
+    );
+    let replay = report(&replay_out);
+    let case = &replay["cases"][0];
+    let run = &case["runs"][0];
+    assert_eq!(run["pass"], true, "{run}");
+    assert_eq!(run["recorded_cost_usd"], live_run["cost_usd"], "{run}");
+    assert!(run.get("cost_usd").is_none(), "{run}");
+    assert_eq!(run["usage"], live_run["usage"], "{run}");
+    assert!(
+        close(&case["summary"]["recorded_cost_usd"], live_cost),
+        "{case}"
+    );
+    assert!(
+        close(&replay["summary"]["recorded_cost_usd"], live_cost),
+        "{replay}"
+    );
+    assert!(replay["summary"].get("cost_usd").is_none(), "{replay}");
+    assert_eq!(replay["prices"]["as_of"], "2026-12-01");
+    let file = replay["prices"]["files"][0].as_str().unwrap();
+    let stdout = output.stdout();
+    assert!(
+        stdout.contains(&format!(
+            "Recorded cost: $0.0002 (what the live runs these cases replay cost, at prices as of 2026-12-01, [prices] of {file}).\n"
+        )),
+        "{stdout}"
+    );
+
+    // Controls: without the recorded model, and with a model the table does not price, the
+    // same replay has no recorded cost, and the report no cost at all.
+    for (name, edit) in [
+        ("write-unattributed", ""),
+        (
+            "write-unpriced",
+            "recorded: {model: \"model-nobody-prices\"}\n",
+        ),
+    ] {
+        let text = recorded
+            .replace("name: \"write-recorded\"", &format!("name: \"{name}\""))
+            .replace("recorded: {model: \"fake-model\"}\n", edit);
+        assert_ne!(text, recorded);
+        std::fs::write(project.path().join(format!("replay/{name}.yaml")), text).unwrap();
+        let out = project.path().join(format!("out-{name}"));
+        let output = project.evalhost(&[
+            "run",
+            "--no-history",
+            "--out",
+            out.to_str().unwrap(),
+            &format!("replay/{name}.yaml"),
+        ]);
+        output.assert_code(0);
+        let json = report(&out);
+        let run = &json["cases"][0]["runs"][0];
+        assert_eq!(run["pass"], true, "{name}: {run}");
+        // The recording's usage is still what the replay reports.
+        assert_eq!(run["usage"], live_run["usage"], "{name}: {run}");
+        assert!(run.get("recorded_cost_usd").is_none(), "{name}: {run}");
+        assert!(
+            json["summary"].get("recorded_cost_usd").is_none(),
+            "{name}: {json}"
+        );
+        assert!(json.get("prices").is_none(), "{name}: {json}");
+        assert!(
+            !output.stdout().contains("Recorded cost"),
+            "{name}: {}",
+            output.stdout()
+        );
+    }
+}
