@@ -35,8 +35,8 @@ pub(crate) fn compress(bytes: &[u8]) -> Vec<u8> {
 }
 
 pub(crate) fn decompress(compressed: &[u8]) -> Result<Vec<u8>, String> {
-    let decoder =
-        zstd::stream::read::Decoder::new(compressed).map_err(|e| format!("not a zstd stream: {e}"))?;
+    let decoder = zstd::stream::read::Decoder::new(compressed)
+        .map_err(|e| format!("not a zstd stream: {e}"))?;
     let mut bytes = Vec::new();
     decoder
         .take(MAX_BYTES + 1)
