@@ -281,7 +281,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub judge: crate::cli::judge::JudgeArgs,
     #[command(flatten)]
-    pub history: crate::cli::history::RecordArgs,
+    pub history: crate::cli::history::RecordingArgs,
     /// Finish an interrupted run: the runs it recorded of cases with the same content
     /// (digest) are taken from it, not made again, and the report covers the whole suite.
     /// `--resume=RUN`: a run id (or 4+ of its digits), `latest`, `BRANCH@latest`; `--resume`

@@ -31,7 +31,7 @@ pub struct GradeArgs {
     #[command(flatten)]
     pub judge: super::judge::JudgeArgs,
     #[command(flatten)]
-    pub history: super::history::RecordArgs,
+    pub history: super::history::RecordingArgs,
 }
 
 pub fn grade(args: GradeArgs) -> Result<u8, Failure> {

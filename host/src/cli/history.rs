@@ -12,7 +12,7 @@ use evalhost::history::{Location, Recorder, Retention, RunFilter, Store};
 
 /// Where the history is, for a command that records (`run`) into it.
 #[derive(Debug, Clone, Default, clap::Args)]
-pub struct RecordArgs {
+pub struct RecordingArgs {
     /// The history store: a SQLite file, a `postgres://` URL, or `off` (default:
     /// `EVALHOST_HISTORY`, `[history] store` in evalhost.toml, else .evalhost/history.db).
     #[arg(long, value_name = "STORE", conflicts_with = "no_history")]
@@ -31,7 +31,7 @@ pub struct StoreArgs {
     pub history: Option<String>,
 }
 
-impl RecordArgs {
+impl RecordingArgs {
     pub fn location(&self) -> Result<Location, Failure> {
         location(self.history.as_deref(), self.no_history)
     }

@@ -91,7 +91,7 @@ pub fn main() -> ExitCode {
         Command::Completions(completions) => Ok(completions::completions(completions)),
         Command::Schema(schema) => schema::schema(schema),
         Command::Graders => graders::list_graders(),
-        Command::Record(record) => record::record(record),
+        Command::Record(record) => record::record(record, &ui),
         Command::Promote(promote) => promote::promote(promote),
         Command::Grader(grader) => grader::grader(grader),
         Command::Bundle(args) => bundle::bundle(args),

@@ -47,12 +47,15 @@ pub struct RecordArgs {
     /// Where the fixture is written (never overwritten).
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub history: super::history::RecordingArgs,
 }
 
 /// Run `evalhost record`.
-pub fn record(args: RecordArgs) -> Result<u8, Failure> {
+pub fn record(args: RecordArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
+    let history = args.history.location()?;
     if let Some(case) = &args.case {
-        return super::record_live::record_live(case, args.output.as_deref());
+        return super::record_live::record_live(case, args.output.as_deref(), &history, ui);
     }
     let args = FixtureArgs::from(args)?;
     let system = read_nonempty(&args.system_prompt_file)?;
@@ -100,7 +103,7 @@ pub fn record(args: RecordArgs) -> Result<u8, Failure> {
         digest: String::new(),
         body: Default::default(),
     };
-    let (run, records) = super::record_live::run_live_once(case)?;
+    let (run, records) = super::record_live::run_live_once(case, &history, ui)?;
     if let Some(error) = &run.error {
         // Not a usage error: the arguments were fine, the run (the provider) failed.
         return Err(Failure::internal(anyhow!(

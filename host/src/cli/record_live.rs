@@ -18,7 +18,12 @@ use super::{Failure, exit};
 
 /// Record `case_path` live once; write the replay case to `output` (default
 /// `<stem>-recorded.yaml` beside the case). Never overwrites.
-pub fn record_live(case_path: &Path, output: Option<&Path>) -> Result<u8, Failure> {
+pub fn record_live(
+    case_path: &Path,
+    output: Option<&Path>,
+    history: &evalhost::history::Location,
+    ui: &super::ui::Ui,
+) -> Result<u8, Failure> {
     let case = load_case(case_path).map_err(|e| Failure::usage(super::problems::error(e)))?;
     let output: PathBuf = output
         .map(Path::to_owned)
@@ -37,7 +42,7 @@ pub fn record_live(case_path: &Path, output: Option<&Path>) -> Result<u8, Failur
             output.display()
         )));
     }
-    let (run, records) = run_live_once(case.clone())?;
+    let (run, records) = run_live_once(case.clone(), history, ui)?;
     if let Some(error) = &run.error {
         // Not a usage error: the arguments were fine, the run (the provider) failed.
         return Err(Failure::internal(anyhow!(
@@ -59,8 +64,13 @@ pub fn record_live(case_path: &Path, output: Option<&Path>) -> Result<u8, Failur
     Ok(exit::OK)
 }
 
-/// Run `case` once against the configured provider; its run report and session log.
-pub fn run_live_once(case: Case) -> Result<(RunReport, Vec<Record>), Failure> {
+/// Run `case` once against the configured provider, recorded in `history` (as `record
+/// --live`); its run report and session log.
+pub fn run_live_once(
+    case: Case,
+    history: &evalhost::history::Location,
+    ui: &super::ui::Ui,
+) -> Result<(RunReport, Vec<Record>), Failure> {
     let sources = ConfigSources::from_environment();
     let provider = provider_from_config(&sources).map_err(super::run::failure)?;
     let agents =
@@ -85,12 +95,21 @@ pub fn run_live_once(case: Case) -> Result<(RunReport, Vec<Record>), Failure> {
         .build()
         .context("failed to start the async runtime")
         .map_err(Failure::internal)?;
+    options.live = Some(Arc::new(LiveModel::new(provider)));
+    let project = std::env::current_dir()
+        .context("the current directory")
+        .map_err(Failure::internal)?;
+    options.provenance = options.provenance_now(&project);
+    let recorder = super::history::start_recording(history, options.recorded_run("record"), ui);
+    options.history = recorder.clone();
     let report = runtime.block_on(async {
-        options.live = Some(Arc::new(LiveModel::new(provider)));
         run_suite(prepared, &options)
             .await
             .map_err(Failure::internal)
     })?;
+    if let Some(recorded) = super::history::finish_recording(recorder, &report, ui) {
+        println!("{recorded}");
+    }
     let cases = report.cases.into_vec().map_err(Failure::internal)?;
     let run = cases
         .into_iter()

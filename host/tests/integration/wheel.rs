@@ -183,13 +183,24 @@ fn the_wheel_installs_into_a_fresh_venv_and_runs_the_shipped_cases() {
         run(version).stdout(),
         format!("evalhost {}\n", env!("CARGO_PKG_VERSION"))
     );
+    // The wheel's binary records into a history of its own (its bundled SQLite works).
+    let history = tempfile::tempdir().unwrap();
+    let store = history.path().join("history.db");
     let mut mino = Command::new(&installed);
     mino.args(["run", "cases/mino"])
         .current_dir(repo())
-        .env("XDG_CACHE_HOME", repo().join("target/test-cache"));
+        .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
+        .env("EVALHOST_HISTORY", &store);
     let output = run(mino);
     let stdout = output.stdout();
-    assert!(stdout.ends_with("All cases passed.\n"), "{output}");
+    assert!(
+        stdout.contains("All cases passed.\nRecorded as run ")
+            && stdout.ends_with(&format!(
+                " in {} (evalhost history; evalhost view).\n",
+                store.display()
+            )),
+        "{output}"
+    );
     assert!(
         stdout.starts_with("Eval replay mode: 5 cases, 1 runs each"),
         "{output}"

@@ -120,7 +120,8 @@ fn every_example_suite_replays_green_with_its_real_agent_offline() {
         .arg(repo().join("cases/agents"))
         .current_dir(dir.path())
         .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
-        .env("XDG_CONFIG_HOME", dir.path().join("xdg"));
+        .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
+        .env("EVALHOST_HISTORY", "off");
     let output = run(command);
     output.assert_code(0);
     let stdout = output.stdout();

@@ -166,7 +166,15 @@ fn record_then_replay_with_the_provider_stopped_in_each_dialect() {
 }
 
 /// Keys whose values are wall-clock measurements.
-const TIMING_KEYS: [&str; 3] = ["duration_ms", "duration_us", "at_ms"];
+/// Timings, and each run's own history id and times.
+const TIMING_KEYS: [&str; 6] = [
+    "duration_ms",
+    "duration_us",
+    "at_ms",
+    "run_id",
+    "started_unix_ms",
+    "finished_unix_ms",
+];
 
 fn without_timings(value: &mut Value) {
     match value {

@@ -32,12 +32,15 @@ fn a_recorded_live_run_replays_green() {
     );
     let project = Project::for_fake("openai-chat", &fake, "");
     project.case("greet", WRITE_CASE);
+    let history = project.path().join("h.db");
     let evalhost_output = project.evalhost(&[
         "record",
         "--live",
         "cases/greet.yaml",
         "--output",
         "cases/greet-replay.yaml",
+        "--history",
+        history.to_str().unwrap(),
     ]);
     evalhost_output.assert_code(0);
     let stdout = evalhost_output.stdout();
@@ -45,6 +48,23 @@ fn a_recorded_live_run_replays_green() {
         stdout.contains("Recorded greet live (3 requests"),
         "{stdout}"
     );
+    // The live run is in the history, as a live run of the fake model.
+    assert!(stdout.contains("Recorded as run "), "{stdout}");
+    let run = evalhost::history::Location::Sqlite(history.clone())
+        .open_existing()
+        .unwrap()
+        .resolve("latest")
+        .unwrap();
+    assert_eq!(
+        (
+            run.command.as_str(),
+            run.mode.as_str(),
+            run.model.as_str(),
+            run.runs
+        ),
+        ("record", "live", "fake-model", 1)
+    );
+    assert_eq!(run.provider.as_deref(), Some("openai-chat"));
     let recorded = std::fs::read_to_string(project.path().join("cases/greet-replay.yaml")).unwrap();
     assert!(
         recorded.starts_with("name: \"greet-replay\"\n"),
