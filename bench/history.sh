@@ -1,5 +1,8 @@
-# The history's costs (docs/history.md, docs/performance.md "History"), sourced by run.sh after
-# its suites ran: needs $evalhost, $work, $repeats, measure(), say() and the suite $hist_dirs.
+# The history's costs (docs/history.md, docs/performance.md "History"). Sourced by run.sh after
+# its suites ran (it sets $evalhost, $work, $repeats, measure(), say() and the suite
+# $hist_dirs), or run on its own, which builds and generates what it needs:
+#
+#   bench/history.sh [--cases 10000] [--repeats 5] [--no-build]
 #
 #   1. recording: the suite run with --no-history and with a fresh store, side by side
 #      (alternating, median of $repeats each): wall and peak RSS;
@@ -8,6 +11,35 @@
 #      comparisons and histories have something to show), its size per run;
 #   3. `evalhost compare` of two such runs, and every `evalhost view` page, timed with curl
 #      against the served store (median of 5 requests each).
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  set -euo pipefail
+  cases=10000; repeats=5; build=1
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --cases) cases="$2"; shift ;;
+      --repeats) repeats="$2"; shift ;;
+      --no-build) build=0 ;;
+      *) echo "usage: bench/history.sh [--cases N] [--repeats N] [--no-build]" >&2; exit 2 ;;
+    esac
+    shift
+  done
+  bench="$(cd "$(dirname "$0")" && pwd)"
+  root="$(dirname "$bench")"
+  cd "$root"
+  [ "$build" = 1 ] && cargo build --release --quiet -p evalhost -p evalhost-bench
+  target="${CARGO_TARGET_DIR:-$root/target}"
+  evalhost="$target/release/evalhost"
+  work="$(mktemp -d "${TMPDIR:-/tmp}/evalhost-bench.XXXXXX")"
+  trap 'rm -rf "$work"' EXIT
+  # shellcheck source=bench/lib.sh
+  . "$bench/lib.sh"
+  export EVALHOST_HISTORY="$work/bench-history.db"
+  say "generating $cases cases"
+  hist_dirs="$("$target/release/evalhost-bench" gen "$work/suite" --cases "$cases" | tr '\n' ' ')"
+  echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo
+fi
 
 hist_cases="$(find $hist_dirs -name '*.yaml' | wc -l)"
 say "history: recording $hist_cases cases, with and without"

@@ -42,7 +42,8 @@ done
 bench="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$bench")"
 cd "$root"
-say() { echo "bench: $*" >&2; }
+# shellcheck source=bench/lib.sh
+. "$bench/lib.sh"
 
 if [ "$build" = 1 ]; then
   say "building release binaries"
@@ -58,23 +59,6 @@ trap 'rm -rf "$work"' EXIT
 # project's .evalhost/); history.sh measures recording against --no-history.
 export EVALHOST_HISTORY="$work/bench-history.db"
 
-# measure OUT_PREFIX CMD...: run CMD --repeats times under /usr/bin/time; sets
-# wall (median seconds) and rss_mb (largest peak RSS) and fails loudly on a non-zero exit.
-measure() {
-  local name="$1"; shift
-  local walls=() rss=0 i
-  for i in $(seq "$repeats"); do
-    if ! /usr/bin/time -f '%e %M' -o "$work/time" "$@" >"$work/$name.out" 2>"$work/$name.err"; then
-      say "$name failed (exit code above); its output:"; tail -20 "$work/$name.out" "$work/$name.err" >&2
-      exit 1
-    fi
-    read -r w m <"$work/time"
-    walls+=("$w")
-    [ "$m" -gt "$rss" ] && rss="$m"
-  done
-  wall="$(printf '%s\n' "${walls[@]}" | sort -g | sed -n "$(( (${#walls[@]} + 1) / 2 ))p")"
-  rss_mb="$(awk -v k="$rss" 'BEGIN { printf "%.0f", k / 1024 }')"
-}
 
 echo "## evalhost benchmark"
 echo

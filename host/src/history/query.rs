@@ -165,19 +165,13 @@ impl Store {
     /// `latest` (the newest run that ended), or `BRANCH@latest`.
     pub fn resolve(&mut self, spec: &str) -> Result<RecordedRun, StoreError> {
         let spec = spec.trim();
-        let latest = |branch: Option<&str>| RunFilter {
-            branch: branch.map(str::to_owned),
-            limit: 0,
-            ..RunFilter::default()
-        };
         if spec == "latest" || spec.ends_with("@latest") {
             let branch = spec.strip_suffix("@latest");
-            let filter = latest(branch);
             let mut sql = format!("SELECT {RUN_COLUMNS} FROM suite_runs WHERE status <> 'running'");
             let mut params: Vec<Value> = Vec::new();
-            if let Some(branch) = &filter.branch {
+            if let Some(branch) = branch {
                 sql.push_str(" AND git_branch = ?");
-                params.push(branch.as_str().into());
+                params.push(branch.into());
             }
             sql.push_str(" ORDER BY started_ms DESC, id DESC LIMIT 1");
             let rows = self.backend.query(&sql, &params)?;

@@ -17,7 +17,7 @@ use super::store::{RecordedRun, RunLogs, Store, Totals, header_json};
 use crate::report::{CaseReport, RunReport, SuiteReport};
 
 /// Messages waiting for the writer, at most (each a run's report and its compressed logs).
-const QUEUE: usize = 64;
+const QUEUE: usize = 512;
 /// Messages stored in one transaction, at most.
 const BATCH: usize = 512;
 
