@@ -126,7 +126,7 @@ pub fn compare_command(args: CompareArgs, ui: &Ui) -> Result<u8, Failure> {
     // Flaky marks come from the history, when a side came from it.
     let flaky = match &mut store {
         Some(history) => history
-            .flaky_marks(&[&a.side, &b.side])
+            .flaky_marks(&a.side, &b.side)
             .map_err(Failure::internal)?,
         None => HashMap::new(),
     };
