@@ -107,6 +107,7 @@ fn on_terminal(args: &[&str], no_color: Option<&str>) -> String {
         .current_dir(repo())
         .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
         .env("TERM", "xterm-256color")
+        .env("EVALHOST_HISTORY", "off")
         .env_remove("NO_COLOR");
     if let Some(value) = no_color {
         script.env("NO_COLOR", value);

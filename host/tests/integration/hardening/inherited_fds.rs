@@ -72,10 +72,12 @@ graders:
             cases.to_str().unwrap(),
         ],
     );
-    command.env(
-        "XDG_CACHE_HOME",
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-cache"),
-    );
+    command
+        .env(
+            "XDG_CACHE_HOME",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-cache"),
+        )
+        .env("EVALHOST_HISTORY", "off");
     let result = command.output().unwrap();
     let output = Output::from_process(&command, result);
     let logs = ["fd-agent", "fd-external"]
