@@ -405,7 +405,7 @@ impl Store {
 
     /// The flaky marks `compare` shows, by name: for the cases whose pass rate differs
     /// between `a` and `b` (where "regression or noise?" is the question). Asking the history
-    /// about every case of two 10,000-case runs read a million rows; the changed ones are few.
+    /// about every case of two 10,000-case runs reads a million rows; changed ones are few.
     pub fn flaky_marks(
         &mut self,
         a: &crate::report::Side,
