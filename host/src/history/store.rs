@@ -23,10 +23,11 @@ impl std::fmt::Debug for Store {
 }
 
 /// Where a recorded run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// Still running, or its process died before it could say.
+    #[default]
     Running,
     Finished,
     /// Ctrl-C, SIGTERM or `--max-cost` stopped it: only what finished is recorded.
@@ -51,8 +52,8 @@ impl RunStatus {
     }
 }
 
-/// A suite run as the store keeps it.
-#[derive(Debug, Clone, Serialize)]
+/// A suite run as the store keeps it (`Default`: a run starting, nothing counted yet).
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct RecordedRun {
     /// 16 hex digits; commands take any unique prefix of 4 or more.
     pub id: String,
@@ -89,9 +90,7 @@ impl RecordedRun {
         Self {
             id: p.run_id.clone().unwrap_or_else(super::new_run_id),
             command: command.to_owned(),
-            status: RunStatus::Running,
             started_ms: p.started_unix_ms.unwrap_or_else(super::now_unix_ms),
-            ended_ms: None,
             evalhost_version: report.evalhost_version.clone(),
             git: p.git.clone(),
             mode: report.mode.clone(),
@@ -100,14 +99,7 @@ impl RecordedRun {
             agents: report.agents.clone(),
             runs_per_case: report.runs_per_case,
             k: report.k,
-            cases: 0,
-            runs: 0,
-            passed: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            duration_ms: 0,
-            cost_usd: None,
-            source: None,
+            ..Self::default()
         }
     }
 

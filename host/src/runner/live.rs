@@ -93,11 +93,9 @@ impl RunOptions {
         crate::history::RecordedRun {
             id: p.run_id.clone().unwrap_or_else(crate::history::new_run_id),
             command: command.to_owned(),
-            status: crate::history::RunStatus::Running,
             started_ms: p
                 .started_unix_ms
                 .unwrap_or_else(crate::history::now_unix_ms),
-            ended_ms: None,
             evalhost_version: env!("CARGO_PKG_VERSION").to_owned(),
             git: p.git.clone(),
             mode: self.mode().to_owned(),
@@ -106,14 +104,7 @@ impl RunOptions {
             agents: self.agent_versions(),
             runs_per_case: self.runs,
             k: self.k,
-            cases: 0,
-            runs: 0,
-            passed: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            duration_ms: 0,
-            cost_usd: None,
-            source: None,
+            ..crate::history::RecordedRun::default()
         }
     }
 }
