@@ -37,6 +37,7 @@ mod cli {
 /// The history store: every run recorded, Ctrl-C and resume, imports, broken stores, PostgreSQL.
 mod history {
     mod compare;
+    mod gc;
     mod import;
     mod postgres;
     mod records;
