@@ -63,3 +63,69 @@ impl Store {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::GitState;
+
+    fn run(id: &str, started_ms: u64, branch: Option<&str>) -> RecordedRun {
+        RecordedRun {
+            id: id.into(),
+            command: "run".into(),
+            status: RunStatus::Finished,
+            started_ms,
+            git: branch.map(|b| GitState {
+                commit: "c0ffee".into(),
+                branch: Some(b.into()),
+                dirty: false,
+            }),
+            ..RecordedRun::default()
+        }
+    }
+
+    #[test]
+    fn the_newest_run_of_each_branch_and_a_running_one_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = crate::history::Location::Sqlite(dir.path().join("h.db"))
+            .open()
+            .unwrap();
+        let runs = [
+            run("aaaa000000000005", 5_000, None),
+            run("aaaa000000000004", 4_000, Some("main")),
+            run("aaaa000000000003", 3_000, Some("main")),
+            run("aaaa000000000002", 2_000, Some("feature")),
+            RecordedRun {
+                status: RunStatus::Running,
+                ..run("aaaa000000000001", 1_000, None)
+            },
+            run("aaaa000000000000", 500, None),
+        ];
+        for r in &runs {
+            store.write(|s| s.insert_run(r, "{}")).unwrap();
+        }
+        let retention = Retention {
+            keep_runs: Some(1),
+            keep_days: None,
+        };
+        let removed = collect_garbage(&mut store, retention, 10_000, false).unwrap();
+        let removed: Vec<&str> = removed.iter().map(|r| r.id.as_str()).collect();
+        // Kept: the newest run; main's and feature's newest; the running one.
+        assert_eq!(removed, ["aaaa000000000003", "aaaa000000000000"]);
+        let left: Vec<String> = store
+            .runs(&crate::history::RunFilter::default())
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(
+            left,
+            [
+                "aaaa000000000005",
+                "aaaa000000000004",
+                "aaaa000000000002",
+                "aaaa000000000001"
+            ]
+        );
+    }
+}
