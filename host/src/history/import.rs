@@ -9,7 +9,7 @@ use std::path::Path;
 use sha2::Digest;
 
 use super::StoreError;
-use super::store::{RecordedRun, RunLogs, RunStatus, Store, Totals, header_json};
+use super::store::{RecordedRun, RunEnd, RunLogs, RunStatus, Store, Totals};
 use crate::report::{SuiteReport, out_layout};
 
 /// What an import did.
@@ -88,14 +88,11 @@ pub fn record_report(
             totals.add(&case);
             store.insert_case(&run.id, ord, &case)?;
         }
-        store.finish_recorded(
-            &run.id,
-            &header_json(report),
-            report.interrupted,
-            (report.summary.runs, report.summary.passed),
-            Some(report.provenance.finished_unix_ms.unwrap_or(run.started_ms)),
-            &totals,
-        )?;
+        let end = RunEnd {
+            finished_ms: Some(report.provenance.finished_unix_ms.unwrap_or(run.started_ms)),
+            ..RunEnd::of(report)
+        };
+        store.finish_recorded(&run.id, &end, &totals)?;
         Ok(true)
     })?;
     run.status = if report.interrupted {

@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 
 use super::StoreError;
 use super::location::Location;
-use super::store::{RecordedRun, RunLogs, Store, Totals, header_json};
+use super::store::{RecordedRun, RunEnd, RunLogs, Store, Totals};
 use crate::report::{CaseReport, RunReport, SuiteReport};
 
 /// Messages waiting for the writer, at most (each a run's report and its compressed logs).
@@ -31,12 +31,7 @@ enum Message {
         ord: u32,
         case: Box<CaseReport>,
     },
-    Finish {
-        report: String,
-        interrupted: bool,
-        summary: (u32, u32),
-        finished_ms: Option<u64>,
-    },
+    Finish(RunEnd),
 }
 
 /// Records one suite run into a history store.
@@ -180,12 +175,7 @@ impl Recorder {
     /// The suite is over: record its status (`interrupted` when Ctrl-C stopped it) and
     /// totals, wait for everything to be stored, and say what went wrong if anything did.
     pub fn finish(&self, report: &SuiteReport) -> Result<(), StoreError> {
-        self.send(Message::Finish {
-            report: header_json(report),
-            interrupted: report.interrupted,
-            summary: (report.summary.runs, report.summary.passed),
-            finished_ms: report.provenance.finished_unix_ms,
-        });
+        self.send(Message::Finish(RunEnd::of(report)));
         self.close()
     }
 
@@ -242,19 +232,7 @@ fn write_all(
                         totals.add(&case);
                         store.insert_case(run_id, ord, &case)?;
                     }
-                    Message::Finish {
-                        report,
-                        interrupted,
-                        summary,
-                        finished_ms,
-                    } => store.finish_recorded(
-                        run_id,
-                        &report,
-                        interrupted,
-                        summary,
-                        finished_ms,
-                        &totals,
-                    )?,
+                    Message::Finish(end) => store.finish_recorded(run_id, &end, &totals)?,
                 }
             }
             Ok(())

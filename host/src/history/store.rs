@@ -271,7 +271,7 @@ impl Store {
                 report.usage.input_tokens.into(),
                 report.usage.output_tokens.into(),
                 report.duration_ms.into(),
-                run_cost(report).into(),
+                report.cost_usd.into(),
                 json.into(),
                 logs.session_log.into(),
                 logs.evidence.into(),
@@ -301,7 +301,6 @@ impl Store {
             }
         }
         let duration: u64 = case.runs.iter().map(|r| r.duration_ms).sum();
-        let cost = sum_known(case.runs.iter().map(run_cost));
         let without_runs = CaseReport {
             runs: Vec::new(),
             ..case.clone()
@@ -324,25 +323,22 @@ impl Store {
                 case.summary.input_tokens.into(),
                 case.summary.output_tokens.into(),
                 duration.into(),
-                cost.into(),
+                case.summary.cost_usd.into(),
                 json.into(),
             ],
         )?;
         Ok(())
     }
 
-    /// The run's end: its status (`interrupted` or finished), end time, totals, and its
-    /// report's header ([`header_json`]: confinement, cancelled runs).
+    /// The run's end (`end`: its status, end time, counts, cost and report header) and the
+    /// totals summed as its cases were stored.
     pub(super) fn finish_recorded(
         &mut self,
         run_id: &str,
-        header: &str,
-        interrupted: bool,
-        (runs, passed): (u32, u32),
-        finished_ms: Option<u64>,
+        end: &RunEnd,
         totals: &Totals,
     ) -> Result<(), StoreError> {
-        let status = if interrupted {
+        let status = if end.interrupted {
             RunStatus::Interrupted
         } else {
             RunStatus::Finished
@@ -351,15 +347,15 @@ impl Store {
             "UPDATE suite_runs SET status = ?, ended_ms = ?, cases = ?, runs = ?, passed = ?, input_tokens = ?, output_tokens = ?, duration_ms = ?, cost_usd = ?, header = ? WHERE id = ?",
             &[
                 status.as_str().into(),
-                finished_ms.unwrap_or_else(super::now_unix_ms).into(),
+                end.finished_ms.unwrap_or_else(super::now_unix_ms).into(),
                 totals.cases.into(),
-                runs.into(),
-                passed.into(),
+                end.runs.into(),
+                end.passed.into(),
                 totals.input_tokens.into(),
                 totals.output_tokens.into(),
                 totals.duration_ms.into(),
-                totals.cost_usd.into(),
-                header.into(),
+                end.cost_usd.into(),
+                end.header.as_str().into(),
                 run_id.into(),
             ],
         )?;
@@ -441,6 +437,31 @@ impl RunLogs {
     }
 }
 
+/// What a suite report says of its run's end, as the store keeps it.
+#[derive(Debug, Clone)]
+pub(super) struct RunEnd {
+    /// [`header_json`]: interrupted, cancelled runs, confinement.
+    pub header: String,
+    pub interrupted: bool,
+    pub runs: u32,
+    pub passed: u32,
+    pub finished_ms: Option<u64>,
+    pub cost_usd: Option<f64>,
+}
+
+impl RunEnd {
+    pub(super) fn of(report: &SuiteReport) -> Self {
+        Self {
+            header: header_json(report),
+            interrupted: report.interrupted,
+            runs: report.summary.runs,
+            passed: report.summary.passed,
+            finished_ms: report.provenance.finished_unix_ms,
+            cost_usd: report.summary.cost_usd,
+        }
+    }
+}
+
 /// A finished run's totals, summed as its cases were recorded.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Totals {
@@ -448,7 +469,6 @@ pub(super) struct Totals {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub duration_ms: u64,
-    pub cost_usd: Option<f64>,
 }
 
 impl Totals {
@@ -457,22 +477,7 @@ impl Totals {
         self.input_tokens += case.summary.input_tokens;
         self.output_tokens += case.summary.output_tokens;
         self.duration_ms += case.runs.iter().map(|r| r.duration_ms).sum::<u64>();
-        if let Some(cost) = sum_known(case.runs.iter().map(run_cost)) {
-            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
-        }
     }
-}
-
-/// A run's cost, when known (docs/cost.md).
-pub(super) fn run_cost(report: &RunReport) -> Option<f64> {
-    report.cost_usd
-}
-
-/// The sum of the known values; `None` when none is known.
-fn sum_known(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    values
-        .flatten()
-        .fold(None, |sum, v| Some(sum.unwrap_or(0.0) + v))
 }
 
 /// Names as the store keeps them: space-separated, with a space at each end, so that

@@ -16,7 +16,7 @@ use std::path::Path;
 use super::run::RunArtifacts;
 use crate::case::Case;
 use crate::case::SeedFile;
-use crate::report::{ChangeKind, FileChange, RunDetails, WorkspaceChanges};
+use crate::report::{ChangeKind, FileChange, WorkspaceChanges};
 use crate::workspace_read::{Kind, Tree};
 
 /// Most workspace entries (files, directories, symlinks, ...) listed.
@@ -30,14 +30,6 @@ pub(crate) const MAX_READ_BYTES: u64 = 8 * 1024 * 1024;
 pub(crate) const MAX_DIFF_BYTES: usize = 16 * 1024;
 /// Most changed files kept per run.
 pub(crate) const MAX_CHANGED_FILES: usize = 50;
-
-/// Render finished run `artifacts` of the plan's case `i` (`case`) into `details`, the
-/// HTML report's: its transcript, and its workspace against the seeded files, read while its
-/// temp root still exists.
-pub(crate) fn record(details: &RunDetails, i: usize, case: &Case, artifacts: &RunArtifacts) {
-    let workspace = changes(case, artifacts);
-    details.add(i, artifacts.report.run, &artifacts.evidence, &workspace);
-}
 
 /// Run `artifacts`' finished workspace against `case`'s seeded files (the HTML report's and
 /// the history's).

@@ -370,11 +370,16 @@ async fn run_prepared(
             let judge = options.judge.clone();
             let finished = tokio::task::spawn_blocking(move || {
                 let artifacts = ungraded.grade(&prepared, &judge);
-                if let Some(details) = &details {
-                    details::record(details, i, &prepared.case, &artifacts);
-                }
-                if let Some(history) = &history {
-                    record_logs(history, i, &prepared.case, &artifacts);
+                // The workspace against its seeded files, read once for the HTML report and
+                // the history, while the temp root exists.
+                if details.is_some() || history.is_some() {
+                    let changes = details::changes(&prepared.case, &artifacts);
+                    if let Some(details) = &details {
+                        details.add(i, artifacts.report.run, &artifacts.evidence, &changes);
+                    }
+                    if let Some(history) = &history {
+                        record_logs(history, i, &artifacts, &changes);
+                    }
                 }
                 let kept = match &out_dir {
                     Some(dir) => out::keep_run(dir, &prepared.case.name, &artifacts),
@@ -395,19 +400,17 @@ async fn run_prepared(
     report
 }
 
-/// Hand run `artifacts` of case `i` (`case`) to the history: its session log and evidence,
-/// as `--out` keeps them, and its workspace changes, as the HTML report shows them (read
-/// while the temp root exists).
+/// Hand run `artifacts` of case `i` to the history: its session log and evidence, as `--out`
+/// keeps them, and its workspace `changes`, as the HTML report shows them.
 fn record_logs(
     history: &crate::history::Recorder,
     i: usize,
-    case: &crate::case::Case,
     artifacts: &run::RunArtifacts,
+    changes: &crate::report::WorkspaceChanges,
 ) {
     let log = crate::session::read_whole(&artifacts.session_log).ok();
     let evidence = serde_json::to_vec(&artifacts.evidence).ok();
-    let workspace = details::changes(case, artifacts);
-    let workspace = serde_json::to_vec(&workspace).ok();
+    let workspace = serde_json::to_vec(changes).ok();
     history.run_logs(
         u32::try_from(i).unwrap_or(u32::MAX),
         artifacts.report.run,

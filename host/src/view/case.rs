@@ -45,13 +45,7 @@ pub(crate) fn found(
 
 /// The case's name, status, path, digest, tags and numbers.
 pub(crate) fn case_heading(html: &mut String, recorded: &RecordedCase, report: &CaseReport) {
-    let badge = if recorded.runs == 0 {
-        r#"<span class="badge skipped">no runs</span>"#
-    } else if recorded.pass {
-        r#"<span class="badge pass">pass</span>"#
-    } else {
-        r#"<span class="badge fail">fail</span>"#
-    };
+    let badge = page::case_badge(recorded);
     let s = &report.summary;
     let _ = write!(
         html,

@@ -71,13 +71,7 @@ pub(crate) fn page(store: &mut Store, name: &str) -> Result<Page, PageError> {
         if point.digest_changed {
             marks.push(r#"<span class="digest-change">case changed</span>"#);
         }
-        let badge = if case.runs == 0 {
-            r#"<span class="badge skipped">no runs</span>"#
-        } else if case.pass {
-            r#"<span class="badge pass">pass</span>"#
-        } else {
-            r#"<span class="badge fail">fail</span>"#
-        };
+        let badge = page::case_badge(case);
         let _ = write!(
             html,
             r#"<tr class="history-run{}"><td><a href="{}"><code>{}</code></a></td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td>{badge}</td><td class="num">{} / {}</td><td class="num">{}</td><td>{}</td><td><a href="{}">this run of the case</a></td></tr>"#,

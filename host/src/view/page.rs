@@ -263,6 +263,17 @@ pub(crate) fn pager(current: u32, pages: u32, href: impl Fn(u32) -> String) -> S
     html
 }
 
+/// A recorded case's status badge: no runs, pass (every run passed) or fail.
+pub(crate) fn case_badge(case: &crate::history::RecordedCase) -> &'static str {
+    if case.runs == 0 {
+        r#"<span class="badge skipped">no runs</span>"#
+    } else if case.pass {
+        r#"<span class="badge pass">pass</span>"#
+    } else {
+        r#"<span class="badge fail">fail</span>"#
+    }
+}
+
 /// `2026-12-03 14:05:09 UTC`.
 pub(crate) fn utc(ms: u64) -> String {
     chrono::DateTime::from_timestamp_millis(i64::try_from(ms).unwrap_or(0)).map_or_else(

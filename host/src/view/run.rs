@@ -104,13 +104,7 @@ pub(crate) fn page(store: &mut Store, id: &str, query: &Query) -> Result<Page, P
             r#"<table class="cases wide"><thead><tr><th>case</th><th>status</th><th class="num">runs passed</th><th class="num">pass rate</th><th>tags</th><th>failing graders</th><th class="num">tokens in / out</th><th class="num">duration</th><th class="num">cost</th><th></th></tr></thead><tbody>"#,
         );
         for case in &cases.cases {
-            let badge = if case.runs == 0 {
-                r#"<span class="badge skipped">no runs</span>"#
-            } else if case.pass {
-                r#"<span class="badge pass">pass</span>"#
-            } else {
-                r#"<span class="badge fail">fail</span>"#
-            };
+            let badge = page::case_badge(case);
             let _ = write!(
                 html,
                 r#"<tr class="case" data-case="{}"><td><a class="case-link" href="{}">{}</a><div class="note">{}</div></td><td>{badge}</td><td class="num">{} / {}</td><td class="num">{}</td><td>{}</td><td>{}</td><td class="num">{} / {}</td><td class="num">{}</td><td class="num">{}</td><td><a class="history-link" href="{}">history</a></td></tr>"#,
