@@ -199,21 +199,17 @@ fn chunks(body: &[u8], seed: u8) -> impl Iterator<Item = &[u8]> {
     })
 }
 
-/// A provider's response body in one dialect: the first byte picks the dialect (Responses,
-/// Chat Completions, Messages) and the chunk size; the reply or error is the same however
+/// A provider's response body in one API: the first byte picks the API (Responses, Chat
+/// Completions, Messages, Gemini) and the chunk size; the reply or error is the same however
 /// the body is split.
 pub fn provider_stream(data: &[u8]) {
-    use crate::config::ProviderKind;
-    use crate::provider::ReplyStream;
+    use crate::api::provider::ReplyStream;
+    use crate::wire::Api;
 
     let Some((selector, body)) = data.split_first() else {
         return;
     };
-    let kind = match selector % 3 {
-        0 => ProviderKind::OpenAiResponses,
-        1 => ProviderKind::OpenAiChat,
-        _ => ProviderKind::Anthropic,
-    };
+    let kind = Api::ALL[usize::from(*selector) % Api::ALL.len()];
     let read = |chunks: &mut dyn Iterator<Item = &[u8]>| {
         let mut reader = ReplyStream::new(kind);
         for chunk in chunks {

@@ -92,6 +92,8 @@ pub use runner::RunOptions;
 pub use suite::{AgentOverride, Plan, Suite, SuiteError};
 
 #[cfg(feature = "run")]
+pub mod api;
+#[cfg(feature = "run")]
 pub mod agent;
 pub mod agent_preset;
 #[cfg(feature = "bundles")]
@@ -117,8 +119,6 @@ mod parallel;
 pub mod private_file;
 #[cfg(feature = "run")]
 mod process_group;
-#[cfg(feature = "run")]
-pub mod provider;
 pub mod report;
 #[cfg(feature = "run")]
 pub mod runner;

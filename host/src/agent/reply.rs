@@ -5,7 +5,7 @@ use serde_json::Value;
 use super::AgentError;
 use crate::session::OutputItem;
 use crate::wire::SseEvent;
-use crate::wire::responses::{ResponseItem, ResponseObject, StreamEvent};
+use crate::api::responses::wire::{ResponseItem, ResponseObject, StreamEvent};
 
 /// The model's completed answer to one request.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,7 +12,7 @@ use super::replay::ReplayTools;
 use super::tools::{ToolContext, skills};
 use super::{AgentConfig, AgentError, wire};
 use crate::session::{Event, RequestBody, SessionLog, SessionLogError, ToolCallRecords};
-use crate::wire::responses::InputItem;
+use crate::api::responses::wire::InputItem;
 
 /// What a finished turn produced.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 //! The body of a model request as the agent sends it: a Responses API request (what
-//! [`crate::wire::responses::ResponsesRequest`] reads), encoded once per request. The tool
+//! [`crate::api::responses::wire::ResponsesRequest`] reads), encoded once per request. The tool
 //! definitions are the same in every request, so they are encoded once per process.
 
 use std::sync::OnceLock;
@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::tools::definitions;
-use crate::wire::responses::InputItem;
+use crate::api::responses::wire::InputItem;
 
 /// Field for field what `ResponsesRequest` serializes, in its order.
 #[derive(Serialize)]
@@ -52,7 +52,7 @@ fn tool_definitions(skills: bool) -> &'static RawValue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::responses::ResponsesRequest;
+    use crate::api::responses::wire::ResponsesRequest;
 
     #[test]
     fn the_wire_form_reads_back_as_the_request_it_stands_for() {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::{Context, anyhow};
 use evalhost::config::ConfigSources;
 use evalhost::judge::{Judge, JudgeLimits, JudgeMode};
-use evalhost::provider::Provider;
+use evalhost::api::Provider;
 
 use super::Failure;
 

@@ -116,7 +116,7 @@ pub fn record(args: RecordArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         scenario: args.scenario,
         agent_core_version: env!("CARGO_PKG_VERSION").to_owned(),
         recorded_at: now_rfc3339(),
-        provider: config.kind.as_str().to_owned(),
+        provider: config.api.as_str().to_owned(),
         model: config.model.clone(),
     };
     let fixture = fixture_text(&header, &system, &user, &turns_from_session(&records));

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::{ConfigError, ProviderConfig, ProviderKind, RetryPolicy};
+use super::{ConfigError, ProviderConfig, RetryPolicy};
+use crate::wire::Api;
 
 /// Environment variables that override `[provider]` fields: `(variable, field)`.
 pub(super) const ENV_OVERRIDES: &[(&str, &str)] = &[
@@ -70,6 +71,8 @@ impl Section {
 const OPENAI_EFFORTS: &[&str] = &["none", "minimal", "low", "medium", "high", "xhigh"];
 /// `reasoning_effort` values Anthropic accepts (`output_config.effort`).
 const ANTHROPIC_EFFORTS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
+/// Gemini's `thinkingConfig.thinkingLevel` values (Gemini 3), as `reasoning_effort`.
+const GEMINI_EFFORTS: &[&str] = &["minimal", "low", "medium", "high"];
 
 /// A whole configuration file. Unknown tables and fields are errors, so a typo is found.
 #[derive(Debug, Default, Deserialize)]
@@ -307,11 +310,13 @@ impl Layered {
         };
         let t = &self.table;
         let kind_text = nonempty(&t.kind).ok_or_else(|| missing("kind", "EVALHOST_PROVIDER"))?;
-        let kind = ProviderKind::parse(kind_text).ok_or_else(|| {
+        let kind = Api::parse(kind_text).ok_or_else(|| {
+            let known: Vec<&str> = Api::ALL.iter().map(|api| api.as_str()).collect();
             invalid(
                 "kind",
                 format!(
-                    "unknown provider kind `{kind_text}` (known: openai-responses, openai-chat, anthropic)"
+                    "unknown provider kind `{kind_text}` (known: {})",
+                    known.join(", ")
                 ),
             )
         })?;
@@ -370,10 +375,10 @@ impl Layered {
         }
         let reasoning_effort = nonempty(&t.reasoning_effort).map(str::to_owned);
         if let Some(effort) = &reasoning_effort {
-            let known = if kind == ProviderKind::Anthropic {
-                ANTHROPIC_EFFORTS
-            } else {
-                OPENAI_EFFORTS
+            let known = match kind {
+                Api::Anthropic => ANTHROPIC_EFFORTS,
+                Api::Gemini => GEMINI_EFFORTS,
+                Api::Responses | Api::Chat => OPENAI_EFFORTS,
             };
             if !known.contains(&effort.as_str()) {
                 return Err(invalid(
@@ -387,15 +392,15 @@ impl Layered {
         }
         let thinking_budget_tokens = t.thinking_budget_tokens;
         if let Some(budget) = thinking_budget_tokens {
-            if kind != ProviderKind::Anthropic {
+            if !matches!(kind, Api::Anthropic | Api::Gemini) {
                 return Err(invalid(
                     "thinking_budget_tokens",
                     format!(
-                        "applies to kind anthropic only (this provider is {kind}; use reasoning_effort)"
+                        "applies to kinds anthropic and gemini only (this provider is {kind}; use reasoning_effort)"
                     ),
                 ));
             }
-            if budget < 1024 || budget >= max_tokens {
+            if kind == Api::Anthropic && (budget < 1024 || budget >= max_tokens) {
                 return Err(invalid(
                     "thinking_budget_tokens",
                     format!(
@@ -405,7 +410,7 @@ impl Layered {
             }
         }
         Ok(ProviderConfig {
-            kind,
+            api: kind,
             base_url: base_url.trim_end_matches('/').to_owned(),
             model: model.to_owned(),
             origin: self.origin("api_key_env"),

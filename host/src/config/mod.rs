@@ -16,14 +16,15 @@
 //! programs of the agent presets ([`ConfigSources::agent_paths`], docs/agents.md).
 //!
 //! ```
-//! use evalhost::config::{ConfigSources, ProviderKind};
+//! use evalhost::config::ConfigSources;
+//! use evalhost::wire::Api;
 //!
 //! let mut sources = ConfigSources::default();
 //! sources.env.insert("EVALHOST_PROVIDER".into(), "openai-chat".into());
 //! sources.env.insert("EVALHOST_BASE_URL".into(), "http://127.0.0.1:11434/v1".into());
 //! sources.env.insert("EVALHOST_MODEL".into(), "qwen3".into());
 //! let config = sources.provider().unwrap();
-//! assert_eq!(config.kind, ProviderKind::OpenAiChat);
+//! assert_eq!(config.api, Api::Chat);
 //!
 //! sources.env.remove("EVALHOST_MODEL");
 //! let error = sources.provider().unwrap_err().to_string();
@@ -40,6 +41,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::wire::Api;
+
 pub use dirs::OwnDir;
 pub use dirs::OwnDirKind;
 pub use dirs::own_dir_containing;
@@ -52,45 +55,6 @@ pub(crate) use temp_dir::temp_parent;
 
 /// Name of the project configuration file, looked up in the current directory.
 pub(crate) const PROJECT_FILE: &str = "evalhost.toml";
-
-/// Which API dialect a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProviderKind {
-    /// OpenAI Responses API (`POST {base_url}/responses`).
-    OpenAiResponses,
-    /// OpenAI Chat Completions (`POST {base_url}/chat/completions`): vLLM, llama.cpp server,
-    /// Ollama and most gateways.
-    OpenAiChat,
-    /// Anthropic Messages (`POST {base_url}/v1/messages`, or `{base_url}/messages` when the
-    /// base URL already ends in `/v1`).
-    Anthropic,
-}
-
-impl ProviderKind {
-    /// The spelling used in files and `EVALHOST_PROVIDER`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::OpenAiResponses => "openai-responses",
-            ProviderKind::OpenAiChat => "openai-chat",
-            ProviderKind::Anthropic => "anthropic",
-        }
-    }
-
-    fn parse(text: &str) -> Option<Self> {
-        match text.trim() {
-            "openai-responses" => Some(ProviderKind::OpenAiResponses),
-            "openai-chat" => Some(ProviderKind::OpenAiChat),
-            "anthropic" => Some(ProviderKind::Anthropic),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for ProviderKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// How failed provider requests are retried: 429, 5xx, connection errors, streams cut
 /// mid-way and timeouts, up to `max_retries` times, waiting `retry-after` when the provider
@@ -118,8 +82,8 @@ impl Default for RetryPolicy {
 /// A complete provider configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderConfig {
-    /// The API dialect.
-    pub kind: ProviderKind,
+    /// The API the provider speaks.
+    pub api: Api,
     /// e.g. `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`, `https://api.anthropic.com`.
     pub base_url: String,
     /// Model name sent with every request.
@@ -137,10 +101,12 @@ pub struct ProviderConfig {
     /// How hard a reasoning model thinks (`reasoning_effort`); `None` leaves the provider's
     /// default and asks for no reasoning to be returned. Responses: `reasoning.effort` (and
     /// the encrypted reasoning, to pass it back); Chat Completions: `reasoning_effort`;
-    /// Anthropic: adaptive thinking with `output_config.effort`.
+    /// Anthropic: adaptive thinking with `output_config.effort`; Gemini:
+    /// `thinkingConfig.thinkingLevel`.
     pub reasoning_effort: Option<String>,
-    /// Anthropic only: extended thinking with this token budget (`thinking_budget_tokens`,
-    /// for models without adaptive thinking); at least 1024 and below `max_tokens`.
+    /// Anthropic and Gemini only: thinking with this token budget (`thinking_budget_tokens`;
+    /// Anthropic's extended thinking, for models without adaptive thinking, at least 1024 and
+    /// below `max_tokens`; Gemini's `thinkingConfig.thinkingBudget`).
     pub thinking_budget_tokens: Option<u32>,
     /// Where `api_key_env` was set (a file or an environment variable), for messages.
     pub origin: String,
@@ -466,7 +432,7 @@ mod tests {
     }
 
     #[test]
-    fn thinking_budget_is_anthropics_and_below_max_tokens() {
+    fn thinking_budget_is_anthropics_below_max_tokens_and_geminis() {
         let dir = tempfile::tempdir().expect("temp dir");
         let project = dir.path().join("evalhost.toml");
         let with = |toml: &str, kind: &str| {
@@ -487,6 +453,11 @@ mod tests {
             "{error}"
         );
         let error = with("thinking_budget_tokens = 2048\n", "openai-chat").expect_err("chat");
-        assert!(error.contains("applies to kind anthropic only"), "{error}");
+        assert!(
+            error.contains("applies to kinds anthropic and gemini only"),
+            "{error}"
+        );
+        let config = with("thinking_budget_tokens = 512\n", "gemini").expect("gemini's budget");
+        assert_eq!(config.thinking_budget_tokens, Some(512));
     }
 }

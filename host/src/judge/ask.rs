@@ -10,8 +10,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{Answer, JudgeError, Question};
-use crate::provider::Provider;
-use crate::wire::responses::{FunctionTool, InputItem, ResponsesRequest};
+use crate::api::Provider;
+use crate::api::responses::wire::{FunctionTool, InputItem, ResponsesRequest};
 
 /// The function a question with a schema offers.
 const ANSWER_TOOL: &str = "answer";

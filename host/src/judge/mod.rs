@@ -13,7 +13,7 @@
 //!   for what is missing and writes it to the file; `live` always asks and writes nothing.
 //! - **Configuration**: `[judge]` in the configuration files and `EVALHOST_JUDGE_*`, the same
 //!   fields as `[provider]` (`crate::config::ConfigSources::judge`); any of the three
-//!   dialects, retried as live runs are ([`crate::provider::Provider`]).
+//!   dialects, retried as live runs are ([`crate::api::Provider`]).
 //! - **Caps** ([`JudgeLimits`]): questions per grading call (enforced by the grader host)
 //!   and judge tokens per suite (here), each a named error past the cap.
 //! - **Secrets**: the grader sends messages and gets text back; it never sees the endpoint
@@ -42,7 +42,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::config::ProviderConfig;
 #[cfg(feature = "run")]
-use crate::provider::Provider;
+use crate::api::Provider;
 use judgments::{Judgment, Judgments};
 
 /// Where answers come from (`evalhost run --judge MODE`).

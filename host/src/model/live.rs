@@ -4,9 +4,9 @@
 
 use tokio::sync::Semaphore;
 
-use super::dialect::{Dialect, to_responses_request};
-use super::record::Reply;
-use crate::provider::{Carried, Provider};
+use crate::api::serve::to_responses_request;
+use crate::api::{Carried, Provider, Reply};
+use crate::wire::Api as Dialect;
 
 /// A provider shared by every live session of a suite.
 pub struct LiveModel {
@@ -57,15 +57,14 @@ impl LiveModel {
             self.provider.complete(&request, carried).await
         };
         match result {
+            // The reasoning stays with the session's `Carried`; the record keeps the answer.
             Ok(reply) => Ok(Reply {
-                output: reply.output,
-                input_tokens: reply.input_tokens,
-                output_tokens: reply.output_tokens,
-                cached_input_tokens: reply.cached_input_tokens,
+                reasoning: Vec::new(),
+                ..reply
             }),
             Err(e) => Err(format!(
                 "Provider {} (model {}) failed on request {n}: {e}",
-                config.kind, config.model
+                config.api, config.model
             )),
         }
     }

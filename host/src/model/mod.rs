@@ -28,22 +28,18 @@
 //! # }
 //! ```
 
-pub mod dialect;
 mod keep;
 mod live;
 mod record;
+mod route;
 mod script;
 mod server;
 mod session;
 mod token;
 
-pub use dialect::Dialect;
-pub use dialect::ToolResult;
-pub(crate) use dialect::tool_results;
 pub use live::LiveModel;
 pub use record::Exchange;
 pub use record::Outcome;
-pub use record::Reply;
 pub use server::ModelServer;
 pub use server::{ModelServerError, Session};
 pub use token::RandomError;

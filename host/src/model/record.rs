@@ -4,22 +4,9 @@
 
 use axum::body::Bytes;
 
-use super::dialect::Dialect;
-use crate::session::{Event, OutputItem, RequestBody};
-
-/// A responder's answer, in no dialect: text and calls in order, and token usage. A codec
-/// puts it on the wire in the dialect the request used.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Reply {
-    /// Text and calls, in order.
-    pub output: Vec<OutputItem>,
-    /// Tokens of the request.
-    pub input_tokens: u64,
-    /// Tokens of the answer.
-    pub output_tokens: u64,
-    /// Of `input_tokens`, those the provider read from its prompt cache (live only).
-    pub cached_input_tokens: u64,
-}
+use crate::api::Reply;
+use crate::session::{Event, RequestBody};
+use crate::wire::Api as Dialect;
 
 /// One request that reached a session and what became of it.
 #[derive(Debug, Clone)]

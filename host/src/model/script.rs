@@ -7,12 +7,13 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use super::dialect::responses::item_id;
-use super::dialect::{BYTES_PER_TOKEN, Dialect};
-use super::record::Reply;
+use crate::api::Reply;
+use crate::api::reply::BYTES_PER_TOKEN;
+use crate::api::responses::server::item_id;
+use crate::wire::Api as Dialect;
 use crate::case::{RecordedUsage, ScriptReply, ScriptStep};
 use crate::session::OutputItem;
-use crate::wire::responses::ResponseItem;
+use crate::api::responses::wire::ResponseItem;
 
 /// Why the script could not answer a request: a code for the dialect's error and the text
 /// recorded as the run's failure.
@@ -104,6 +105,7 @@ impl Script {
             input_tokens: usage.input_tokens,
             output_tokens: usage.output_tokens,
             cached_input_tokens: usage.cached_input_tokens,
+            ..Reply::default()
         })
     }
 

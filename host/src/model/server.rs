@@ -18,14 +18,16 @@ use axum::serve::ListenerExt;
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
-use super::dialect::{self, Dialect, Route};
+use super::route::{self, Route};
+use crate::api::serve as dialect;
+use crate::wire::Api as Dialect;
 use super::live::LiveModel;
 use super::record::Exchange;
 use super::script::Script;
 use super::session::{Responder, SessionState};
 use super::token::{RandomError, SessionKey, SessionToken, session_id};
 use crate::case::ScriptStep;
-use crate::provider::Carried;
+use crate::api::Carried;
 
 /// Largest request body accepted. A turn's input grows with every tool result (each capped
 /// at 64 KiB, at most 16 per turn), so this leaves ample room.
@@ -384,9 +386,11 @@ fn refuse(
     message: &str,
 ) -> Response {
     let bare = rest.split('?').next().unwrap_or_default();
-    let dialect = match dialect::route(method, bare, headers) {
-        Route::Model(dialect) | Route::Models(dialect) | Route::Unserved { dialect, .. } => dialect,
-        Route::CountTokens => Dialect::Anthropic,
+    let dialect = match route::route(method, bare, headers) {
+        Route::Model(dialect)
+        | Route::Models(dialect)
+        | Route::CountTokens(dialect)
+        | Route::Unserved { dialect, .. } => dialect,
         Route::Probe => Dialect::Responses,
     };
     dialect::error(dialect, status, message)

@@ -7,12 +7,16 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use super::dialect::{self, Answering, Dialect, RequestHead, Route};
+use super::route::{self, Route};
+use crate::api::head::Answering;
+use crate::api::serve as dialect;
+use crate::wire::Api as Dialect;
 use super::keep::{Keep, Keeping, kept};
 use super::live::LiveModel;
-use super::record::{Exchange, Outcome, Reply};
+use super::record::{Exchange, Outcome};
+use crate::api::Reply;
 use super::script::Script;
-use crate::provider::Carried;
+use crate::api::Carried;
 
 /// Model name an answer names when the request names none.
 const DEFAULT_MODEL_NAME: &str = "scripted";
@@ -63,14 +67,13 @@ impl SessionState {
     ) -> Response {
         let arrival = self.arrive();
         let bare = path.split('?').next().unwrap_or_default().to_owned();
-        match dialect::route(&method, &bare, headers) {
+        match route::route(&method, &bare, headers) {
             Route::Model(dialect) => {
                 self.model_request(arrival, method, path, dialect, body)
                     .await
             }
-            Route::Models(Dialect::Anthropic) => dialect::anthropic::models(self.model(None)),
-            Route::Models(_) => dialect::chat::models(self.model(None)),
-            Route::CountTokens => dialect::anthropic::count_tokens(&body),
+            Route::Models(dialect) => dialect::models(dialect, &bare, self.model(None)),
+            Route::CountTokens(dialect) => dialect::count_tokens(dialect, &body),
             Route::Probe => StatusCode::OK.into_response(),
             Route::Unserved {
                 dialect,
@@ -97,7 +100,7 @@ impl SessionState {
             inner.requests += 1;
             inner.requests
         };
-        let (response, outcome) = match RequestHead::parse(&body) {
+        let (response, outcome) = match dialect::head(dialect, path.split('?').next().unwrap_or_default(), &body) {
             Err(e) => {
                 let message = format!("Request {n} is not a JSON {} request: {e}", dialect.name());
                 if let Responder::Script(script) = &self.responder {

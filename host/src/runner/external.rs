@@ -17,7 +17,8 @@ use super::timeout::RunTimeout;
 use crate::agent_preset::{Launch, Preset, RunContext};
 use crate::case::{ExternalAgent, PromptVia};
 use crate::confine::Reach;
-use crate::model::{Exchange, Outcome, tool_results};
+use crate::api::serve::tool_results;
+use crate::model::{Exchange, Outcome};
 use crate::process_group::ProcessGroup;
 use crate::session::Approve;
 use crate::session::CallStatus;
@@ -162,6 +163,9 @@ pub(crate) async fn run_agent(
         .env("OPENAI_MODEL", endpoint.model)
         .env("ANTHROPIC_BASE_URL", endpoint.anthropic_base_url)
         .env("ANTHROPIC_API_KEY", LOOPBACK_API_KEY)
+        // The Google Gen AI SDKs and Gemini CLI append `/v1beta/models/...` to the same root.
+        .env("GOOGLE_GEMINI_BASE_URL", endpoint.anthropic_base_url)
+        .env("GEMINI_API_KEY", LOOPBACK_API_KEY)
         .envs(launch.env.iter().map(|(k, v)| (k, v)))
         .env(RUN_MARKER, &marker)
         .stdin(Stdio::piped())
@@ -283,7 +287,7 @@ pub(crate) fn session_events(
                 }
             }
             if std::mem::take(&mut answered_turn) {
-                for text in crate::model::dialect::trailing_user_texts(dialect, &request) {
+                for text in crate::api::serve::trailing_user_texts(dialect, &request) {
                     events.push(Event::UserMessage { text });
                 }
             }

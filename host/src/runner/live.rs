@@ -69,7 +69,7 @@ impl RunOptions {
             provider: self
                 .live
                 .as_ref()
-                .map(|live| live.provider().config().kind.as_str().to_owned()),
+                .map(|live| live.provider().config().api.as_str().to_owned()),
         }
     }
 

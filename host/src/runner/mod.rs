@@ -99,7 +99,7 @@ pub struct RunOptions {
     pub prices: Option<Arc<crate::config::PriceTable>>,
     /// `--max-cost`: the live provider's budget (the provider refuses requests once it is
     /// spent); once spent, no further run starts and the report says so.
-    pub budget: Option<Arc<crate::provider::CostBudget>>,
+    pub budget: Option<Arc<crate::api::CostBudget>>,
 }
 
 impl Default for RunOptions {

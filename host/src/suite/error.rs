@@ -6,7 +6,7 @@ use crate::case::CaseError;
 use crate::case::agentcompany::PiAgentCoreError;
 use crate::config::ConfigError;
 use crate::grader::GraderHostError;
-use crate::provider::ProviderError;
+use crate::api::ProviderError;
 
 /// A suite that cannot run as asked; nothing has run.
 #[derive(Debug, thiserror::Error)]

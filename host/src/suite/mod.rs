@@ -39,7 +39,7 @@ use crate::case::{
 use crate::config::{ConfigSources, ProviderConfig};
 use crate::grader::GraderHost;
 use crate::model::LiveModel;
-use crate::provider::Provider;
+use crate::api::Provider;
 use crate::report::SuiteReport;
 use crate::runner::{Parking, Partition, PlannedCase, RunError, RunOptions, run_planned};
 use planner::{Planner, Policies};
@@ -372,7 +372,7 @@ impl Suite {
                     model: model.clone(),
                     as_of: prices.as_of().to_owned(),
                 })?;
-                let budget = Arc::new(crate::provider::CostBudget::new(limit, price));
+                let budget = Arc::new(crate::api::CostBudget::new(limit, price));
                 options.budget = Some(budget.clone());
                 Some(provider.with_budget(budget))
             }

@@ -142,9 +142,10 @@ mod view {
 }
 
 /// The library as an embedder and a newcomer meet it: `Suite` without the CLI, the layers of
-/// `host/src` as `ARCHITECTURE.md` lists them.
+/// `host/src` as `ARCHITECTURE.md` lists them, one folder per model API.
 mod library {
     mod api;
+    mod api_folders;
     mod layers;
 }
 

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::Tool;
-use crate::wire::responses::FunctionTool;
+use crate::api::responses::wire::FunctionTool;
 
 /// Function tool definitions of the tools a session offers, in order (`skill_view` only
 /// with `skills`).

@@ -1,5 +1,5 @@
 //! The official clients are the conformance test of the model endpoint: agents built on the
-//! `openai` and `anthropic` Python SDKs (pinned in `.ci/run`, `tests/data/endpoint/`) run as
+//! `openai`, `anthropic` and `google-genai` Python SDKs (pinned in `.ci/run`, `tests/data/endpoint/`) run as
 //! external agents against evalhost's scripted endpoint, in every mode the SDKs offer
 //! (streamed, not streamed, the stream helpers). Each agent validates every event and object
 //! it gets against the SDK's own types and round-trips the scripted tool calls; the test checks
@@ -183,6 +183,48 @@ graders:
 }
 
 #[test]
+fn the_google_genai_sdk_accepts_every_gemini_answer_and_round_trips_calls_by_id() {
+    let Some(()) = sdks() else { return };
+    let modes = ["create", "stream"];
+    let dir = suite(
+        "gemini_agent.py",
+        &modes,
+        "model:
+  - call: {tool: read_file, arguments: {path: missing.txt}}
+  - call: {tool: read_file, arguments: {path: in.txt}}
+    expect_input_contains: No such file
+  - text: The file says forty-two.
+    expect_input_contains: forty-two
+graders:
+  - tool_order: [read_file, read_file]
+  - result_status: {call: 1, status: failed}
+  - result_status: {call: 2, status: completed}
+  - final_text_contains: The file says forty-two.
+  - file_contains: {path: answer.txt, text: The file says forty-two.}
+  - max_requests: 3
+  - no_endpoint_errors: {}
+",
+    );
+    let evalhost_output = run(dir.path());
+    evalhost_output.assert_code(0);
+    for mode in modes {
+        let evidence = evidence(dir.path(), mode);
+        assert_eq!(evidence["calls"][0]["call_id"], "call_1", "{mode}");
+        assert_eq!(evidence["calls"][0]["status"], "failed", "{mode}");
+        assert_eq!(evidence["calls"][1]["call_id"], "call_2", "{mode}");
+        assert_eq!(evidence["calls"][1]["output"], "forty-two", "{mode}");
+        assert_eq!(
+            session_kinds(dir.path(), mode)
+                .iter()
+                .filter(|kind| *kind == "model_request")
+                .count(),
+            3,
+            "{mode}: count_tokens is answered, not counted"
+        );
+    }
+}
+
+#[test]
 fn unserved_requests_are_warnings_in_every_report_and_fail_no_endpoint_errors() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("cases")).unwrap();
@@ -212,7 +254,7 @@ fn unserved_requests_are_warnings_in_every_report_and_fail_no_endpoint_errors() 
     let stdout = output.stdout();
     let warnings = [
         "warning: model endpoint: GET /v1/responses answered 404: WebSocket upgrade to /v1/responses is not served: evalhost's endpoint speaks HTTP; POST /v1/responses instead",
-        "warning: model endpoint: POST /v1/completions answered 404: POST /v1/completions is not served: the endpoint serves POST /v1/responses, POST /v1/chat/completions and POST /v1/messages",
+        "warning: model endpoint: POST /v1/completions answered 404: POST /v1/completions is not served: the endpoint serves POST /v1/responses, POST /v1/chat/completions, POST /v1/messages and POST /v1beta/models/MODEL:generateContent (or :streamGenerateContent)",
         "warning: model endpoint: HEAD /v1/messages answered 405: HEAD /v1/messages is not served: the endpoint accepts POST /v1/messages",
     ];
     for case in ["knocks", "strict"] {

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use evalhost::config::ProviderKind;
+use evalhost::wire::Api;
 use evalhost::{AgentOverride, Suite, SuiteError};
 
 use crate::support::live::{FakeProvider, Step, chat_text, provider};
@@ -140,7 +140,7 @@ fn a_live_suite_asks_the_provider_and_skips_replay_only_cases() {
         ("beta", &greet("beta", "live: false\n")),
     ]);
     let plan =
-        with_builtins(Suite::new([dir.path()]).live(provider(ProviderKind::OpenAiChat, &fake)))
+        with_builtins(Suite::new([dir.path()]).live(provider(Api::Chat, &fake)))
             .plan()
             .expect("plan");
     assert_eq!(

@@ -719,9 +719,9 @@ fn reasoning_effort_is_checked_and_the_environment_sets_it() {
 // The library: a reply says how many attempts it took.
 
 fn complete(
-    provider: &evalhost::provider::Provider,
-) -> Result<evalhost::provider::ProviderReply, evalhost::provider::ProviderError> {
-    let request: evalhost::wire::responses::ResponsesRequest = serde_json::from_value(json!({
+    provider: &evalhost::api::Provider,
+) -> Result<evalhost::api::ProviderReply, evalhost::api::ProviderError> {
+    let request: evalhost::api::responses::wire::ResponsesRequest = serde_json::from_value(json!({
         "model": "agent", "input": [{"role": "user", "content": "Say hello."}], "stream": true, "store": false,
     }))
     .expect("request");
@@ -734,17 +734,17 @@ fn complete(
 
 #[test]
 fn each_dialects_in_stream_error_costs_one_attempt_and_the_reply_counts_them() {
-    use evalhost::config::ProviderKind;
+    use evalhost::wire::Api;
     let nested = json!({"type": "error", "sequence_number": 2, "error": {
         "type": "too_many_requests", "code": "rate_limit_exceeded", "message": "Slow down. Please try again in 10ms."}});
     let cases = [
         (
-            ProviderKind::OpenAiResponses,
+            Api::Responses,
             vec![responses_failing(server_error()), responses_failing(nested)],
             responses_stream("resp_3", &[message("msg_1", "hello")], 7, 3),
         ),
         (
-            ProviderKind::OpenAiChat,
+            Api::Chat,
             vec![sse(&[
                 json!({"error": {"code": 429, "message": "rate limited"}}),
             ])],
@@ -758,7 +758,7 @@ fn each_dialects_in_stream_error_costs_one_attempt_and_the_reply_counts_them() {
             ]),
         ),
         (
-            ProviderKind::Anthropic,
+            Api::Anthropic,
             vec![sse(&[
                 json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
             ])],
@@ -787,7 +787,7 @@ fn each_dialects_in_stream_error_costs_one_attempt_and_the_reply_counts_them() {
 
 #[test]
 fn http_overloads_and_cut_streams_are_retried_in_every_dialect() {
-    use evalhost::config::ProviderKind;
+    use evalhost::wire::Api;
     // `data:` payloads of each dialect's opening events, then the connection dies.
     let responses_head = vec![
         json!({"type": "response.created", "sequence_number": 0, "response": {"id": "r", "status": "in_progress", "output": []}}).to_string(),
@@ -802,7 +802,7 @@ fn http_overloads_and_cut_streams_are_retried_in_every_dialect() {
     ];
     let cases = [
         (
-            ProviderKind::OpenAiResponses,
+            Api::Responses,
             vec![
                 Step::Status(503, None, "upstream connect error"),
                 Step::Cut(responses_head),
@@ -810,7 +810,7 @@ fn http_overloads_and_cut_streams_are_retried_in_every_dialect() {
             responses_stream("resp_3", &[message("msg_1", "hello")], 7, 3),
         ),
         (
-            ProviderKind::OpenAiChat,
+            Api::Chat,
             vec![
                 Step::Cut(chat_head),
                 Step::Status(429, Some("0"), "rate limited"),
@@ -825,7 +825,7 @@ fn http_overloads_and_cut_streams_are_retried_in_every_dialect() {
             ]),
         ),
         (
-            ProviderKind::Anthropic,
+            Api::Anthropic,
             vec![
                 Step::Status(529, None, "Overloaded"),
                 Step::Cut(anthropic_head),

@@ -29,13 +29,13 @@ pub fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// The pinned official SDKs, as `.ci/run` installs them.
-pub const PYTHON_SDKS: &str = "pip install openai==3.51.0 anthropic==2.10.0";
+pub const PYTHON_SDKS: &str = "pip install openai==3.51.0 anthropic==2.10.0 google-genai==3.6.1";
 
 /// `Some(())` when `import openai, anthropic` works; otherwise skips the test (`None`), or,
 /// under `EVALHOST_REQUIRE_TOOLCHAINS=1`, fails it.
 pub fn python_sdks() -> Option<()> {
     let ok = Command::new("python3")
-        .args(["-c", "import openai, anthropic"])
+        .args(["-c", "import openai, anthropic, google.genai"])
         .output()
         .is_ok_and(|o| o.status.success());
     if ok {
@@ -43,9 +43,9 @@ pub fn python_sdks() -> Option<()> {
     }
     if std::env::var_os("EVALHOST_REQUIRE_TOOLCHAINS").is_some_and(|v| v == "1") {
         panic!(
-            "the OpenAI and Anthropic Python SDKs are required (EVALHOST_REQUIRE_TOOLCHAINS=1): {PYTHON_SDKS}"
+            "the OpenAI, Anthropic and Google Gen AI Python SDKs are required (EVALHOST_REQUIRE_TOOLCHAINS=1): {PYTHON_SDKS}"
         );
     }
-    eprintln!("skipped: the OpenAI and Anthropic Python SDKs are not installed: {PYTHON_SDKS}");
+    eprintln!("skipped: the OpenAI, Anthropic and Google Gen AI Python SDKs are not installed: {PYTHON_SDKS}");
     None
 }

@@ -322,17 +322,17 @@ pub const SECRET: &str = "sk-test-7f3c-NEVER-WRITE-ME";
 
 /// A provider client of `kind` for the fake (short timeouts, fast retries, no API key).
 pub fn provider(
-    kind: evalhost::config::ProviderKind,
+    kind: evalhost::wire::Api,
     fake: &FakeProvider,
-) -> evalhost::provider::Provider {
+) -> evalhost::api::Provider {
     let base_url = match kind {
-        evalhost::config::ProviderKind::Anthropic => {
+        evalhost::wire::Api::Anthropic => {
             fake.base_url.trim_end_matches("/v1").to_owned()
         }
         _ => fake.base_url.clone(),
     };
     let config = evalhost::config::ProviderConfig {
-        kind,
+        api: kind,
         base_url,
         model: "fake-model".to_owned(),
         api_key_env: None,
@@ -348,5 +348,5 @@ pub fn provider(
         thinking_budget_tokens: None,
         origin: "test".to_owned(),
     };
-    evalhost::provider::Provider::new(config, None).expect("provider")
+    evalhost::api::Provider::new(config, None).expect("provider")
 }

@@ -11,9 +11,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::Answering;
-use super::responses::{split_deltas, sse};
-use crate::model::record::Reply;
+use crate::api::head::Answering;
+use crate::api::reply::{BYTES_PER_TOKEN, Reply};
+use crate::api::streamed::{split_deltas, sse};
 use crate::session::OutputItem;
 use crate::wire::SseEvent;
 
@@ -137,7 +137,7 @@ pub(crate) fn error(status: StatusCode, message: &str) -> Response {
 
 /// `POST /v1/messages/count_tokens`: the synthetic count of the body.
 pub(crate) fn count_tokens(body: &[u8]) -> Response {
-    let tokens = body.len() as u64 / super::BYTES_PER_TOKEN;
+    let tokens = body.len() as u64 / BYTES_PER_TOKEN;
     (StatusCode::OK, axum::Json(json!({"input_tokens": tokens}))).into_response()
 }
 

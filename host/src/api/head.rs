@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-/// The head of a model request, in any dialect.
+/// The head of a model request, in any API.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub(crate) struct RequestHead {
     /// Whether `"stream": true` was sent.
@@ -97,6 +97,14 @@ fn custom_tools(tools: &Value) -> Vec<String> {
         .filter(|tool| tool["type"] == "custom")
         .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
         .collect()
+}
+
+/// How to answer one model request: its number, the model it names, and what it asked for.
+#[derive(Debug, Clone)]
+pub(crate) struct Answering<'a> {
+    pub n: u32,
+    pub model: &'a str,
+    pub head: &'a RequestHead,
 }
 
 #[cfg(test)]

@@ -11,9 +11,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::Answering;
-use super::responses::{split_deltas, sse};
-use crate::model::record::Reply;
+use crate::api::head::Answering;
+use crate::api::reply::Reply;
+use crate::api::streamed::{split_deltas, sse};
 use crate::session::OutputItem;
 use crate::wire::SseEvent;
 

@@ -5,13 +5,14 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
-use super::carry::Carried;
-use super::error::reported;
-use super::{ProviderError, ProviderReply};
+use crate::api::provider::carry::Carried;
+use crate::api::provider::error::reported;
+use crate::api::provider::error::ProviderError;
+use crate::api::reply::Reply;
 use crate::config::ProviderConfig;
 use crate::session::OutputItem;
 use crate::wire::SseEvent;
-use crate::wire::responses::ResponsesRequest;
+use crate::api::responses::wire::ResponsesRequest;
 
 /// `{base_url}/responses`.
 pub(crate) fn url(base_url: &str) -> String {
@@ -109,7 +110,7 @@ impl Decoder {
     pub(crate) fn event(
         &mut self,
         event: SseEvent,
-    ) -> Result<Option<ProviderReply>, ProviderError> {
+    ) -> Result<Option<Reply>, ProviderError> {
         let data = event.data.trim();
         // `[DONE]`: a Chat-Completions-style terminator some compatible services append.
         if data.is_empty() || data == "[DONE]" {
@@ -174,7 +175,7 @@ impl Decoder {
         }
     }
 
-    fn reply(&mut self, response: &mut Value) -> Result<ProviderReply, ProviderError> {
+    fn reply(&mut self, response: &mut Value) -> Result<Reply, ProviderError> {
         let items = match response["output"].take() {
             Value::Array(items) if !items.is_empty() => items,
             _ if !self.done_items.is_empty() => std::mem::take(&mut self.done_items),
@@ -185,13 +186,13 @@ impl Decoder {
             })],
             _ => Vec::new(),
         };
-        let mut reply = ProviderReply {
+        let mut reply = Reply {
             input_tokens: response["usage"]["input_tokens"].as_u64().unwrap_or(0),
             output_tokens: response["usage"]["output_tokens"].as_u64().unwrap_or(0),
             cached_input_tokens: response["usage"]["input_tokens_details"]["cached_tokens"]
                 .as_u64()
                 .unwrap_or(0),
-            ..ProviderReply::default()
+            ..Reply::default()
         };
         for item in items {
             match item["type"].as_str() {

@@ -6,16 +6,29 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::carry::Carried;
-use super::error::reported;
-use super::{ProviderError, ProviderReply};
+use crate::api::provider::carry::Carried;
+use crate::api::provider::error::reported;
+use crate::api::provider::error::ProviderError;
+use crate::api::reply::Reply;
 use crate::config::ProviderConfig;
 use crate::session::OutputItem;
 use crate::wire::SseEvent;
-use crate::wire::responses::{InputItem, ResponsesRequest};
+use crate::api::responses::wire::{InputItem, ResponsesRequest};
 
 /// The API version header sent with every request.
-pub(crate) const API_VERSION: &str = "2023-06-01";
+const API_VERSION: &str = "2023-06-01";
+
+/// The key (`x-api-key`) and the API version of every request.
+pub(crate) fn headers(
+    builder: reqwest::RequestBuilder,
+    key: Option<&str>,
+) -> reqwest::RequestBuilder {
+    let builder = builder.header("anthropic-version", API_VERSION);
+    match key {
+        Some(key) => builder.header("x-api-key", key),
+        None => builder,
+    }
+}
 
 /// `{base_url}/v1/messages`, or `{base_url}/messages` when the base already ends in `/v1`.
 pub(crate) fn url(base_url: &str) -> String {
@@ -28,7 +41,7 @@ pub(crate) fn url(base_url: &str) -> String {
 
 /// The request's function tools as Anthropic tools; other kinds exist only in the Responses
 /// API and are not offered (the model cannot call them through this translation).
-pub(super) fn tools(request: &ResponsesRequest) -> Vec<Value> {
+pub(crate) fn tools(request: &ResponsesRequest) -> Vec<Value> {
     request
         .tools
         .iter()
@@ -206,7 +219,7 @@ impl Decoder {
     pub(crate) fn event(
         &mut self,
         event: SseEvent,
-    ) -> Result<Option<ProviderReply>, ProviderError> {
+    ) -> Result<Option<Reply>, ProviderError> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(None);
@@ -289,12 +302,12 @@ impl Decoder {
         }
     }
 
-    fn reply(&mut self) -> Result<ProviderReply, ProviderError> {
-        let mut reply = ProviderReply {
+    fn reply(&mut self) -> Result<Reply, ProviderError> {
+        let mut reply = Reply {
             input_tokens: self.input_tokens,
             output_tokens: self.output_tokens,
             cached_input_tokens: self.cached_input_tokens,
-            ..ProviderReply::default()
+            ..Reply::default()
         };
         for block in std::mem::take(&mut self.blocks).into_values() {
             match block {

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use super::ProviderReply;
+use crate::api::reply::Reply;
 use crate::session::OutputItem;
 
 /// Most replies whose reasoning is kept.
@@ -34,7 +34,7 @@ struct Memory {
 
 impl Carried {
     /// Keep `reply`'s reasoning, when it has reasoning and calls.
-    pub(crate) fn remember(&self, reply: &ProviderReply) {
+    pub(crate) fn remember(&self, reply: &Reply) {
         if reply.reasoning.is_empty() {
             return;
         }
@@ -63,7 +63,7 @@ impl Carried {
     }
 }
 
-fn first_call(reply: &ProviderReply) -> Option<&str> {
+fn first_call(reply: &Reply) -> Option<&str> {
     reply.output.iter().find_map(|item| match item {
         OutputItem::FunctionCall { call_id, .. } if !call_id.is_empty() => Some(call_id.as_str()),
         _ => None,
@@ -75,8 +75,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn reply(call_id: &str, reasoning: Value) -> ProviderReply {
-        ProviderReply {
+    fn reply(call_id: &str, reasoning: Value) -> Reply {
+        Reply {
             output: vec![
                 OutputItem::Message {
                     text: "let me look".to_owned(),
@@ -88,7 +88,7 @@ mod tests {
                 },
             ],
             reasoning: vec![reasoning],
-            ..ProviderReply::default()
+            ..Reply::default()
         }
     }
 

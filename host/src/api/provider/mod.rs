@@ -1,5 +1,6 @@
-//! Live model providers: real HTTP clients, streaming, for the OpenAI Responses API, OpenAI
-//! Chat Completions and Anthropic Messages, behind one type.
+//! Live model providers: one real HTTP client, streaming, for every API (OpenAI Responses,
+//! OpenAI Chat Completions, Anthropic Messages, Gemini), each spoken by its folder's
+//! `client.rs`.
 //!
 //! In live mode a run's agent talks to the model endpoint ([`crate::model`]), whose live
 //! responder hands each request, as a Responses request, to [`Provider::complete`]: it is
@@ -8,12 +9,9 @@
 //! request that still fails is answered with the dialect's failure carrying the provider's
 //! error text, so the run is recorded as errored, never as a grader failure.
 
-mod anthropic;
 mod budget;
-mod carry;
-mod chat;
-mod error;
-mod responses;
+pub(crate) mod carry;
+pub(crate) mod error;
 pub mod retry;
 mod stream;
 
@@ -28,33 +26,15 @@ use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
 
-use crate::config::{ApiKey, ProviderConfig, ProviderKind};
+use super::reply::Reply;
+use super::responses::wire::ResponsesRequest;
+use super::{anthropic, chat, gemini, responses};
+use crate::config::{ApiKey, ProviderConfig};
 use crate::message::{error_chain, excerpt};
-use crate::session::OutputItem;
-use crate::wire::SseEvent;
-use crate::wire::responses::ResponsesRequest;
+use crate::wire::Api;
 
 /// Most bytes of an HTTP error body quoted in an error.
 const ERROR_BODY_EXCERPT: usize = 1024;
-
-/// One completed model answer, normalized across dialects.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ProviderReply {
-    /// Text and calls, in order.
-    pub output: Vec<OutputItem>,
-    /// Input tokens from the provider's usage report.
-    pub input_tokens: u64,
-    /// Output tokens from the provider's usage report.
-    pub output_tokens: u64,
-    /// Of `input_tokens`, those read from the provider's prompt cache (Responses and Chat
-    /// `cached_tokens`, Anthropic `cache_read_input_tokens`), priced apart (docs/cost.md).
-    pub cached_input_tokens: u64,
-    /// The reply's reasoning as the provider sent it (Responses `reasoning` items, Anthropic
-    /// `thinking` / `redacted_thinking` blocks), passed back with the reply's calls.
-    pub reasoning: Vec<Value>,
-    /// Attempts it took (1 when the first succeeded).
-    pub attempts: u32,
-}
 
 /// A configured provider with its HTTP client. Cheap to share behind an `Arc`.
 pub struct Provider {
@@ -112,7 +92,7 @@ impl Provider {
         &self,
         request: &ResponsesRequest,
         carried: &Carried,
-    ) -> Result<ProviderReply, ProviderError> {
+    ) -> Result<Reply, ProviderError> {
         let policy = self.config.retry;
         let mut retry = 0;
         loop {
@@ -161,7 +141,7 @@ impl Provider {
         &self,
         request: &ResponsesRequest,
         carried: &Carried,
-    ) -> Result<ProviderReply, ProviderError> {
+    ) -> Result<Reply, ProviderError> {
         let timeout = self.config.timeout;
         match tokio::time::timeout(timeout, self.exchange(request, carried)).await {
             Ok(result) => result,
@@ -175,17 +155,24 @@ impl Provider {
         &self,
         request: &ResponsesRequest,
         carried: &Carried,
-    ) -> Result<ProviderReply, ProviderError> {
+    ) -> Result<Reply, ProviderError> {
         let config = &self.config;
-        let (url, body) = match config.kind {
-            ProviderKind::OpenAiResponses => (
-                responses::url(&config.base_url),
-                responses::body(request, config, carried),
+        let (url, body) = match config.api {
+            Api::Responses => (
+                responses::client::url(&config.base_url),
+                responses::client::body(request, config, carried),
             ),
-            ProviderKind::OpenAiChat => (chat::url(&config.base_url), chat::body(request, config)),
-            ProviderKind::Anthropic => (
-                anthropic::url(&config.base_url),
-                anthropic::body(request, config, carried),
+            Api::Chat => (
+                chat::client::url(&config.base_url),
+                chat::client::body(request, config),
+            ),
+            Api::Anthropic => (
+                anthropic::client::url(&config.base_url),
+                anthropic::client::body(request, config, carried),
+            ),
+            Api::Gemini => (
+                gemini::client::url(&config.base_url, &config.model),
+                gemini::client::body(request, config, carried),
             ),
         };
         let mut builder = self
@@ -194,16 +181,15 @@ impl Provider {
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream")
             .body(serde_json::to_vec(&body).unwrap_or_default());
-        match (config.kind, &self.key) {
-            (ProviderKind::Anthropic, Some(key)) => {
-                builder = builder.header("x-api-key", key.expose());
-            }
-            (_, Some(key)) => builder = builder.bearer_auth(key.expose()),
-            (_, None) => {}
-        }
-        if config.kind == ProviderKind::Anthropic {
-            builder = builder.header("anthropic-version", anthropic::API_VERSION);
-        }
+        let key = self.key.as_ref().map(ApiKey::expose);
+        builder = match config.api {
+            Api::Responses | Api::Chat => match key {
+                Some(key) => builder.bearer_auth(key),
+                None => builder,
+            },
+            Api::Anthropic => anthropic::client::headers(builder, key),
+            Api::Gemini => gemini::client::headers(builder, key),
+        };
         let response = builder.send().await.map_err(|e| ProviderError::Transport {
             message: error_chain(&e),
         })?;
@@ -217,7 +203,7 @@ impl Provider {
                 retry_after,
             });
         }
-        let mut reader = ReplyStream::new(config.kind);
+        let mut reader = ReplyStream::new(config.api);
         let mut stream = response.bytes_stream();
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| ProviderError::Stream {
@@ -260,45 +246,11 @@ fn error_text(body: &str) -> String {
         .unwrap_or_else(|| body.to_owned())
 }
 
-/// The stream reader of each dialect.
-#[derive(Debug)]
-enum Decoder {
-    Responses(responses::Decoder),
-    Chat(chat::Decoder),
-    Anthropic(anthropic::Decoder),
-}
-
-impl Decoder {
-    fn new(kind: ProviderKind) -> Self {
-        match kind {
-            ProviderKind::OpenAiResponses => Decoder::Responses(responses::Decoder::new()),
-            ProviderKind::OpenAiChat => Decoder::Chat(chat::Decoder::new()),
-            ProviderKind::Anthropic => Decoder::Anthropic(anthropic::Decoder::new()),
-        }
-    }
-
-    fn event(&mut self, event: SseEvent) -> Result<Option<ProviderReply>, ProviderError> {
-        match self {
-            Decoder::Responses(d) => d.event(event),
-            Decoder::Chat(d) => d.event(event),
-            Decoder::Anthropic(d) => d.event(event),
-        }
-    }
-
-    fn end(self) -> Result<ProviderReply, ProviderError> {
-        match self {
-            Decoder::Responses(d) => Err(d.end()),
-            Decoder::Chat(d) => d.end(),
-            Decoder::Anthropic(d) => Err(d.end()),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
-    use crate::wire::responses::ResponsesRequest;
+    use crate::api::responses::wire::ResponsesRequest;
 
     /// A Codex-like request: a function with parameters, one without, and kinds only the
     /// Responses API has.
@@ -323,8 +275,8 @@ mod tests {
     fn chat_and_anthropic_get_only_function_tools_and_a_missing_schema_is_an_empty_object() {
         let request = codex_like_request();
         for tools in [
-            super::chat::tools(&request),
-            super::anthropic::tools(&request),
+            crate::api::chat::client::tools(&request),
+            crate::api::anthropic::client::tools(&request),
         ] {
             let text = serde_json::to_string(&tools).unwrap();
             assert_eq!(tools.len(), 2, "{text}");

@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::error::reported;
-use super::{ProviderError, ProviderReply};
+use crate::api::provider::error::reported;
+use crate::api::provider::error::ProviderError;
+use crate::api::reply::Reply;
 use crate::config::ProviderConfig;
 use crate::session::OutputItem;
 use crate::wire::SseEvent;
-use crate::wire::responses::{InputItem, ResponsesRequest};
+use crate::api::responses::wire::{InputItem, ResponsesRequest};
 
 /// `{base_url}/chat/completions`.
 pub(crate) fn url(base_url: &str) -> String {
@@ -22,7 +23,7 @@ pub(crate) fn url(base_url: &str) -> String {
 /// The request's function tools as Chat Completions tools. Other kinds (`custom`, `namespace`,
 /// `web_search`, ...) exist only in the Responses API, so they are not offered to a Chat
 /// provider: the model cannot call them there.
-pub(super) fn tools(request: &ResponsesRequest) -> Vec<Value> {
+pub(crate) fn tools(request: &ResponsesRequest) -> Vec<Value> {
     request
         .tools
         .iter()
@@ -123,7 +124,7 @@ impl Decoder {
     pub(crate) fn event(
         &mut self,
         event: SseEvent,
-    ) -> Result<Option<ProviderReply>, ProviderError> {
+    ) -> Result<Option<Reply>, ProviderError> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(None);
@@ -200,11 +201,11 @@ impl Decoder {
     }
 
     /// The stream ended without `[DONE]`: complete if a choice finished, else cut off.
-    pub(crate) fn end(mut self) -> Result<ProviderReply, ProviderError> {
+    pub(crate) fn end(mut self) -> Result<Reply, ProviderError> {
         self.reply()
     }
 
-    fn reply(&mut self) -> Result<ProviderReply, ProviderError> {
+    fn reply(&mut self) -> Result<Reply, ProviderError> {
         if !self.finished {
             return Err(ProviderError::Stream {
                 message: "the chat stream ended before any choice finished".to_owned(),
@@ -231,12 +232,12 @@ impl Decoder {
                 },
             });
         }
-        Ok(ProviderReply {
+        Ok(Reply {
             output,
             input_tokens: self.input_tokens,
             output_tokens: self.output_tokens,
             cached_input_tokens: self.cached_input_tokens,
-            ..ProviderReply::default()
+            ..Reply::default()
         })
     }
 }
