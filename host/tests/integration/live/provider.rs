@@ -720,7 +720,7 @@ fn reasoning_effort_is_checked_and_the_environment_sets_it() {
 
 fn complete(
     provider: &evalhost::api::Provider,
-) -> Result<evalhost::api::ProviderReply, evalhost::api::ProviderError> {
+) -> Result<evalhost::api::Reply, evalhost::api::ProviderError> {
     let request: evalhost::api::responses::wire::ResponsesRequest = serde_json::from_value(json!({
         "model": "agent", "input": [{"role": "user", "content": "Say hello."}], "stream": true, "store": false,
     }))
