@@ -280,6 +280,11 @@ pub struct RunArgs {
     pub partition: Option<evalhost::runner::Partition>,
     #[command(flatten)]
     pub judge: crate::cli::judge::JudgeArgs,
+    /// Fail a run on every not-evaluable verdict, also one the evidence cannot answer by
+    /// its nature (an event a journal never holds), which is otherwise a warning; one whose
+    /// grader needs something never recorded (a judgment) fails it anyway (docs/reports.md).
+    #[arg(long)]
+    pub strict: bool,
     #[command(flatten)]
     pub history: crate::cli::history::RecordingArgs,
     /// Finish an interrupted run: the runs it recorded of cases with the same content

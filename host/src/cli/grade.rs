@@ -30,6 +30,11 @@ pub struct GradeArgs {
     pub jobs: Option<u32>,
     #[command(flatten)]
     pub judge: super::judge::JudgeArgs,
+    /// Fail a run on every not-evaluable verdict, also one the evidence cannot answer by
+    /// its nature (an event a journal never holds), which is otherwise a warning; one whose
+    /// grader needs something never recorded (a judgment) fails it anyway (docs/reports.md).
+    #[arg(long)]
+    pub strict: bool,
     #[command(flatten)]
     pub history: super::history::RecordingArgs,
 }
@@ -80,7 +85,14 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
         .map_err(Failure::internal)?;
     let judge = args.judge.judge(runtime.handle())?;
     let regraded = runtime
-        .block_on(regrade(&evidence_dir, &saved, prepared, jobs, judge))
+        .block_on(regrade(
+            &evidence_dir,
+            &saved,
+            prepared,
+            jobs,
+            judge,
+            args.strict,
+        ))
         .map_err(Failure::usage)?;
     let mut report = regraded.report;
     let history = args.history.location()?;
@@ -112,8 +124,8 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
         Ok(exit::OK)
     } else {
         eprintln!(
-            "Error: Eval failed: {failed} of {} cases did not pass every run",
-            report.cases.len()
+            "Error: {}",
+            super::report_files::eval_failed(&report, failed)?
         );
         Ok(exit::EVAL_FAILED)
     }

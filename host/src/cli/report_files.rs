@@ -45,6 +45,30 @@ pub fn failed_cases(report: &SuiteReport) -> Result<usize, Failure> {
         .map_err(Failure::internal)
 }
 
+/// The closing `Eval failed: N of M cases did not pass every run` of `run` and `grade`; when
+/// a grader needs something never recorded, it names the command that records it.
+pub fn eval_failed(report: &SuiteReport, failed: usize) -> Result<String, Failure> {
+    let commands = report
+        .record_commands()
+        .context("failed to read the report's cases back")
+        .map_err(Failure::internal)?;
+    let mut line = format!(
+        "Eval failed: {failed} of {} cases did not pass every run",
+        report.cases.len()
+    );
+    match commands.as_slice() {
+        [] => {}
+        [command] => line.push_str(&format!(
+            "; what a grader needs was never recorded: record it with `{command}`"
+        )),
+        [first, rest @ ..] => line.push_str(&format!(
+            "; what graders need was never recorded: record it with `{first}` and the {} more commands listed above",
+            rest.len()
+        )),
+    }
+    Ok(line)
+}
+
 /// Write the JUnit XML and HTML reports that were asked for.
 pub fn write(
     junit: Option<&Path>,

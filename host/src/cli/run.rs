@@ -23,6 +23,9 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         options.k = args.k;
         options.confine = confine;
     });
+    if args.strict {
+        suite = suite.strict();
+    }
     if let Some(filter) = &args.filter {
         suite = suite.filter(filter);
     }
@@ -130,9 +133,9 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         Ok(exit::OK)
     } else {
         eprintln!(
-            "{} Eval failed: {failed} of {} cases did not pass every run",
+            "{} {}",
             ui.error_prefix(),
-            report.cases.len()
+            super::report_files::eval_failed(&report, failed)?
         );
         Ok(EVAL_FAILED)
     }

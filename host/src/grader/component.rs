@@ -658,11 +658,11 @@ impl PreparedEvidence {
 impl From<crate::judge::JudgeError> for GraderError {
     fn from(e: crate::judge::JudgeError) -> Self {
         match e {
-            // Replay lacks the answer: the evidence cannot be judged yet, which is neither a
-            // pass nor a fail.
-            crate::judge::JudgeError::NotRecorded { .. } => {
-                GraderError::NotEvaluable(e.to_string())
-            }
+            // Replay lacks the answer: the evidence cannot be judged until it is recorded.
+            crate::judge::JudgeError::NotRecorded { ref command, .. } => GraderError::NotRecorded {
+                record_with: command.clone(),
+                reason: e.to_string(),
+            },
             other => GraderError::Judge(other),
         }
     }

@@ -63,9 +63,20 @@ pub enum GraderError {
     InvalidConfig(String),
     #[error("grader failed: {0}")]
     Failed(String),
-    /// The evidence cannot answer the grader; neither pass nor fail.
+    /// The evidence cannot answer the grader by its nature (an event a journal never holds);
+    /// neither pass nor fail.
     #[error("not evaluable: {0}")]
     NotEvaluable(String),
+    /// Something the grader needs was never recorded (replay has no judgment for its
+    /// question): not evaluable until `record_with` records it, which fails the run
+    /// (docs/reports.md, "Not evaluable").
+    #[error("not evaluable: {reason}")]
+    NotRecorded {
+        /// What is missing, and where it was looked for.
+        reason: String,
+        /// The command that records it.
+        record_with: String,
+    },
     #[error("fuel exhausted after {budget} instructions")]
     FuelExhausted { budget: u64 },
     #[error("deadline exceeded: still running after {deadline:?}")]

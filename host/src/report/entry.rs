@@ -92,6 +92,7 @@ mod tests {
             stdout: String::new(),
             stderr: String::new(),
             judge: Default::default(),
+            not_evaluable: None,
         }
     }
 

@@ -277,11 +277,17 @@ fn verdicts(html: &mut String, run: &RunReport) {
 }
 
 fn verdict_row(html: &mut String, v: &GraderVerdict) {
-    let outcome = match v.outcome {
-        Outcome::Pass => "pass",
-        Outcome::Fail => "fail",
-        Outcome::Error => "error",
-        Outcome::NotEvaluable => "not_evaluable",
+    // The badge's class and word: a not-evaluable verdict that failed its run is shown as
+    // a failure (never recorded; under --strict, any).
+    let (outcome, word) = match v.outcome {
+        Outcome::Pass => ("pass", "pass"),
+        Outcome::Fail => ("fail", "fail"),
+        Outcome::Error => ("error", "error"),
+        Outcome::NotEvaluable => match &v.not_evaluable {
+            Some(n) if n.record_with().is_some() => ("fail", "not recorded"),
+            Some(n) if n.fails_run => ("fail", "not evaluable"),
+            _ => ("not_evaluable", "not evaluable"),
+        },
     };
     let config = serde_json::to_string(&v.config).unwrap_or_default();
     let digest: String = v.component_digest.chars().take(12).collect();
@@ -329,8 +335,7 @@ fn verdict_row(html: &mut String, v: &GraderVerdict) {
     }
     let _ = write!(
         html,
-        r#"</td><td><span class="badge {outcome}">{}</span></td><td class="num">{:.2}</td></tr>"#,
-        outcome.replace('_', " "),
+        r#"</td><td><span class="badge {outcome}">{word}</span></td><td class="num">{:.2}</td></tr>"#,
         v.score
     );
 }

@@ -414,6 +414,76 @@ pub struct GraderVerdict {
     /// when it asked none.
     #[serde(default, skip_serializing_if = "JudgeUsage::is_empty")]
     pub judge: JudgeUsage,
+    /// Why a `not_evaluable` verdict is not evaluable, and whether that failed its run;
+    /// absent for the other outcomes (and in reports written before it was recorded, whose
+    /// not-evaluable verdicts were all warnings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_evaluable: Option<NotEvaluable>,
+}
+
+/// Why a verdict is not evaluable, and whether that fails its run (docs/reports.md, "Not
+/// evaluable"): something never recorded always does; the evidence's nature only under
+/// `--strict`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotEvaluable {
+    /// Why.
+    #[serde(flatten)]
+    pub cause: NotEvaluableCause,
+    /// Whether this verdict failed its run.
+    pub fails_run: bool,
+}
+
+/// Why a verdict is not evaluable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "cause", rename_all = "snake_case")]
+pub enum NotEvaluableCause {
+    /// Something the grader needs was never recorded (a judgment replay lacks): recording it
+    /// makes the verdict a pass or a fail.
+    NotRecorded {
+        /// The command that records it.
+        record_with: String,
+    },
+    /// The evidence cannot hold what the grader asks about (an event a journal never
+    /// holds, a latency without a complete turn): no recording would change it.
+    ByNature,
+}
+
+impl NotEvaluable {
+    /// The cause, failing the run when it was never recorded, or when `strict`.
+    pub fn new(cause: NotEvaluableCause, strict: bool) -> Self {
+        let fails_run = strict || matches!(cause, NotEvaluableCause::NotRecorded { .. });
+        Self { cause, fails_run }
+    }
+
+    /// The command that records what is missing, when something is.
+    pub fn record_with(&self) -> Option<&str> {
+        match &self.cause {
+            NotEvaluableCause::NotRecorded { record_with } => Some(record_with),
+            NotEvaluableCause::ByNature => None,
+        }
+    }
+}
+
+/// The distinct commands that record what runs' not-evaluable verdicts lack, in the order
+/// first seen, and how many verdicts need one.
+#[derive(Debug, Default)]
+pub(crate) struct RecordCommands {
+    pub distinct: Vec<String>,
+    seen: std::collections::HashSet<String>,
+    /// Verdicts never recorded.
+    pub verdicts: usize,
+}
+
+impl RecordCommands {
+    /// The commands of `run`'s verdicts never recorded.
+    pub(crate) fn add(&mut self, run: &RunReport) {
+        for command in run.record_commands() {
+            self.verdicts += 1;
+            if self.seen.insert(command.to_owned()) {
+                self.distinct.push(command.to_owned());
+            }
+        }
+    }
 }
 
 /// A grader's outcome.
@@ -424,8 +494,31 @@ pub enum Outcome {
     Fail,
     Error,
     /// The evidence cannot answer the grader (e.g. a journal lacks the event type asked
-    /// about). Does not fail the run, but is always reported with its reason.
+    /// about, a judgment was never recorded); always reported with its reason, and failing
+    /// the run as [`GraderVerdict::not_evaluable`] says.
     NotEvaluable,
+}
+
+impl GraderVerdict {
+    /// Whether this verdict fails its run: a failure, an error, or a not-evaluable one
+    /// that does (never recorded, or `--strict`).
+    pub fn fails_run(&self) -> bool {
+        match self.outcome {
+            Outcome::Pass => false,
+            Outcome::Fail | Outcome::Error => true,
+            Outcome::NotEvaluable => self.not_evaluable.as_ref().is_some_and(|n| n.fails_run),
+        }
+    }
+
+    /// `not evaluable: ENTRY: REASON`, or for one never recorded, `not recorded: ENTRY:
+    /// REASON` (the reason names the command that records it).
+    fn not_evaluable_line(&self) -> String {
+        let what = match self.not_evaluable.as_ref().map(|n| &n.cause) {
+            Some(NotEvaluableCause::NotRecorded { .. }) => "not recorded",
+            _ => "not evaluable",
+        };
+        format!("{what}: {}", self.described())
+    }
 }
 
 impl RunReport {
@@ -438,23 +531,33 @@ impl RunReport {
         }
         self.verdicts
             .iter()
-            .filter_map(|v| match v.outcome {
-                Outcome::Pass | Outcome::NotEvaluable => None,
-                Outcome::Fail => Some(v.described()),
-                Outcome::Error => Some(format!("error: {}", v.described())),
+            .filter(|v| v.fails_run())
+            .map(|v| match v.outcome {
+                Outcome::Error => format!("error: {}", v.described()),
+                Outcome::NotEvaluable => v.not_evaluable_line(),
+                Outcome::Pass | Outcome::Fail => v.described(),
             })
             .collect()
     }
 }
 
 impl RunReport {
-    /// Lines naming graders that could not be evaluated from this run's evidence.
+    /// Lines naming graders that could not be evaluated from this run's evidence without
+    /// failing it (warnings: by the evidence's nature, without `--strict`).
     pub(crate) fn not_evaluable_lines(&self) -> Vec<String> {
         self.verdicts
             .iter()
-            .filter(|v| v.outcome == Outcome::NotEvaluable)
-            .map(|v| format!("not evaluable: {}", v.described()))
+            .filter(|v| v.outcome == Outcome::NotEvaluable && !v.fails_run())
+            .map(GraderVerdict::not_evaluable_line)
             .collect()
+    }
+
+    /// The commands that record what this run's not-evaluable verdicts lack, in verdict
+    /// order (one per verdict never recorded).
+    pub fn record_commands(&self) -> impl Iterator<Item = &str> {
+        self.verdicts
+            .iter()
+            .filter_map(|v| v.not_evaluable.as_ref()?.record_with())
     }
 
     /// Lines of the graders that passed with a message (what they measured, a judge's
@@ -539,6 +642,18 @@ impl SuiteReport {
             failed += usize::from(!case?.summary.pass);
         }
         Ok(failed)
+    }
+
+    /// The distinct commands that record what the suite's not-evaluable verdicts lack (a
+    /// judgment replay did not have), in report order; empty when nothing is missing.
+    pub fn record_commands(&self) -> Result<Vec<String>, CaseReadBackError> {
+        let mut commands = RecordCommands::default();
+        for case in self.cases.iter() {
+            for run in &case?.runs {
+                commands.add(run);
+            }
+        }
+        Ok(commands.distinct)
     }
 
     /// The report as pretty JSON (which fails only when a case cannot be read back from the

@@ -47,7 +47,10 @@ struct Gathered<'a> {
     /// Some case ran more than once.
     repeated: bool,
     failed: usize,
+    /// Not-evaluable verdicts that are warnings (they did not fail their run).
     not_evaluable: usize,
+    /// Verdicts whose grader needs something never recorded, and the commands that record it.
+    record_commands: super::RecordCommands,
     confinement: Vec<String>,
     judge: String,
     failures: String,
@@ -97,11 +100,39 @@ impl<'a> Gathered<'a> {
                 g.not_evaluable += not_evaluable.len();
                 lines(&mut g.not_evaluable_lines, not_evaluable);
                 lines(&mut g.pass_lines, run.pass_lines());
+                g.record_commands.add(run);
             }
         }
         Ok(g)
     }
+
+    /// `Never recorded: 1 assertion cannot be graded until it is recorded; record it with:`
+    /// and each command on its own line (at most [`RECORD_COMMANDS_SHOWN`]).
+    fn not_recorded_lines(&self) -> String {
+        let commands = &self.record_commands.distinct;
+        let mut out = match self.record_commands.verdicts {
+            0 => return String::new(),
+            1 => "Never recorded: 1 assertion cannot be graded until it is recorded; record it with:\n"
+                .to_owned(),
+            n => format!(
+                "Never recorded: {n} assertions cannot be graded until they are recorded; record them with:\n"
+            ),
+        };
+        for command in commands.iter().take(RECORD_COMMANDS_SHOWN) {
+            out.push_str(&format!("  {command}\n"));
+        }
+        let more = commands.len().saturating_sub(RECORD_COMMANDS_SHOWN);
+        if more > 0 {
+            out.push_str(&format!(
+                "  and {more} more (each `not recorded:` line above names its command)\n"
+            ));
+        }
+        out
+    }
 }
+
+/// Record commands the text report lists, at most.
+const RECORD_COMMANDS_SHOWN: usize = 10;
 
 /// The text report written to `out` as it is made: the table a row at a time, each case
 /// read back from the spool when it waits there (twice: once for the columns' widths).
@@ -224,6 +255,7 @@ pub fn write_text(
     ] {
         out.write_all(lines.as_bytes())?;
     }
+    out.write_all(g.not_recorded_lines().as_bytes())?;
     if report.interrupted {
         out.write_all(interrupted_line(report).as_bytes())?;
     }

@@ -100,6 +100,9 @@ pub struct RunOptions {
     /// `--max-cost`: the live provider's budget (the provider refuses requests once it is
     /// spent); once spent, no further run starts and the report says so.
     pub budget: Option<Arc<crate::api::CostBudget>>,
+    /// `--strict`: every not-evaluable verdict fails its run, not only one whose grader
+    /// needs something never recorded (docs/reports.md, "Not evaluable").
+    pub strict: bool,
 }
 
 impl Default for RunOptions {
@@ -127,6 +130,7 @@ impl Default for RunOptions {
             resume: None,
             prices: None,
             budget: None,
+            strict: false,
             resident_report_bytes: crate::report::RESIDENT_BYTES,
         }
     }
@@ -367,9 +371,9 @@ async fn run_prepared(
             let (details, out_dir) = (options.details.clone(), options.out.clone());
             let history = options.history.clone();
             let prepared = prepared.clone();
-            let judge = options.judge.clone();
+            let (judge, strict) = (options.judge.clone(), options.strict);
             let finished = tokio::task::spawn_blocking(move || {
-                let artifacts = ungraded.grade(&prepared, &judge);
+                let artifacts = ungraded.grade(&prepared, &judge, strict);
                 // The workspace against its seeded files, read once for the HTML report and
                 // the history, while the temp root exists.
                 if details.is_some() || history.is_some() {

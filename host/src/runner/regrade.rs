@@ -102,13 +102,15 @@ pub fn cases_of_report(
 
 /// Grade every run of `saved` again from `dir`, with the graders bound in `cases` (matched
 /// by case name; see [`cases_of_report`]). A run that ended with an error was never graded
-/// and is kept as it was saved. Grading runs `jobs` runs at a time.
+/// and is kept as it was saved. Grading runs `jobs` runs at a time; `strict` fails a run on
+/// any not-evaluable verdict (`grade --strict`), not only on one never recorded.
 pub async fn regrade(
     dir: &Path,
     saved: &SuiteReport,
     cases: Vec<PreparedCase>,
     jobs: usize,
     judge: Arc<crate::judge::Judge>,
+    strict: bool,
 ) -> Result<Regraded, RegradeError> {
     let cases: HashMap<String, Arc<PreparedCase>> = cases
         .into_iter()
@@ -133,7 +135,7 @@ pub async fn regrade(
         }
     }
     let graded: Vec<Result<(RunReport, bool), RegradeError>> = futures_util::stream::iter(plan)
-        .map(|(prepared, run)| regrade_run(dir, prepared, run, empty.path(), judge.clone()))
+        .map(|(prepared, run)| regrade_run(dir, prepared, run, empty.path(), judge.clone(), strict))
         .buffered(jobs.max(1))
         .collect()
         .await;
@@ -169,6 +171,7 @@ async fn regrade_run(
     saved: RunReport,
     empty: &Path,
     judge: Arc<crate::judge::Judge>,
+    strict: bool,
 ) -> Result<(RunReport, bool), RegradeError> {
     if saved.error.is_some() {
         return Ok((saved, true));
@@ -179,7 +182,7 @@ async fn regrade_run(
     let snapshot = out::workspace_path(dir, &case, saved.run);
     let had_workspace = snapshot.is_dir();
     let workspace = if had_workspace { &snapshot } else { empty };
-    let verdicts = grade_run(prepared, &evidence, workspace, judge).await;
+    let verdicts = grade_run(prepared, &evidence, workspace, judge, strict).await;
     let pass = run_passes(&verdicts);
     Ok((
         RunReport {

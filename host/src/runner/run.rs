@@ -18,7 +18,7 @@ use crate::evidence::{Evidence, RunFacts, SeededFile};
 use crate::grader::{GraderError, GraderSession, JudgeGrant, PreparedEvidence};
 use crate::judge::{Judge, JudgeUsage, JudgmentsFile};
 use crate::model::ModelServer;
-use crate::report::{GraderVerdict, Outcome, RunReport};
+use crate::report::{GraderVerdict, NotEvaluable, NotEvaluableCause, Outcome, RunReport};
 use crate::session::{Event, SessionLog};
 
 /// Everything one run leaves behind, before the temp root is removed.
@@ -235,9 +235,15 @@ pub(crate) struct UngradedRun {
 
 impl UngradedRun {
     /// Grade the run with every bound grader (unless it ended with an error), decide whether
-    /// it passed, and make its report. Blocking: wasmtime calls are synchronous, so the runner
-    /// calls this on the blocking pool, together with the file work that follows.
-    pub(crate) fn grade(self, prepared: &PreparedCase, judge: &Arc<Judge>) -> RunArtifacts {
+    /// it passed (`strict`: every not-evaluable verdict fails it), and make its report.
+    /// Blocking: wasmtime calls are synchronous, so the runner calls this on the blocking
+    /// pool, together with the file work that follows.
+    pub(crate) fn grade(
+        self,
+        prepared: &PreparedCase,
+        judge: &Arc<Judge>,
+        strict: bool,
+    ) -> RunArtifacts {
         let workspace = self.root.path().join("workspace");
         let (mut error, mut warnings) = (self.error, self.warnings);
         // A FIFO would hang a grader that opens it (`special_files.rs`).
@@ -254,6 +260,7 @@ impl UngradedRun {
                 &PreparedEvidence::new(&self.evidence),
                 &workspace,
                 judge,
+                strict,
             ),
         };
         let report = RunReport {
@@ -329,11 +336,10 @@ fn seed_workspace(workspace: &Path, case: &crate::case::Case) -> std::io::Result
     Ok(seeded)
 }
 
-/// A graded run passes when no grader failed or errored (not evaluable does not fail it).
+/// A graded run passes when no verdict fails it: no grader failed or errored, and no
+/// not-evaluable verdict does (one never recorded; any, under `--strict`).
 pub(crate) fn run_passes(verdicts: &[GraderVerdict]) -> bool {
-    verdicts
-        .iter()
-        .all(|v| matches!(v.outcome, Outcome::Pass | Outcome::NotEvaluable))
+    !verdicts.iter().any(GraderVerdict::fails_run)
 }
 
 /// Grade one run with every bound grader, on a blocking thread (wasmtime calls are sync).
@@ -342,11 +348,13 @@ pub(crate) async fn grade_run(
     evidence: &Evidence,
     workspace: &Path,
     judge: Arc<Judge>,
+    strict: bool,
 ) -> Vec<GraderVerdict> {
     let evidence = PreparedEvidence::new(evidence);
     let workspace = workspace.to_owned();
-    let task =
-        tokio::task::spawn_blocking(move || grade_all(&prepared, &evidence, &workspace, &judge));
+    let task = tokio::task::spawn_blocking(move || {
+        grade_all(&prepared, &evidence, &workspace, &judge, strict)
+    });
     match task.await {
         Ok(verdicts) => verdicts,
         Err(join) => vec![GraderVerdict {
@@ -363,6 +371,7 @@ pub(crate) async fn grade_run(
             stdout: String::new(),
             stderr: String::new(),
             judge: JudgeUsage::default(),
+            not_evaluable: None,
         }],
     }
 }
@@ -375,6 +384,7 @@ fn grade_all(
     evidence: &PreparedEvidence,
     workspace: &Path,
     judge: &Arc<Judge>,
+    strict: bool,
 ) -> Vec<GraderVerdict> {
     let file = JudgmentsFile::of_case(&prepared.case.path);
     // The run's instances, by the slot of their first entry; each dropped after its last.
@@ -391,7 +401,7 @@ fn grade_all(
                 .component
                 .session(bound.reads_workspace.then_some(workspace))
         });
-        verdicts.push(grade_one(index, bound, evidence, session, grant));
+        verdicts.push(grade_one(index, bound, evidence, session, grant, strict));
         if used.last {
             sessions[used.slot] = None;
         }
@@ -399,23 +409,40 @@ fn grade_all(
     verdicts
 }
 
-/// The verdict of the case's grader entry number `index`.
+/// The verdict of the case's grader entry number `index`; a not-evaluable one says why, and
+/// whether that fails the run (never recorded; anything, when `strict`).
 fn grade_one(
     index: usize,
     bound: &BoundGrader,
     evidence: &PreparedEvidence,
     session: &mut GraderSession<'_>,
     judge: Option<JudgeGrant>,
+    strict: bool,
 ) -> GraderVerdict {
     let name = &bound.spec.name;
     let (result, stats) =
         session.grade_with_judge(&bound.grader, bound.spec.config.json(), evidence, judge);
-    let (outcome, score, message) = match result {
+    let not_evaluable = |cause| Some(NotEvaluable::new(cause, strict));
+    let (outcome, score, message, not_evaluable) = match result {
         // A pass keeps its message too: what the grader measured, or the judge's reason.
-        Ok(v) if v.pass => (Outcome::Pass, v.score, v.message),
-        Ok(v) => (Outcome::Fail, v.score, v.message),
-        Err(GraderError::NotEvaluable(reason)) => (Outcome::NotEvaluable, 0.0, reason),
-        Err(e) => (Outcome::Error, 0.0, e.to_string()),
+        Ok(v) if v.pass => (Outcome::Pass, v.score, v.message, None),
+        Ok(v) => (Outcome::Fail, v.score, v.message, None),
+        Err(GraderError::NotEvaluable(reason)) => (
+            Outcome::NotEvaluable,
+            0.0,
+            reason,
+            not_evaluable(NotEvaluableCause::ByNature),
+        ),
+        Err(GraderError::NotRecorded {
+            reason,
+            record_with,
+        }) => (
+            Outcome::NotEvaluable,
+            0.0,
+            reason,
+            not_evaluable(NotEvaluableCause::NotRecorded { record_with }),
+        ),
+        Err(e) => (Outcome::Error, 0.0, e.to_string(), None),
     };
     GraderVerdict {
         entry: Some(index as u32),
@@ -431,6 +458,7 @@ fn grade_one(
         stdout: stats.stdout,
         stderr: stats.stderr,
         judge: stats.judge,
+        not_evaluable,
     }
 }
 

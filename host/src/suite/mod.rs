@@ -31,6 +31,7 @@ use std::time::Duration;
 
 use crate::agent::Limits;
 use crate::agent_preset::Preset;
+use crate::api::Provider;
 use crate::bundle::BundleResolver;
 use crate::case::agentcompany::{FixtureOptions, PiAgentCore, PiAgentCoreError};
 use crate::case::{
@@ -39,7 +40,6 @@ use crate::case::{
 use crate::config::{ConfigSources, ProviderConfig};
 use crate::grader::GraderHost;
 use crate::model::LiveModel;
-use crate::api::Provider;
 use crate::report::SuiteReport;
 use crate::runner::{Parking, Partition, PlannedCase, RunError, RunOptions, run_planned};
 use planner::{Planner, Policies};
@@ -192,6 +192,14 @@ impl Suite {
     /// Seconds every run's agent may take (`--timeout`), over each case's `timeout_secs`.
     pub fn timeout_secs(mut self, seconds: f64) -> Self {
         self.options.timeout_secs = Some(seconds);
+        self
+    }
+
+    /// Fail a run on every not-evaluable verdict (`--strict`), also one the evidence cannot
+    /// answer by its nature, which is otherwise a warning; a verdict whose grader needs
+    /// something never recorded (a judgment) fails its run either way.
+    pub fn strict(mut self) -> Self {
+        self.options.strict = true;
         self
     }
 

@@ -114,6 +114,7 @@ mod live {
 mod report {
     mod cli;
     mod formats;
+    mod not_evaluable;
     mod schema;
     mod stats;
 }

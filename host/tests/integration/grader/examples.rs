@@ -267,7 +267,7 @@ fn example_wit_copies_are_the_released_wit() {
 
 /// `grader new --judge` in `lang`: the grader builds for WIT 0.4.0 (Rust: the SDK's 0.5.0),
 /// its example case records a judgment from a fake judge on loopback and replays it with
-/// the judge gone, and a replay without the judgment is not evaluable.
+/// the judge gone, and a replay without the judgment fails, naming the command that records it.
 fn judge_scaffold(lang: &str) {
     use crate::support::live::{FakeProvider, Step, chat_call};
     if toolchain(lang).is_none() {
@@ -310,11 +310,12 @@ fn judge_scaffold(lang: &str) {
     std::fs::write(dir.join("evalhost.toml"), toml(&fake.base_url)).unwrap();
     let grader = format!("tone_{lang}");
     let expected = format!("{grader}: score 0.90: {reason}");
+    // Never recorded: the case fails, naming the command that records it.
     let evalhost_output = evalhost(&dir, &["run", "cases/example.yaml"]);
-    evalhost_output.assert_code(0);
+    evalhost_output.assert_code(1);
     let stdout = evalhost_output.stdout();
     assert!(
-        stdout.contains("not evaluable")
+        stdout.contains("not recorded: ")
             && stdout.contains("evalhost run --judge record cases/example.yaml"),
         "{lang}: {stdout}"
     );

@@ -221,22 +221,67 @@ fn a_recorded_suite_replays_identically_twenty_times_at_one_and_four_jobs() {
     assert_eq!(fake.received().len(), 2);
 }
 
+/// A CI that forgot to record: the rubric is not evaluable because its judgment was never
+/// recorded, which fails the case (a by-nature not-evaluable verdict stays a warning:
+/// `report::not_evaluable`), in every report and the exit status, naming the command that
+/// records it. Recording it is the whole fix: the control replays green.
 #[test]
-fn a_missing_judgment_is_not_evaluable_and_names_the_command_that_records_it() {
+fn a_missing_judgment_fails_its_case_and_names_the_command_that_records_it() {
+    const COMMAND: &str = "evalhost run --judge record cases/fruit.yaml";
     let project = Project::new(&judge_toml("openai-chat", DEAD_URL));
     let case = rubric_case(&project, "fruit", "The answer names three fruits.");
-    let (output, report) = run(&project, &["run", &case]);
-    let code = output.code();
-    let (stdout, stderr) = (output.stdout(), output.stderr());
+    let junit = project.path().join("junit.xml");
+    let (output, report) = run(&project, &["run", "--junit", "junit.xml", &case]);
+    output.assert_code(1);
+    let stdout = output.stdout();
     let verdict = &report["cases"][0]["runs"][0]["verdicts"][0];
     assert_eq!(verdict["outcome"], "not_evaluable", "{report}");
+    assert_eq!(
+        verdict["not_evaluable"],
+        json!({"cause": "not_recorded", "record_with": COMMAND, "fails_run": true})
+    );
+    assert_eq!(report["cases"][0]["runs"][0]["pass"], false);
     let key = judgments_key("judge-model", &report);
     let line = format!(
-        "  fruit run 1: not evaluable: graders[0] rubric {{\"rubric\":\"The answer names three fruits.\",\"threshold\":0.7}}: no recorded judgment for this question (key {key}) in cases/judgments.jsonl; record it with `evalhost run --judge record cases/fruit.yaml`"
+        "fruit run 1: not recorded: graders[0] rubric {{\"rubric\":\"The answer names three fruits.\",\"threshold\":0.7}}: no recorded judgment for this question (key {key}) in cases/judgments.jsonl; record it with `{COMMAND}`"
     );
-    assert!(stdout.contains(&line), "{stdout}\n---\n{line}");
-    assert_eq!(code, 0, "not evaluable is not a failure: {stderr}");
+    assert!(
+        stdout.contains(&format!("  {line}\n")),
+        "{stdout}\n---\n{line}"
+    );
+    assert!(
+        stdout.ends_with(&format!(
+            "Never recorded: 1 assertion cannot be graded until it is recorded; record it with:\n  {COMMAND}\n1 of 1 cases failed.\n"
+        )),
+        "{stdout}"
+    );
+    assert_eq!(
+        output.stderr(),
+        format!(
+            "Error: Eval failed: 1 of 1 cases did not pass every run; what a grader needs was never recorded: record it with `{COMMAND}`\n"
+        )
+    );
+    let junit = std::fs::read_to_string(junit).unwrap();
+    assert!(
+        junit.contains(
+            r#"<failure message="1 of 1 runs failed" type="evalhost.grader-failed">run 1: not recorded: graders[0] rubric"#
+        ),
+        "{junit}"
+    );
     assert!(!project.path().join("cases/judgments.jsonl").exists());
+
+    // The control: once the command has recorded the judgment, the same replay passes.
+    let fake = FakeProvider::start(vec![], verdict_answer("openai-chat", 0.9));
+    set_judge(&project, "openai-chat", &fake.base_url);
+    let (recorded, _) = run(&project, &["run", "--judge", "record", &case]);
+    recorded.assert_code(0);
+    set_judge(&project, "openai-chat", DEAD_URL);
+    let (replayed, report) = run(&project, &["run", "--strict", &case]);
+    replayed.assert_code(0);
+    assert!(
+        report["cases"][0]["runs"][0]["verdicts"][0]["not_evaluable"].is_null(),
+        "{report}"
+    );
 }
 
 /// The key the not-evaluable message names.

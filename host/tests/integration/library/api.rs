@@ -139,10 +139,9 @@ fn a_live_suite_asks_the_provider_and_skips_replay_only_cases() {
         ("alpha", &greet("alpha", "")),
         ("beta", &greet("beta", "live: false\n")),
     ]);
-    let plan =
-        with_builtins(Suite::new([dir.path()]).live(provider(Api::Chat, &fake)))
-            .plan()
-            .expect("plan");
+    let plan = with_builtins(Suite::new([dir.path()]).live(provider(Api::Chat, &fake)))
+        .plan()
+        .expect("plan");
     assert_eq!(
         plan.notes,
         ["Skipped replay-only cases (live: false): beta"]
@@ -188,6 +187,7 @@ fn saved_runs_are_graded_again_with_the_graders_the_case_declares_now() {
             prepared,
             1,
             evalhost::RunOptions::default().judge,
+            false,
         ))
         .expect("regrade");
     let run = &cases_of(&regraded.report)[0].runs[0];

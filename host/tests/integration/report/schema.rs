@@ -10,8 +10,8 @@ use evalhost::evidence::Usage;
 use evalhost::grader::BundleRef;
 use evalhost::judge::JudgeUsage;
 use evalhost::report::{
-    CancelledRun, CaseReport, CaseSummary, GraderVerdict, Outcome, REPORT_SCHEMA_VERSION,
-    RunReport, SuiteReport, SuiteSummary,
+    CancelledRun, CaseReport, CaseSummary, GraderVerdict, NotEvaluable, NotEvaluableCause, Outcome,
+    REPORT_SCHEMA_VERSION, RunReport, SuiteReport, SuiteSummary,
 };
 
 fn schema() -> serde_json::Value {
@@ -142,6 +142,7 @@ fn everything_report() -> SuiteReport {
             input_tokens: 812,
             output_tokens: 64,
         },
+        not_evaluable: None,
     };
     let runs = vec![
         RunReport {
@@ -167,6 +168,18 @@ fn everything_report() -> SuiteReport {
                     bundle: None,
                     stdout: String::new(),
                     stderr: String::new(),
+                    not_evaluable: Some(NotEvaluable::new(
+                        NotEvaluableCause::NotRecorded {
+                            record_with: "evalhost run --judge record cases/words/count-words.yaml"
+                                .into(),
+                        },
+                        false,
+                    )),
+                    ..verdict.clone()
+                },
+                GraderVerdict {
+                    outcome: Outcome::NotEvaluable,
+                    not_evaluable: Some(NotEvaluable::new(NotEvaluableCause::ByNature, true)),
                     ..verdict
                 },
             ],
