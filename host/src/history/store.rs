@@ -7,7 +7,7 @@ use super::StoreError;
 use super::backend::{Backend, Row};
 use super::location::Location;
 use super::{blob, schema};
-use crate::report::{AgentVersion, CaseReport, GitState, Outcome, RunReport, SuiteReport};
+use crate::report::{AgentVersion, CaseReport, GitState, RunReport, SuiteReport};
 
 /// A connection to one history store.
 pub struct Store {
@@ -295,8 +295,9 @@ impl Store {
             if !graders.contains(&name) {
                 graders.push(name);
             }
-            if matches!(verdict.outcome, Outcome::Fail | Outcome::Error) && !failing.contains(&name)
-            {
+            // A verdict failing its run: a failure, an error, or not evaluable because what it
+            // needs was never recorded (or under --strict).
+            if verdict.fails_run() && !failing.contains(&name) {
                 failing.push(name);
             }
         }
