@@ -65,9 +65,13 @@ fn toml_string(text: &str) -> String {
     serde_json::Value::from(text).to_string()
 }
 
-/// `exec_command`'s result says `Process exited with code N`.
+/// `exec_command`'s result says `Process exited with code N`; a call Codex could not make
+/// is answered `failed to parse function arguments: ...` (arguments that do not fit the
+/// tool) or `unsupported call: NAME` (a tool it does not have).
 pub(super) fn result_failed(output: &str) -> bool {
     exit_code_after(output, "Process exited with code").is_some_and(|code| code != 0)
+        || output.starts_with("failed to parse function arguments")
+        || output.starts_with("unsupported call: ")
 }
 
 /// The header lines of an `exec_command` result that change on every run.

@@ -5,6 +5,9 @@ use crate::session::Approve;
 
 pub(super) const INSTALL: &str = "pip install mini-swe-agent==2.4.6";
 
+/// Where mini writes its trajectory (`-o`), relative to the run's HOME.
+pub(super) const TRAJECTORY: &str = ".config/mini-swe-agent/last_run.traj.json";
+
 /// What every confirmation is answered under `approve: none`.
 const REJECTION: &str = "The user did not approve this call.";
 
@@ -17,10 +20,7 @@ pub(super) fn launch(run: &RunContext<'_>) -> std::io::Result<Launch> {
         format!("openai/{}", run.model),
         "--exit-immediately".into(),
         "-o".into(),
-        run.home
-            .join(".config/mini-swe-agent/last_run.traj.json")
-            .display()
-            .to_string(),
+        run.home.join(TRAJECTORY).display().to_string(),
     ];
     // mini asks before every command unless `--yolo`; its confirmations are read from
     // standard input, so `approve: none` answers each with a rejection. Submitting (the
@@ -66,4 +66,30 @@ pub(super) fn result_failed(output: &str) -> bool {
         .ok()
         .and_then(|v| v.get("returncode")?.as_i64())
         .is_some_and(|code| code != 0)
+}
+
+/// The starts of mini's format-error message (`format_error_template` of its `mini.yaml` and
+/// `default.yaml` configs), the user message it sends instead of the results of calls it
+/// could not parse.
+const FORMAT_ERRORS: [&str; 2] = ["Tool call error:", "Format error:"];
+
+/// The format error the request ends with, if it does.
+pub(super) fn calls_refused(request: &serde_json::Value) -> Option<String> {
+    let last = request.get("messages")?.as_array()?.last()?;
+    if last.get("role")?.as_str()? != "user" {
+        return None;
+    }
+    let text = last.get("content")?.as_str()?;
+    FORMAT_ERRORS
+        .iter()
+        .any(|start| text.starts_with(start))
+        .then(|| text.to_owned())
+}
+
+/// What the run submitted: the trajectory's `info.submission` (the output of the submitting
+/// command after its `COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT` line), when not empty.
+pub(super) fn submission(trajectory: &[u8]) -> Option<String> {
+    let trajectory: serde_json::Value = serde_json::from_slice(trajectory).ok()?;
+    let submission = trajectory.pointer("/info/submission")?.as_str()?.trim();
+    (!submission.is_empty()).then(|| submission.to_owned())
 }

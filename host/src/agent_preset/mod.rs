@@ -128,6 +128,35 @@ impl Preset {
         }
     }
 
+    /// The agent's refusal of every call of its last answer, when `request` (the next model
+    /// request, as JSON) says it ran none of them and carries no result for them:
+    /// mini-swe-agent answers calls it cannot parse (a missing `command`, another tool) with
+    /// a user message `Tool call error: ...` in their place.
+    pub(crate) fn calls_refused(self, request: &serde_json::Value) -> Option<String> {
+        match self {
+            Preset::MiniSweAgent => mini_swe_agent::calls_refused(request),
+            Preset::Codex | Preset::ClaudeCode | Preset::Pi => None,
+        }
+    }
+
+    /// The file in the run's HOME where the agent leaves its own final answer, if it leaves
+    /// one there (mini-swe-agent's trajectory, whose `info.submission` is what it submitted).
+    pub(crate) fn final_text_file(self) -> Option<&'static str> {
+        match self {
+            Preset::MiniSweAgent => Some(mini_swe_agent::TRAJECTORY),
+            Preset::Codex | Preset::ClaudeCode | Preset::Pi => None,
+        }
+    }
+
+    /// The agent's final answer in the contents of its [`Preset::final_text_file`]; `None`
+    /// when it left none (the run's final text is then the last text the model answered).
+    pub(crate) fn final_text(self, file: &[u8]) -> Option<String> {
+        match self {
+            Preset::MiniSweAgent => mini_swe_agent::submission(file),
+            Preset::Codex | Preset::ClaudeCode | Preset::Pi => None,
+        }
+    }
+
     /// Whether a line of the agent's tool results differs from run to run (Codex's
     /// `Chunk ID: ...`, `Wall time: ...`): a recording never expects it again.
     pub(crate) fn volatile_result_line(self, line: &str) -> bool {

@@ -42,9 +42,11 @@ pub(super) fn launch(run: &RunContext<'_>) -> std::io::Result<Launch> {
 }
 
 /// `bash`'s result ends `Command exited with code N`; a tool pi does not offer is
-/// `Tool NAME not found`.
+/// `Tool NAME not found`; arguments that do not fit the tool are `Validation failed for
+/// tool "NAME": ...`.
 pub(super) fn result_failed(output: &str) -> bool {
     let output = output.trim();
     exit_code_after(output, "Command exited with code").is_some_and(|code| code != 0)
         || (output.starts_with("Tool ") && output.ends_with(" not found"))
+        || output.starts_with("Validation failed for tool ")
 }

@@ -135,6 +135,9 @@ impl Evidence {
             skills: Vec::new(),
         };
         let mut last_response_text = String::new();
+        // The last response's request, and the calls and messages there were before it: a
+        // retried request answered again replaces that answer (the agent never acted on it).
+        let mut last_response: Option<(u32, usize, usize)> = None;
         for record in records {
             match &record.event {
                 Event::SessionStart {
@@ -159,13 +162,31 @@ impl Evidence {
                     });
                 }
                 Event::ModelRequest { .. } => evidence.usage.requests += 1,
+                // A retry is not another request (`max_requests` does not count it).
+                Event::ModelRetry { .. } => {}
                 Event::ModelResponse {
+                    n,
                     output,
                     input_tokens,
                     output_tokens,
                     cached_input_tokens,
-                    ..
                 } => {
+                    match last_response {
+                        Some((last, calls, messages))
+                            if last == *n
+                                && evidence.calls[calls..]
+                                    .iter()
+                                    .all(|c| c.status.is_empty() && !c.started) =>
+                        {
+                            evidence.calls.truncate(calls);
+                            evidence.messages.truncate(messages);
+                        }
+                        _ => {
+                            last_response =
+                                Some((*n, evidence.calls.len(), evidence.messages.len()))
+                        }
+                    }
+                    // Every answer was made, and paid for, retried or not.
                     evidence.usage.input_tokens += input_tokens;
                     evidence.usage.output_tokens += output_tokens;
                     evidence.usage.cached_input_tokens += cached_input_tokens;

@@ -7,6 +7,7 @@
 //! | `session_skills` | `skill.discover` | `Skills[{Name, Description}]`, `Problems[{Path, Message}]`, `Count` (valid skills) |
 //! | `user_message` | `io.input`, then `agent.turn.start` | `Content` |
 //! | `model_request` | `llm.request` | `N` |
+//! | `model_retry` | `llm.retry` | `N`, `Attempt` (2 for the first retry) |
 //! | `model_response` | `llm.response` | `Content`, `ToolCalls[{ID, Name, Arguments}]`, `Usage{PromptTokens, CompletionTokens, TotalTokens}` |
 //! | `tool_start` | `tool.invoke` | `ID`, `Name`, `Arguments` (object, from the model's call) |
 //! | `tool_result` | `tool.result` | `ID`, `Name`, `Output`, `Error` (the status unless `completed`), `Status`, `DurationMS` |
@@ -27,6 +28,7 @@ pub(crate) fn event_type(event: &Event) -> &'static str {
         Event::SessionSkills { .. } => "skill.discover",
         Event::UserMessage { .. } => "io.input",
         Event::ModelRequest { .. } => "llm.request",
+        Event::ModelRetry { .. } => "llm.retry",
         Event::ModelResponse { .. } => "llm.response",
         Event::ToolStart { .. } => "tool.invoke",
         Event::ToolResult { .. } => "tool.result",
@@ -61,6 +63,7 @@ pub(crate) fn nexus_events(records: &[Record]) -> Vec<(&'static str, u64, Value)
                 continue;
             }
             Event::ModelRequest { n, .. } => json!({"N": n}),
+            Event::ModelRetry { n, attempt, .. } => json!({"N": n, "Attempt": attempt}),
             Event::ModelResponse {
                 output,
                 input_tokens,

@@ -82,7 +82,10 @@ impl Keeping {
 }
 
 fn counted_note(requests: u64, bytes: u64) -> Option<Exchange> {
+    let now = std::time::Instant::now();
     (requests > 0).then(|| Exchange {
+        received: now,
+        answered: now,
         method: "*".to_owned(),
         path: "*".to_owned(),
         body: Bytes::new(),
@@ -139,7 +142,10 @@ mod tests {
     use super::*;
 
     fn exchange(body: Vec<u8>) -> Exchange {
+        let now = std::time::Instant::now();
         Exchange {
+            received: now,
+            answered: now,
             method: "POST".to_owned(),
             path: "/v1/responses".to_owned(),
             body: Bytes::from(body),

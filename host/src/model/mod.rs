@@ -31,6 +31,7 @@
 mod keep;
 mod live;
 mod record;
+mod retry;
 mod route;
 mod script;
 mod server;

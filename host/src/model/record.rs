@@ -2,6 +2,8 @@
 //! answered, in one type for every dialect and both responders. External agents' session logs
 //! are written from it ([`crate::runner`]), so nothing else keeps a copy of what crossed.
 
+use std::time::Instant;
+
 use axum::body::Bytes;
 
 use crate::api::Reply;
@@ -19,21 +21,30 @@ pub struct Exchange {
     pub body: Bytes,
     /// What became of it.
     pub outcome: Outcome,
+    /// When the request reached the session.
+    pub received: Instant,
+    /// When its answer (or failure) was ready to send: for a model request, after the
+    /// responder answered; for any other request, [`Exchange::received`].
+    pub answered: Instant,
 }
 
 /// How a request was answered.
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    /// Model request `n` (1-based) in `dialect`, answered with `reply`.
+    /// Model request `n` (1-based) in `dialect`, answered with `reply`. `attempt` is 1 for the
+    /// request, 2 and up for the agent's retries of it (the same body sent again).
     Answered {
         n: u32,
+        attempt: u32,
         dialect: Dialect,
         reply: Reply,
     },
-    /// Model request `n` in `dialect` failed: the script was broken (exhausted, an expectation
-    /// missed, a body that is not the dialect) or the provider gave up.
+    /// Model request `n` (`attempt` as above) in `dialect` failed: the script was broken
+    /// (exhausted, an expectation missed, a body that is not the dialect) or the provider gave
+    /// up.
     Failed {
         n: u32,
+        attempt: u32,
         dialect: Dialect,
         message: String,
     },
@@ -49,17 +60,23 @@ impl Exchange {
     }
 
     /// The session-log records of this exchange, tool results aside (those are the agent's):
-    /// `model_request` and `model_response` for an answered request, `model_request` alone for
-    /// a failed one, `endpoint_error` for a request the endpoint does not serve. Every session
-    /// log's model records are written here, for evalhost's agent and external agents alike.
+    /// `model_request` (`model_retry` for a retry) and `model_response` for an answered
+    /// request, `model_request` (`model_retry`) alone for a failed one, `endpoint_error` for a
+    /// request the endpoint does not serve. Every session log's model records are written
+    /// here, for evalhost's agent and external agents alike.
     pub(crate) fn log_events(&self) -> Vec<Event> {
-        let request = |n: u32| Event::ModelRequest {
-            n,
-            body: RequestBody::from_received(&self.body),
+        let request = |n: u32, attempt: u32| {
+            let body = RequestBody::from_received(&self.body);
+            match attempt {
+                0 | 1 => Event::ModelRequest { n, body },
+                _ => Event::ModelRetry { n, attempt, body },
+            }
         };
         match &self.outcome {
-            Outcome::Answered { n, reply, .. } => vec![
-                request(*n),
+            Outcome::Answered {
+                n, attempt, reply, ..
+            } => vec![
+                request(*n, *attempt),
                 Event::ModelResponse {
                     n: *n,
                     output: reply.output.clone(),
@@ -68,7 +85,7 @@ impl Exchange {
                     cached_input_tokens: reply.cached_input_tokens,
                 },
             ],
-            Outcome::Failed { n, .. } => vec![request(*n)],
+            Outcome::Failed { n, attempt, .. } => vec![request(*n, *attempt)],
             Outcome::Unserved { status, message } => vec![Event::EndpointError {
                 method: self.method.clone(),
                 path: self.path.split('?').next().unwrap_or_default().to_owned(),
@@ -81,5 +98,16 @@ impl Exchange {
     /// `POST /v1/responses`: what a report line names.
     pub fn target(&self) -> String {
         format!("{} {}", self.method, self.path)
+    }
+
+    /// The model request this exchange is an attempt of, `(n, attempt)`; `None` for a request
+    /// the endpoint does not serve.
+    pub fn attempt(&self) -> Option<(u32, u32)> {
+        match self.outcome {
+            Outcome::Answered { n, attempt, .. } | Outcome::Failed { n, attempt, .. } => {
+                Some((n, attempt))
+            }
+            Outcome::Unserved { .. } => None,
+        }
     }
 }

@@ -2,21 +2,22 @@
 //! provider), the requests it has counted, and the record of every exchange.
 
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use super::route::{self, Route};
-use crate::api::head::Answering;
-use crate::api::serve as dialect;
-use crate::wire::Api as Dialect;
 use super::keep::{Keep, Keeping, kept};
 use super::live::LiveModel;
 use super::record::{Exchange, Outcome};
-use crate::api::Reply;
+use super::retry::RetryKey;
+use super::route::{self, Route};
 use super::script::Script;
-use crate::api::Carried;
+use crate::api::head::Answering;
+use crate::api::serve as dialect;
+use crate::api::{Carried, Reply};
+use crate::wire::Api as Dialect;
 
 /// Model name an answer names when the request names none.
 const DEFAULT_MODEL_NAME: &str = "scripted";
@@ -37,8 +38,11 @@ pub(crate) struct SessionState {
 
 #[derive(Default)]
 struct Inner {
-    /// Model requests counted so far.
+    /// Model requests counted so far (a retry is not counted again).
     requests: u32,
+    /// The last model request: one with its conversation, sent before it was answered, is
+    /// a retry of it (`retry.rs`).
+    last: Option<LastRequest>,
     /// Requests received so far (of any kind): orders the record.
     arrivals: u64,
     /// The record, each exchange with its arrival number.
@@ -47,6 +51,47 @@ struct Inner {
     logged: usize,
     /// What the record has kept, and counted without keeping (`keep.rs`).
     keeping: Keeping,
+}
+
+/// The last model request a session received, so that the agent's retry of it (its
+/// conversation sent again before an answer got through: after an error, or while it waits)
+/// counts as a retry of request `n` and not as a new request: the script answers it as it
+/// answers `n`, and the record says which attempt it is.
+struct LastRequest {
+    n: u32,
+    attempts: u32,
+    key: RetryKey,
+    /// An attempt was answered: the agent has its answer, and what it sends next is new.
+    answered: bool,
+}
+
+impl Inner {
+    /// `(n, attempt)` of the model request whose retry key is `key`: request `n`'s next
+    /// attempt when it is the last request's, not answered yet, else a new request.
+    fn count(&mut self, key: RetryKey) -> (u32, u32) {
+        if let Some(last) = &mut self.last
+            && !last.answered
+            && last.key == key
+        {
+            last.attempts += 1;
+            return (last.n, last.attempts);
+        }
+        self.requests += 1;
+        self.last = Some(LastRequest {
+            n: self.requests,
+            attempts: 1,
+            key,
+            answered: false,
+        });
+        (self.requests, 1)
+    }
+
+    /// Request `n` was answered.
+    fn answered(&mut self, n: u32) {
+        if let Some(last) = self.last.as_mut().filter(|last| last.n == n) {
+            last.answered = true;
+        }
+    }
 }
 
 impl SessionState {
@@ -66,11 +111,18 @@ impl SessionState {
         body: Bytes,
     ) -> Response {
         let arrival = self.arrive();
+        let received = Instant::now();
         let bare = path.split('?').next().unwrap_or_default().to_owned();
         match route::route(&method, &bare, headers) {
             Route::Model(dialect) => {
-                self.model_request(arrival, method, path, dialect, body)
-                    .await
+                let request = Request {
+                    arrival,
+                    received,
+                    method,
+                    path,
+                    body,
+                };
+                self.model_request(request, dialect).await
             }
             Route::Models(dialect) => dialect::models(dialect, &bare, self.model(None)),
             Route::CountTokens(dialect) => dialect::count_tokens(dialect, &body),
@@ -87,20 +139,18 @@ impl SessionState {
         }
     }
 
-    async fn model_request(
-        &self,
-        arrival: u64,
-        method: Method,
-        path: String,
-        dialect: Dialect,
-        body: Bytes,
-    ) -> Response {
-        let n = {
-            let mut inner = self.lock();
-            inner.requests += 1;
-            inner.requests
-        };
-        let (response, outcome) = match dialect::head(dialect, path.split('?').next().unwrap_or_default(), &body) {
+    async fn model_request(&self, request: Request, dialect: Dialect) -> Response {
+        let Request {
+            arrival,
+            received,
+            method,
+            path,
+            body,
+        } = request;
+        let key = RetryKey::of(dialect, &body);
+        let (n, attempt) = self.lock().count(key);
+        let bare = path.split('?').next().unwrap_or_default();
+        let (response, outcome) = match dialect::head(dialect, bare, &body) {
             Err(e) => {
                 let message = format!("Request {n} is not a JSON {} request: {e}", dialect.name());
                 if let Responder::Script(script) = &self.responder {
@@ -111,6 +161,7 @@ impl SessionState {
                     response,
                     Outcome::Failed {
                         n,
+                        attempt,
                         dialect,
                         message,
                     },
@@ -126,12 +177,18 @@ impl SessionState {
                 match answer {
                     Ok(reply) => (
                         dialect::encode(dialect, &reply, &ctx),
-                        Outcome::Answered { n, dialect, reply },
+                        Outcome::Answered {
+                            n,
+                            attempt,
+                            dialect,
+                            reply,
+                        },
                     ),
                     Err((code, message)) => (
                         dialect::failure(dialect, code, &message, &ctx),
                         Outcome::Failed {
                             n,
+                            attempt,
                             dialect,
                             message,
                         },
@@ -139,6 +196,9 @@ impl SessionState {
                 }
             }
         };
+        if matches!(outcome, Outcome::Answered { .. }) {
+            self.lock().answered(n);
+        }
         self.keep(
             arrival,
             Exchange {
@@ -146,6 +206,8 @@ impl SessionState {
                 path,
                 body,
                 outcome,
+                received,
+                answered: Instant::now(),
             },
         );
         response
@@ -209,6 +271,7 @@ impl SessionState {
         status: StatusCode,
         message: String,
     ) {
+        let now = Instant::now();
         self.keep(
             arrival,
             Exchange {
@@ -219,6 +282,8 @@ impl SessionState {
                     status: status.as_u16(),
                     message,
                 },
+                received: now,
+                answered: now,
             },
         );
     }
@@ -298,6 +363,16 @@ impl std::fmt::Debug for SessionState {
             .field("record", &inner.record.len())
             .finish()
     }
+}
+
+/// A model request as it reached the session.
+struct Request {
+    /// Its arrival number (orders the record).
+    arrival: u64,
+    received: Instant,
+    method: Method,
+    path: String,
+    body: Bytes,
 }
 
 /// evalhost's own agent writes its model records from its session's record.

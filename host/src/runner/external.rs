@@ -10,14 +10,15 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Stdio;
+use std::time::Instant;
 
 use tokio::io::AsyncWriteExt;
 
 use super::timeout::RunTimeout;
 use crate::agent_preset::{Launch, Preset, RunContext};
+use crate::api::serve::tool_results;
 use crate::case::{ExternalAgent, PromptVia};
 use crate::confine::Reach;
-use crate::api::serve::tool_results;
 use crate::model::{Exchange, Outcome};
 use crate::process_group::ProcessGroup;
 use crate::session::Approve;
@@ -236,85 +237,214 @@ fn tail(text: &str, max: usize) -> &str {
     &text[text.ceil_char_boundary(text.len().saturating_sub(max))..]
 }
 
-/// The session-log events of an external agent's run, from the record of its session: the
-/// prompt; for each model request the tool results it carries (for calls of earlier answers,
-/// in any dialect), the user's follow-up messages it carries after an answer without calls (a
-/// multi-turn conversation), the request and the answer; then the turn's end. `failure` (the agent's
-/// own failure) ends the run with a `run_error` instead, as does a failed model request.
-/// A preset's agent also marks failed calls in its results' text (`Preset::result_failed`).
-pub(crate) fn session_events(
-    prompt: &str,
-    record: &[Exchange],
-    stdout: &str,
-    failure: Option<&str>,
-    preset: Option<Preset>,
-) -> Vec<Event> {
-    let mut events = vec![Event::UserMessage {
-        text: prompt.to_owned(),
-    }];
-    let mut pending: HashMap<String, String> = HashMap::new();
-    let mut final_text = String::new();
-    let mut endpoint_error = None;
+/// How an external agent's run went: what its session log is written from when it ends.
+pub(crate) struct Finished<'a> {
+    /// The prompt it was given.
+    pub prompt: &'a str,
+    /// Every exchange of its endpoint session, in arrival order.
+    pub record: &'a [Exchange],
+    /// When the agent was started, and when it ended (exited, failed or timed out).
+    pub launched: Instant,
+    pub ended: Instant,
+    /// The final text the agent left itself (a preset's: mini-swe-agent's submission),
+    /// which wins over the last text the model answered.
+    pub own_final_text: Option<String>,
+    /// What stands in for the final text when the model answered none: a command's
+    /// standard output (a preset's is never its final text).
+    pub stdout: Option<&'a str>,
+    /// The agent's own failure (its exit status and stderr, a timeout), if any.
+    pub failure: Option<String>,
+    pub preset: Option<Preset>,
+}
+
+/// A call answered to the agent whose result has not come back yet.
+struct Pending {
+    name: String,
+    /// When the answer asking for it was sent.
+    answered: Instant,
+    /// The slot of its `tool_start`, right after that answer, filled if the result comes back.
+    start: usize,
+}
+
+/// The session-log events of an external agent's run, each with the time it happened, from
+/// the record of its session: the prompt (when the agent started); for each model request the
+/// tool results it carries (for calls of earlier answers, in any dialect; at the request's
+/// arrival), the user's follow-up messages it carries after an answer without calls (a
+/// multi-turn conversation), the request (at its arrival) and the answer (when it was ready),
+/// each call of the answer that the agent ran (its `tool_start`, at the answer's time, so its
+/// duration is from the answer that asked for it to the request that returned its result);
+/// then the turn's end when the agent ended. A failed model request, or the agent's own
+/// failure, ends the run with a `run_error` instead ([`run_error`]). A preset's agent also
+/// marks failed calls in its results' text (`Preset::result_failed`), and may refuse the
+/// calls of an answer in its next request instead of returning their results
+/// (`Preset::calls_refused`: a failed `tool_result` alone, the tool never ran).
+pub(crate) fn session_events(run: &Finished<'_>) -> Vec<(Instant, Event)> {
+    let mut events = vec![Some((
+        run.launched,
+        Event::UserMessage {
+            text: run.prompt.to_owned(),
+        },
+    ))];
+    let mut pending: HashMap<String, Pending> = HashMap::new();
+    // The calls of the last answer, which the agent may refuse all at once.
+    let mut last_calls: Vec<String> = Vec::new();
+    let mut last_text = String::new();
     // Whether the last answer ended a turn (it made no calls): the next request may then
     // carry the user's next message.
     let mut answered_turn = false;
-    for exchange in record {
+    for exchange in run.record {
+        let received = exchange.received;
         let (dialect, reply) = match &exchange.outcome {
             Outcome::Answered { dialect, reply, .. } => (Some(*dialect), Some(reply)),
-            Outcome::Failed {
-                dialect, message, ..
-            } => {
-                endpoint_error.get_or_insert_with(|| message.clone());
-                (Some(*dialect), None)
-            }
+            Outcome::Failed { dialect, .. } => (Some(*dialect), None),
             Outcome::Unserved { .. } => (None, None),
         };
         if let Some(dialect) = dialect {
             let request = exchange.request_json();
             for result in tool_results(dialect, &request) {
-                if let Some(name) = pending.remove(&result.call_id) {
-                    let failed =
-                        result.failed || preset.is_some_and(|p| p.result_failed(&result.output));
-                    let status = if failed {
-                        CallStatus::Failed
-                    } else {
-                        CallStatus::Completed
-                    };
-                    events.extend(
-                        ToolCallRecords::new(&result.call_id, &name)
-                            .ran_elsewhere(status, &result.output),
-                    );
+                let Some(call) = pending.remove(&result.call_id) else {
+                    continue;
+                };
+                let failed =
+                    result.failed || run.preset.is_some_and(|p| p.result_failed(&result.output));
+                let status = if failed {
+                    CallStatus::Failed
+                } else {
+                    CallStatus::Completed
+                };
+                let records = ToolCallRecords::new(&result.call_id, &call.name);
+                let took = received.saturating_duration_since(call.answered);
+                events[call.start] = Some((call.answered, records.started()));
+                events.push(Some((
+                    received,
+                    records.ended(status, &result.output, took.as_millis() as u64),
+                )));
+            }
+            let unanswered = last_calls.iter().any(|id| pending.contains_key(id));
+            if let Some(refusal) = run
+                .preset
+                .filter(|_| unanswered)
+                .and_then(|p| p.calls_refused(&request))
+            {
+                // Never run: a result alone, no `tool_start`.
+                for id in &last_calls {
+                    if let Some(call) = pending.remove(id) {
+                        let records = ToolCallRecords::new(id, &call.name);
+                        events.push(Some((
+                            received,
+                            records.ended(CallStatus::Failed, &refusal, 0),
+                        )));
+                    }
                 }
             }
             if std::mem::take(&mut answered_turn) {
                 for text in crate::api::serve::trailing_user_texts(dialect, &request) {
-                    events.push(Event::UserMessage { text });
+                    events.push(Some((received, Event::UserMessage { text })));
                 }
             }
+        }
+        for event in exchange.log_events() {
+            let at = match event {
+                Event::ModelResponse { .. } => exchange.answered,
+                _ => received,
+            };
+            events.push(Some((at, event)));
         }
         if let Some(reply) = reply {
             let text: String = reply.output.iter().filter_map(OutputItem::text).collect();
             if !text.is_empty() {
-                final_text = text;
+                last_text = text;
             }
             answered_turn = true;
+            last_calls.clear();
             for (call_id, name, _) in reply.output.iter().filter_map(OutputItem::call) {
-                pending.insert(call_id.to_owned(), name.to_owned());
+                last_calls.push(call_id.to_owned());
+                pending.insert(
+                    call_id.to_owned(),
+                    Pending {
+                        name: name.to_owned(),
+                        answered: exchange.answered,
+                        start: events.len(),
+                    },
+                );
+                events.push(None);
                 answered_turn = false;
             }
         }
-        events.extend(exchange.log_events());
     }
-    match failure.map(str::to_owned).or(endpoint_error) {
-        Some(message) => events.push(Event::RunError { message }),
-        None => {
-            if final_text.is_empty() {
-                final_text = stdout.trim().to_owned();
-            }
-            events.push(Event::TurnEnd { final_text });
-        }
+    let end = match run_error(run.record, run.failure.as_deref()) {
+        Some(message) => Event::RunError { message },
+        None => Event::TurnEnd {
+            final_text: final_text(run, last_text),
+        },
+    };
+    events.push(Some((run.ended, end)));
+    events.into_iter().flatten().collect()
+}
+
+/// The run's final text: the agent's own, else the last text the model answered, else (a
+/// command's) its standard output.
+fn final_text(run: &Finished<'_>, last_text: String) -> String {
+    match &run.own_final_text {
+        Some(own) if !own.trim().is_empty() => own.trim().to_owned(),
+        _ if !last_text.is_empty() => last_text,
+        _ => run.stdout.unwrap_or_default().trim().to_owned(),
     }
-    events
+}
+
+/// The run's error: the first model request the endpoint could not answer and why (however
+/// often the agent retried it), then what the agent said of it (its exit status and stderr, a
+/// timeout); or the agent's failure alone, after the first request the endpoint did not serve
+/// if there was one.
+pub(crate) fn run_error(record: &[Exchange], failure: Option<&str>) -> Option<String> {
+    let cause = record.iter().find_map(|exchange| match &exchange.outcome {
+        Outcome::Failed { n, message, .. } => Some(format!("{message}{}", retried(record, *n))),
+        _ => None,
+    });
+    let cause = cause.or_else(|| {
+        failure?;
+        record
+            .iter()
+            .flat_map(Exchange::log_events)
+            .find_map(|event| event.endpoint_warning())
+    });
+    match (cause, failure) {
+        (Some(cause), Some(failure)) => Some(format!("{cause}; then {failure}")),
+        (cause, failure) => cause.or_else(|| failure.map(str::to_owned)),
+    }
+}
+
+/// ` (retried 4 times)` when the agent sent request `n` again, unchanged.
+fn retried(record: &[Exchange], n: u32) -> String {
+    let attempts = record
+        .iter()
+        .filter_map(Exchange::attempt)
+        .filter(|(request, _)| *request == n)
+        .map(|(_, attempt)| attempt)
+        .max()
+        .unwrap_or(1);
+    match attempts - 1 {
+        0 => String::new(),
+        1 => " (retried once)".to_owned(),
+        retries => format!(" (retried {retries} times)"),
+    }
+}
+
+/// Most bytes of a file read for a preset's own final text.
+const MAX_FINAL_TEXT_FILE: u64 = 32 << 20;
+
+/// The final text `preset`'s agent left in the run's `home` (`Preset::final_text_file`),
+/// read beneath HOME without following a symlink, capped; `None` when there is none.
+fn own_final_text(preset: Preset, home: &Path) -> Option<String> {
+    let file = preset.final_text_file()?;
+    let read = crate::workspace_read::Tree::open(home)
+        .ok()?
+        .read(Path::new(file), MAX_FINAL_TEXT_FILE)
+        .ok()?;
+    if read.over {
+        return None;
+    }
+    preset.final_text(&read.bytes)
 }
 
 /// What one run of an external agent is given.
@@ -355,27 +485,34 @@ pub(crate) async fn external_turn(
         session,
     };
     let confined = confinement.is_confined();
+    let launched = Instant::now();
     let exit = match launch(agent, agents, prompt, approve, home, confined, &env) {
         Ok(launch) => run_agent(launch, timeout, workspace, home, confinement, env).await,
         Err(e) => Err(e),
     };
+    let ended = Instant::now();
     let exchanges = session.take_unlogged();
     let (stdout, failure) = match exit {
         Ok(exit) => (exit.stdout, None),
         Err(e) => (String::new(), Some(e.to_string())),
     };
-    let mut error = None;
-    for event in session_events(
+    let preset = agent.preset();
+    let finished = Finished {
         prompt,
-        &exchanges,
-        &stdout,
-        failure.as_deref(),
-        agent.preset(),
-    ) {
+        record: &exchanges,
+        launched,
+        ended,
+        own_final_text: preset.and_then(|p| own_final_text(p, home)),
+        stdout: preset.is_none().then_some(stdout.as_str()),
+        failure,
+        preset,
+    };
+    let mut error = None;
+    for (at, event) in session_events(&finished) {
         if let Event::RunError { message } = &event {
             error = Some(message.clone());
         }
-        log.append(event)?;
+        log.append_at(event, at)?;
     }
     Ok(error)
 }

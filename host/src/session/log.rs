@@ -80,8 +80,15 @@ impl SessionLog {
 
     /// Append one event, stamped with the time since the log was created.
     pub fn append(&mut self, event: Event) -> Result<(), SessionLogError> {
+        self.append_at(event, Instant::now())
+    }
+
+    /// Append one event that happened at `at` (an event written after the fact, e.g. an
+    /// external agent's, whose records are written from its endpoint's record when it ends),
+    /// stamped with the time from the log's creation to `at` (0 when `at` is earlier).
+    pub fn append_at(&mut self, event: Event, at: Instant) -> Result<(), SessionLogError> {
         let record = Record {
-            at_ms: self.started.elapsed().as_millis() as u64,
+            at_ms: at.saturating_duration_since(self.started).as_millis() as u64,
             event,
         };
         // Encoded straight into the buffered file: a record can be a whole conversation.

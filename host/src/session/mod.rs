@@ -52,6 +52,18 @@ pub enum Event {
         /// The request body as sent.
         body: RequestBody,
     },
+    /// The agent sent request `n` again before an answer to it got through (after an error,
+    /// or while it waited): the same conversation, though the rest of the body may differ
+    /// (`body`, as sent). `attempt` 2 is the first retry. A retry is not a new request: `n`
+    /// stays, the evidence's request count and `max_requests` do not count it, and the
+    /// script answers it as it answers request `n`. An answer to it is a `model_response` of
+    /// `n`.
+    ModelRetry {
+        n: u32,
+        attempt: u32,
+        /// The request body as sent.
+        body: RequestBody,
+    },
     /// The model's completed response to request `n`.
     ModelResponse {
         n: u32,
@@ -234,6 +246,7 @@ impl Event {
             Event::SessionSkills { .. } => "session_skills",
             Event::UserMessage { .. } => "user_message",
             Event::ModelRequest { .. } => "model_request",
+            Event::ModelRetry { .. } => "model_retry",
             Event::ModelResponse { .. } => "model_response",
             Event::ToolStart { .. } => "tool_start",
             Event::ToolResult { .. } => "tool_result",

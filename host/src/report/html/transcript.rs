@@ -1,6 +1,8 @@
 //! One run's transcript: the messages in order, each tool call (name, arguments, status,
-//! output) where its result arrived, denials highlighted, and the run's error.
+//! output, when its tool started and how long it took) where its result arrived, denials
+//! highlighted, and the run's error.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use crate::evidence::{Evidence, ToolCall};
@@ -11,12 +13,14 @@ const MAX_SHOWN: usize = 16 * 1024;
 
 pub(super) fn transcript(evidence: &Evidence) -> String {
     let mut html = String::new();
+    let starts = call_starts(evidence);
+    let started_at = |call: &ToolCall| starts.get(call.call_id.as_str()).copied();
     // Tool messages are the calls' results, in the order they arrived.
     let mut answered = evidence.calls.iter().filter(|c| !c.status.is_empty());
     for message in &evidence.messages {
         if message.role == "tool" {
             match answered.next() {
-                Some(call) => html.push_str(&call_block(call)),
+                Some(call) => html.push_str(&call_block(call, started_at(call))),
                 None => html.push_str(&message_block("tool", &message.content)),
             }
         } else {
@@ -24,7 +28,7 @@ pub(super) fn transcript(evidence: &Evidence) -> String {
         }
     }
     for call in evidence.calls.iter().filter(|c| c.status.is_empty()) {
-        html.push_str(&call_block(call));
+        html.push_str(&call_block(call, started_at(call)));
     }
     if let Some(error) = &evidence.run_error {
         let _ = write!(
@@ -48,7 +52,34 @@ fn message_block(role: &str, content: &str) -> String {
     )
 }
 
-fn call_block(call: &ToolCall) -> String {
+/// When each call's tool started, in milliseconds from the run's start: its `tool.invoke`
+/// event's time (the last one of an id that repeats).
+fn call_starts(evidence: &Evidence) -> HashMap<&str, u64> {
+    #[derive(serde::Deserialize)]
+    struct Invoke {
+        #[serde(rename = "ID")]
+        id: String,
+    }
+    let ids: HashMap<String, u64> = evidence
+        .events
+        .iter()
+        .filter(|event| event.kind == "tool.invoke")
+        .filter_map(|event| {
+            Some((
+                serde_json::from_str::<Invoke>(&event.data).ok()?.id,
+                event.at_ms,
+            ))
+        })
+        .collect();
+    evidence
+        .calls
+        .iter()
+        .filter_map(|call| Some((call.call_id.as_str(), *ids.get(&call.call_id)?)))
+        .collect()
+}
+
+/// `call`'s block; `started_at` is when its tool started (ms from the run's start), if it did.
+fn call_block(call: &ToolCall, started_at: Option<u64>) -> String {
     let status = if call.status.is_empty() {
         if call.started {
             "no result"
@@ -68,13 +99,16 @@ fn call_block(call: &ToolCall) -> String {
         .ok()
         .and_then(|v| serde_json::to_string_pretty(&v).ok())
         .unwrap_or_else(|| call.arguments.clone());
+    let timing = match started_at {
+        Some(at) => format!("started at {at} ms, took {} ms", call.duration_ms),
+        None => format!("{} ms", call.duration_ms),
+    };
     let mut html = format!(
-        r#"<div class="call {}"><div class="head">#{} {} <span class="badge {badge}">{}</span> <span class="note">{} ms</span></div><div class="part"><div class="label">arguments</div><pre>{}</pre></div>"#,
+        r#"<div class="call {}"><div class="head">#{} {} <span class="badge {badge}">{}</span> <span class="note">{timing}</span></div><div class="part"><div class="label">arguments</div><pre>{}</pre></div>"#,
         css_class(status),
         call.index,
         text(&call.name),
         text(status),
-        call.duration_ms,
         shown(&arguments)
     );
     if !call.status.is_empty() {
