@@ -14,6 +14,9 @@ pub(crate) struct RequestHead {
     pub model: Option<String>,
     /// Chat Completions: `stream_options.include_usage` is `true`.
     pub include_usage: bool,
+    /// Gemini: `:streamGenerateContent` without `?alt=sse`, answered as Google does, the chunks
+    /// as one JSON array.
+    pub stream_as_array: bool,
     /// Responses: names of the tools declared as `custom` (free-text input, e.g. Codex's
     /// `apply_patch`); a scripted call to one is a `custom_tool_call`.
     pub custom_tools: Vec<String>,
@@ -44,6 +47,7 @@ impl RequestHead {
                     serde_json::from_str::<StreamOptions>(raw.get())
                         .is_ok_and(|o| o.include_usage == Some(true))
                 }),
+                stream_as_array: false,
                 // Only each tool's `type` and `name` are read; schemas are skipped.
                 custom_tools: fields
                     .tools
@@ -68,6 +72,7 @@ impl RequestHead {
                 include_usage: request
                     .get("stream_options")
                     .is_some_and(|o| o["include_usage"] == Value::Bool(true)),
+                stream_as_array: false,
                 custom_tools: request.get("tools").map(custom_tools).unwrap_or_default(),
             }),
         }

@@ -37,7 +37,6 @@ pub(crate) fn content_text(content: Option<&Value>) -> String {
     }
 }
 
-
 /// The items of a request's list field (`input`, `messages`, `contents`), none when missing.
 pub(crate) fn list<'a>(request: &'a Value, field: &str) -> impl Iterator<Item = &'a Value> {
     request

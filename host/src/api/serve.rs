@@ -24,8 +24,9 @@ pub(crate) fn model_api(path: &str) -> Option<Api> {
     })
 }
 
-/// The head of a model request of `api` at `path`. Any JSON value is accepted (a body that is
-/// not an object asks for nothing); only text that is not JSON is an error.
+/// The head of a model request of `api` at `path` (below the session, query string included).
+/// Any JSON value is accepted (a body that is not an object asks for nothing); only text that is
+/// not JSON is an error.
 pub(crate) fn head(api: Api, path: &str, body: &[u8]) -> Result<RequestHead, serde_json::Error> {
     match api {
         Api::Responses | Api::Chat | Api::Anthropic => RequestHead::parse(body),
@@ -187,7 +188,6 @@ mod tests {
         assert_eq!(tool_results(Api::Chat, &json!(null)), []);
     }
 
-
     #[test]
     fn a_follow_up_is_the_user_message_after_the_last_answer() {
         let responses = json!({"input": [
@@ -237,7 +237,6 @@ mod tests {
         assert!(trailing_user_texts(Api::Anthropic, &anthropic).is_empty());
         assert!(trailing_user_texts(Api::Chat, &json!(null)).is_empty());
     }
-
 
     #[test]
     fn every_tool_kind_of_a_responses_request_is_kept_as_sent() {

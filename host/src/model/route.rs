@@ -42,7 +42,10 @@ pub(crate) fn route(method: &Method, path: &str, headers: &HeaderMap) -> Route {
     let gemini_path = gemini::parse_path(path).map(|(_, method)| method);
     let guess = model_dialect.unwrap_or(if anthropic_headers || path.contains("messages") {
         Dialect::Anthropic
-    } else if gemini_path.is_some() || headers.contains_key("x-goog-api-key") {
+    } else if gemini_path.is_some()
+        || gemini::looks_like(path)
+        || headers.contains_key("x-goog-api-key")
+    {
         Dialect::Gemini
     } else {
         Dialect::Responses

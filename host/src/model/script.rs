@@ -10,10 +10,10 @@ use serde_json::Value;
 use crate::api::Reply;
 use crate::api::reply::BYTES_PER_TOKEN;
 use crate::api::responses::server::item_id;
-use crate::wire::Api as Dialect;
+use crate::api::responses::wire::ResponseItem;
 use crate::case::{RecordedUsage, ScriptReply, ScriptStep};
 use crate::session::OutputItem;
-use crate::api::responses::wire::ResponseItem;
+use crate::wire::Api as Dialect;
 
 /// Why the script could not answer a request: a code for the dialect's error and the text
 /// recorded as the run's failure.

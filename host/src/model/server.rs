@@ -18,16 +18,16 @@ use axum::serve::ListenerExt;
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
-use super::route::{self, Route};
-use crate::api::serve as dialect;
-use crate::wire::Api as Dialect;
 use super::live::LiveModel;
 use super::record::Exchange;
+use super::route::{self, Route};
 use super::script::Script;
 use super::session::{Responder, SessionState};
 use super::token::{RandomError, SessionKey, SessionToken, session_id};
-use crate::case::ScriptStep;
 use crate::api::Carried;
+use crate::api::serve as dialect;
+use crate::case::ScriptStep;
+use crate::wire::Api as Dialect;
 
 /// Largest request body accepted. A turn's input grows with every tool result (each capped
 /// at 64 KiB, at most 16 per turn), so this leaves ample room.

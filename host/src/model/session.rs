@@ -149,8 +149,7 @@ impl SessionState {
         } = request;
         let key = RetryKey::of(dialect, &body);
         let (n, attempt) = self.lock().count(key);
-        let bare = path.split('?').next().unwrap_or_default();
-        let (response, outcome) = match dialect::head(dialect, bare, &body) {
+        let (response, outcome) = match dialect::head(dialect, &path, &body) {
             Err(e) => {
                 let message = format!("Request {n} is not a JSON {} request: {e}", dialect.name());
                 if let Responder::Script(script) = &self.responder {

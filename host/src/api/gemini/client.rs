@@ -72,7 +72,11 @@ fn signature(carried: &Carried, first_call: &str, call_id: &str) -> Option<Strin
 }
 
 /// The request body: `request` in Gemini's shape.
-pub(crate) fn body(request: &ResponsesRequest, config: &ProviderConfig, carried: &Carried) -> Value {
+pub(crate) fn body(
+    request: &ResponsesRequest,
+    config: &ProviderConfig,
+    carried: &Carried,
+) -> Value {
     let mut system: Vec<String> = request.instructions.iter().cloned().collect();
     let mut contents: Vec<Content> = Vec::new();
     // The first call of the model turn being built: its reply's signatures are kept under it.
@@ -343,7 +347,11 @@ mod tests {
         assert_eq!((name, arguments), ("ls", r#"{"path":"."}"#));
         assert!(call_id.starts_with("gc_"), "{call_id}");
         assert_eq!(
-            (reply.input_tokens, reply.output_tokens, reply.cached_input_tokens),
+            (
+                reply.input_tokens,
+                reply.output_tokens,
+                reply.cached_input_tokens
+            ),
             (10, 7, 4)
         );
         assert_eq!(reply.reasoning[0]["thoughtSignature"], "c2ln");

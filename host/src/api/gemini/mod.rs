@@ -45,6 +45,16 @@ pub(crate) fn parse_path(path: &str) -> Option<(&str, Method)> {
     (!model.is_empty()).then_some((model, method))
 }
 
+/// Whether `path` looks like Gemini's, served or not (`/v1beta/...`, `/v1alpha/...`, or a
+/// `/v1/models/MODEL:METHOD`): an error about it is answered in Google's shape.
+pub(crate) fn looks_like(path: &str) -> bool {
+    path.starts_with("/v1beta/")
+        || path.starts_with("/v1alpha/")
+        || path
+            .strip_prefix("/v1/models/")
+            .is_some_and(|rest| rest.contains(':'))
+}
+
 /// Whether `path` (below a session, no query string) is a model request of this API.
 pub(crate) fn is_model_path(path: &str) -> bool {
     matches!(

@@ -17,15 +17,19 @@ use crate::api::head::RequestHead;
 use crate::api::request::{ToolResult, add_instructions, message};
 use crate::api::responses::wire::{FunctionTool, InputItem, ResponsesRequest};
 
-/// The head of a request at `path`: the model and the stream come from the path; the body
-/// only has to be JSON.
+/// The head of a request at `path` (query string included): the model and the stream come
+/// from the path (`?alt=sse` asks for Server-Sent Events, else a stream is one JSON array);
+/// the body only has to be JSON.
 pub(crate) fn head(path: &str, body: &[u8]) -> Result<RequestHead, serde_json::Error> {
     serde_json::from_slice::<serde::de::IgnoredAny>(body)?;
-    let (model, method) = parse_path(path).unwrap_or(("", Method::Generate));
+    let (bare, query) = path.split_once('?').unwrap_or((path, ""));
+    let (model, method) = parse_path(bare).unwrap_or(("", Method::Generate));
+    let stream = method == Method::StreamGenerate;
     Ok(RequestHead {
-        stream: method == Method::StreamGenerate,
+        stream,
         model: (!model.is_empty()).then(|| model.to_owned()),
         include_usage: true,
+        stream_as_array: stream && !query.split('&').any(|pair| pair == "alt=sse"),
         custom_tools: Vec::new(),
     })
 }
@@ -33,9 +37,20 @@ pub(crate) fn head(path: &str, body: &[u8]) -> Result<RequestHead, serde_json::E
 /// One step of a conversation, its calls and results known by their ids.
 #[derive(Debug, Clone, PartialEq)]
 enum Step {
-    Text { role: String, text: String },
-    Call { id: String, name: String, args: Value },
-    Result { id: String, output: String, failed: bool },
+    Text {
+        role: String,
+        text: String,
+    },
+    Call {
+        id: String,
+        name: String,
+        args: Value,
+    },
+    Result {
+        id: String,
+        output: String,
+        failed: bool,
+    },
 }
 
 /// The conversation of a request, read leniently (what is not Gemini's shape is skipped).
@@ -85,7 +100,8 @@ fn steps(contents: &[Content]) -> Vec<Step> {
                 let (output, failed) = output(&response.response);
                 steps.push(Step::Result { id, output, failed });
             } else if let Some(text) = text(part) {
-                if let Some(Step::Text { text: before, .. }) = text_at.and_then(|k| steps.get_mut(k))
+                if let Some(Step::Text { text: before, .. }) =
+                    text_at.and_then(|k| steps.get_mut(k))
                 {
                     before.push_str(text);
                     continue;
@@ -112,7 +128,9 @@ fn text(part: &Part) -> Option<&str> {
 /// the response as JSON text.
 fn output(response: &Value) -> (String, bool) {
     if let Some(error) = response.get("error") {
-        let text = error.as_str().map_or_else(|| error.to_string(), str::to_owned);
+        let text = error
+            .as_str()
+            .map_or_else(|| error.to_string(), str::to_owned);
         return (text, true);
     }
     match response.get("output").or_else(|| response.get("content")) {
@@ -202,10 +220,7 @@ pub(crate) fn into_responses(body: &Value, request: &mut ResponsesRequest) {
 
 /// A declared function as a Responses function tool, its parameters as JSON Schema.
 fn function_tool(declaration: &FunctionDeclaration) -> FunctionTool {
-    let parameters = match (
-        &declaration.parameters_json_schema,
-        &declaration.parameters,
-    ) {
+    let parameters = match (&declaration.parameters_json_schema, &declaration.parameters) {
         (Some(schema), _) => schema.clone(),
         (None, Some(openapi)) => json_schema(openapi),
         (None, None) => Value::Null,
@@ -323,10 +338,20 @@ mod tests {
 
     #[test]
     fn the_head_comes_from_the_path() {
-        let streamed = head("/v1beta/models/gemini-x:streamGenerateContent", b"{}").unwrap();
-        assert!(streamed.stream);
+        let streamed = head(
+            "/v1beta/models/gemini-x:streamGenerateContent?alt=sse",
+            b"{}",
+        )
+        .unwrap();
+        assert!(streamed.stream && !streamed.stream_as_array);
+        let array = head("/v1beta/models/m:streamGenerateContent", b"{}").unwrap();
+        assert!(array.stream && array.stream_as_array);
         assert_eq!(streamed.model.as_deref(), Some("gemini-x"));
-        assert!(!head("/v1beta/models/m:generateContent", b"{}").unwrap().stream);
+        assert!(
+            !head("/v1beta/models/m:generateContent", b"{}")
+                .unwrap()
+                .stream
+        );
         assert!(head("/v1beta/models/m:generateContent", b"{").is_err());
     }
 }

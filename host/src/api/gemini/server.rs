@@ -4,7 +4,8 @@
 //! `model` turn (text parts, `functionCall` parts with the call's id and its arguments as an
 //! object), `finishReason: STOP` and `usageMetadata`. Streamed (`:streamGenerateContent`,
 //! Server-Sent Events): the same answer in chunks, each a `GenerateContentResponse`: a text's
-//! deltas, then each call whole, the last chunk carrying `finishReason` and `usageMetadata`.
+//! deltas, then each call whole, the last chunk carrying `finishReason` and `usageMetadata`;
+//! without `?alt=sse`, as Google answers it too, the same chunks as one JSON array.
 //! Ids: `resp_N`. Failures are Google's error body with its status name.
 
 use axum::body::Bytes;
@@ -93,7 +94,11 @@ pub(crate) fn encode(reply: &Reply, ctx: &Answering<'_>) -> Response {
                 } => call_part(call_id, name, arguments),
             })
             .collect();
-        return (StatusCode::OK, axum::Json(response(parts, Some(reply), ctx))).into_response();
+        return (
+            StatusCode::OK,
+            axum::Json(response(parts, Some(reply), ctx)),
+        )
+            .into_response();
     }
     let mut chunks: Vec<Vec<Part>> = Vec::new();
     for item in &reply.output {
@@ -112,13 +117,19 @@ pub(crate) fn encode(reply: &Reply, ctx: &Answering<'_>) -> Response {
         chunks.push(vec![text_part("")]);
     }
     let count = chunks.len();
-    let frames: Vec<Bytes> = chunks
+    let chunks: Vec<GenerateContentResponse> = chunks
         .into_iter()
         .enumerate()
-        .map(|(k, parts)| {
-            let chunk = response(parts, (k + 1 == count).then_some(reply), ctx);
+        .map(|(k, parts)| response(parts, (k + 1 == count).then_some(reply), ctx))
+        .collect();
+    if ctx.head.stream_as_array {
+        return (StatusCode::OK, axum::Json(chunks)).into_response();
+    }
+    let frames: Vec<Bytes> = chunks
+        .iter()
+        .map(|chunk| {
             // Plain structs of strings and numbers always encode.
-            let data = serde_json::to_string(&chunk).unwrap_or_default();
+            let data = serde_json::to_string(chunk).unwrap_or_default();
             Bytes::from(
                 SseEvent {
                     data,

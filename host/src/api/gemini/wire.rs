@@ -16,13 +16,21 @@ pub struct GenerateContentRequest {
     #[serde(default)]
     pub contents: Vec<Content>,
     /// The system prompt.
-    #[serde(default, alias = "system_instruction", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "system_instruction",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub system_instruction: Option<Content>,
     /// Tools: `functionDeclarations` (and kinds evalhost does not translate, kept in `extra`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<Tool>,
     /// `maxOutputTokens`, `thinkingConfig`, ...
-    #[serde(default, alias = "generation_config", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "generation_config",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub generation_config: Option<Value>,
 }
 
@@ -50,13 +58,25 @@ pub struct Part {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thought: Option<bool>,
     /// The opaque signature of the model's thinking, passed back with the part.
-    #[serde(default, alias = "thought_signature", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "thought_signature",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub thought_signature: Option<String>,
     /// A call the model asks for.
-    #[serde(default, alias = "function_call", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "function_call",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub function_call: Option<FunctionCall>,
     /// A call's result, sent back by the client.
-    #[serde(default, alias = "function_response", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "function_response",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub function_response: Option<FunctionResponse>,
     /// Other kinds of part (inline data, executable code...), kept as sent.
     #[serde(flatten)]

@@ -6,13 +6,13 @@ use std::collections::HashSet;
 use serde_json::{Value, json};
 
 use crate::api::provider::carry::Carried;
-use crate::api::provider::error::reported;
 use crate::api::provider::error::ProviderError;
+use crate::api::provider::error::reported;
 use crate::api::reply::Reply;
+use crate::api::responses::wire::ResponsesRequest;
 use crate::config::ProviderConfig;
 use crate::session::OutputItem;
 use crate::wire::SseEvent;
-use crate::api::responses::wire::ResponsesRequest;
 
 /// `{base_url}/responses`.
 pub(crate) fn url(base_url: &str) -> String {
@@ -107,10 +107,7 @@ impl Decoder {
         Self::default()
     }
 
-    pub(crate) fn event(
-        &mut self,
-        event: SseEvent,
-    ) -> Result<Option<Reply>, ProviderError> {
+    pub(crate) fn event(&mut self, event: SseEvent) -> Result<Option<Reply>, ProviderError> {
         let data = event.data.trim();
         // `[DONE]`: a Chat-Completions-style terminator some compatible services append.
         if data.is_empty() || data == "[DONE]" {

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use crate::api::head::Answering;
 use crate::api::reply::Reply;
-use crate::api::streamed::{sse, split_deltas};
+use crate::api::streamed::{split_deltas, sse};
 use crate::session::OutputItem;
 use crate::wire::SseEvent;
 

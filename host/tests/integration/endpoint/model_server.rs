@@ -475,3 +475,83 @@ async fn scripts_are_independent_and_unregistered_when_dropped() {
     .await;
     assert_eq!(root.status, 404);
 }
+
+/// Gemini's paths name the model and the method; one script answers them as Google does.
+#[tokio::test]
+async fn gemini_is_served_as_one_object_as_sse_chunks_or_as_a_json_array() {
+    let server = ModelServer::start().await.expect("start");
+    let script = server.script(vec![
+        call("read_file", json!({"path": "in.txt"})),
+        text("It says forty-two."),
+        text("Again: forty-two."),
+    ]);
+    let root = format!("{}/v1beta/models/gemini-x", script.anthropic_base_url());
+    // Each request its own conversation (one that repeats the last is the agent's retry).
+    let body = |k: u32| {
+        format!(
+            r#"{{"contents":[{{"role":"user","parts":[{{"text":"What does in.txt say? ({k})"}}]}}]}}"#
+        )
+    };
+
+    let whole = post(&format!("{root}:generateContent"), &body(1)).await;
+    assert_eq!(whole.status, 200);
+    assert!(whole.content_type.starts_with("application/json"));
+    let object: Value = serde_json::from_str(&whole.raw).expect("one JSON object");
+    let candidate = &object["candidates"][0];
+    assert_eq!(candidate["finishReason"], "STOP");
+    assert_eq!(candidate["content"]["role"], "model");
+    assert_eq!(
+        candidate["content"]["parts"][0]["functionCall"],
+        json!({"id": "call_1", "name": "read_file", "args": {"path": "in.txt"}})
+    );
+    assert!(object["usageMetadata"]["promptTokenCount"].as_u64() > Some(0));
+    assert_eq!(object["modelVersion"], "gemini-x");
+
+    let streamed = post(&format!("{root}:streamGenerateContent?alt=sse"), &body(2)).await;
+    assert!(streamed.content_type.starts_with("text/event-stream"));
+    assert!(streamed.events.len() >= 2, "a text is sent in deltas");
+    assert!(streamed.events.iter().all(|(event, _)| event.is_none()));
+    let text: String = streamed
+        .events
+        .iter()
+        .map(|(_, chunk)| {
+            chunk["candidates"][0]["content"]["parts"][0]["text"]
+                .as_str()
+                .expect("a text part")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(text, "It says forty-two.");
+    assert_eq!(streamed.last()["candidates"][0]["finishReason"], "STOP");
+    assert!(streamed.events[0].1.get("usageMetadata").is_none());
+    assert!(streamed.last()["usageMetadata"]["totalTokenCount"].as_u64() > Some(0));
+
+    let array = post(&format!("{root}:streamGenerateContent"), &body(3)).await;
+    let chunks: Vec<Value> = serde_json::from_str(&array.raw).expect("a JSON array of chunks");
+    assert_eq!(
+        chunks.last().unwrap()["candidates"][0]["finishReason"],
+        "STOP"
+    );
+
+    let counted = post(&format!("{root}:countTokens"), &body(4)).await;
+    let counted: Value = serde_json::from_str(&counted.raw).expect("JSON");
+    assert!(counted["totalTokens"].as_u64() > Some(0));
+    assert_eq!(script.requests(), 3, "countTokens is not a model request");
+
+    let beyond = post(&format!("{root}:generateContent"), &body(5)).await;
+    assert_eq!(beyond.status, 400);
+    let error: Value = serde_json::from_str(&beyond.raw).expect("Google's error body");
+    assert_eq!(error["error"]["code"], 400);
+    assert_eq!(error["error"]["status"], "INVALID_ARGUMENT");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("request 4 has no scripted response"),
+        "{error}"
+    );
+    let unknown = post(&format!("{root}:embedContent"), &body(6)).await;
+    assert_eq!(unknown.status, 404);
+    let error: Value = serde_json::from_str(&unknown.raw).expect("Google's error body");
+    assert_eq!(error["error"]["status"], "NOT_FOUND", "{error}");
+}

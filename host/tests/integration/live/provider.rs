@@ -716,6 +716,119 @@ fn reasoning_effort_is_checked_and_the_environment_sets_it() {
 }
 
 // ---------------------------------------------------------------------------------------
+// Gemini.
+
+/// A Gemini chunk of `parts`, finished with `usage` when given.
+fn gemini_chunk(parts: Value, usage: Option<(u64, u64)>) -> Value {
+    let mut chunk = json!({"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}],
+                           "modelVersion": "fake-model", "responseId": "r1"});
+    if let Some((input, output)) = usage {
+        chunk["candidates"][0]["finishReason"] = json!("STOP");
+        chunk["usageMetadata"] = json!({"promptTokenCount": input, "candidatesTokenCount": output,
+                                        "totalTokenCount": input + output});
+    }
+    chunk
+}
+
+fn gemini_text_reply(text: &str, input: u64, output: u64) -> String {
+    let (a, b) = text.split_at(text.len() / 2);
+    sse(&[
+        gemini_chunk(json!([{"text": a}]), None),
+        gemini_chunk(json!([{"text": b}]), Some((input, output))),
+    ])
+}
+
+#[test]
+fn gemini_clean_turn_sends_calls_back_by_id_with_their_thought_signature() {
+    // Gemini 3 gives the call no id but a thought signature it requires back with the call.
+    let call = sse(&[
+        gemini_chunk(json!([{"text": "Writing it."}]), None),
+        gemini_chunk(
+            json!([{"functionCall": {"name": "write_file", "args": serde_json::from_str::<Value>(ARGS).unwrap()},
+                    "thoughtSignature": "c2lnbmF0dXJl"}]),
+            Some((100, 60)),
+        ),
+    ]);
+    let fake = FakeProvider::start(
+        vec![
+            Step::Raw(call),
+            Step::Raw(gemini_text_reply("done, hello is written", 180, 9)),
+        ],
+        Step::Status(400, None, "unexpected extra request"),
+    );
+    let project = Project::for_fake("gemini", &fake, "reasoning_effort = \"low\"\n");
+    project.case("write", WRITE);
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(0);
+    assert_eq!(tokens(&row(output.stdout(), "write")), ("280", "69"));
+
+    let received = fake.received();
+    assert_eq!(received.len(), 2);
+    assert_eq!(
+        received[0].path,
+        "/v1/models/fake-model:streamGenerateContent"
+    );
+    assert_eq!(received[0].headers["x-goog-api-key"], SECRET);
+    assert!(received[0].headers.get("authorization").is_none());
+    assert_eq!(
+        received[0].body["generationConfig"]["thinkingConfig"],
+        json!({"thinkingLevel": "low"})
+    );
+    assert!(
+        received[0].body["systemInstruction"]["parts"][0]["text"].is_string(),
+        "{}",
+        received[0].body
+    );
+    let declared = &received[0].body["tools"][0]["functionDeclarations"];
+    assert!(
+        declared
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["name"] == "write_file" && f["parametersJsonSchema"]["type"] == "object"),
+        "{declared}"
+    );
+    let contents = received[1].body["contents"].as_array().expect("contents");
+    let model = &contents[contents.len() - 2];
+    assert_eq!(model["role"], "model");
+    let parts = model["parts"].as_array().expect("parts");
+    let call = parts
+        .iter()
+        .find(|p| p.get("functionCall").is_some())
+        .expect("the call goes back");
+    assert_eq!(call["thoughtSignature"], "c2lnbmF0dXJl");
+    assert_eq!(call["functionCall"]["args"]["path"], "a.txt");
+    let id = call["functionCall"]["id"].as_str().expect("an id");
+    let result = &contents[contents.len() - 1];
+    assert_eq!(result["role"], "user");
+    assert_eq!(result["parts"][0]["functionResponse"]["id"], id);
+    assert_eq!(result["parts"][0]["functionResponse"]["name"], "write_file");
+    assert!(result["parts"][0]["functionResponse"]["response"]["output"].is_string());
+}
+
+#[test]
+fn gemini_safety_stop_is_the_runs_error_and_not_retried() {
+    let fake = FakeProvider::start(
+        vec![Step::Raw(sse(&[
+            json!({"candidates": [{"finishReason": "SAFETY", "index": 0}]}),
+        ]))],
+        Step::Status(400, None, "unexpected extra request"),
+    );
+    let project = Project::for_fake("gemini", &fake, "");
+    project.case("greet", GREET);
+    let output = project.evalhost(&["run", "--live", "cases"]);
+    output.assert_code(1);
+    assert!(
+        output
+            .stdout()
+            .contains("Gemini stopped the answer: SAFETY"),
+        "{}",
+        output.stdout()
+    );
+    assert_eq!(fake.received().len(), 1, "a refusal is not retried");
+}
+
+// ---------------------------------------------------------------------------------------
 // The library: a reply says how many attempts it took.
 
 fn complete(
@@ -764,6 +877,13 @@ fn each_dialects_in_stream_error_costs_one_attempt_and_the_reply_counts_them() {
             ])],
             anthropic_text_reply("hello", 7, 3),
         ),
+        (
+            Api::Gemini,
+            vec![sse(&[
+                json!({"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}}),
+            ])],
+            gemini_text_reply("hello", 7, 3),
+        ),
     ];
     for (kind, failures, answer) in cases {
         let attempts = failures.len() as u32 + 1;
@@ -796,6 +916,7 @@ fn http_overloads_and_cut_streams_are_retried_in_every_dialect() {
     ];
     let chat_head =
         vec![chunk(json!({"role": "assistant", "content": "hel"}), Value::Null).to_string()];
+    let gemini_head = vec![gemini_chunk(json!([{"text": "hel"}]), None).to_string()];
     let anthropic_head = vec![
         message_start(7, 0).to_string(),
         json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}).to_string(),
@@ -831,6 +952,14 @@ fn http_overloads_and_cut_streams_are_retried_in_every_dialect() {
                 Step::Cut(anthropic_head),
             ],
             anthropic_text_reply("hello", 7, 3),
+        ),
+        (
+            Api::Gemini,
+            vec![
+                Step::Status(429, Some("0"), "Resource exhausted"),
+                Step::Cut(gemini_head),
+            ],
+            gemini_text_reply("hello", 7, 3),
         ),
     ];
     for (kind, failures, answer) in cases {
