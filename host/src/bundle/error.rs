@@ -268,12 +268,15 @@ pub enum BundleError {
         message: String,
     },
     /// A case names a bundle the store does not have.
-    #[error("bundle `{name}` is not installed in `{}` (install it with `evalhost bundle install NAME-VERSION.tar.gz`)", store.display())]
+    #[error("bundle `{name}` is not installed in `{}` (install it with {install})", store.display())]
     NotInstalled {
         /// The bundle.
         name: String,
         /// The store.
         store: PathBuf,
+        /// How to install it: the command for the registry reference or the archive
+        /// `evalhost.lock` pins it from, else the two forms (`NotInstalled::install_hint`).
+        install: String,
     },
     /// The installed versions do not include the locked one.
     #[error("bundle `{name}`: `{}` pins {locked}, but the store has {installed} (install {locked}, or install the newer bundle again to update the lock)", lock.display())]

@@ -141,6 +141,7 @@ impl BundleResolver {
                 store: PathBuf::from(
                     "(no store: set EVALHOST_BUNDLE_STORE, XDG_DATA_HOME or HOME)",
                 ),
+                install: install_hint(name, self.lock.bundles.get(name)),
             });
         };
         let versions = store.versions(name)?;
@@ -148,6 +149,7 @@ impl BundleResolver {
             return Err(BundleError::NotInstalled {
                 name: name.to_owned(),
                 store: store.root.clone(),
+                install: install_hint(name, self.lock.bundles.get(name)),
             });
         };
         let (version, digest) = match self.lock.bundles.get(name) {
@@ -216,5 +218,52 @@ impl BundleResolver {
             self.policy.allow_unsigned,
         )?;
         Ok(())
+    }
+}
+
+/// How to install bundle `name`, as a `NotInstalled` error says it: from the registry
+/// reference `evalhost.lock` pinned it from (`evalhost bundle install oci://…`), from the
+/// archive of the pinned version (`NAME-VERSION.tar.gz`), or, without a pin, either form.
+pub(crate) fn install_hint(name: &str, pin: Option<&super::lock::Pin>) -> String {
+    match pin {
+        Some(super::lock::Pin {
+            oci_reference: Some(reference),
+            ..
+        }) => format!("`evalhost bundle install {reference}`"),
+        Some(pin) => format!("`evalhost bundle install {name}-{}.tar.gz`", pin.version),
+        None => format!(
+            "`evalhost bundle install {name}-VERSION.tar.gz`, or `evalhost bundle install oci://HOST/REPO:TAG` from a registry"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod install_hint_tests {
+    use super::install_hint;
+    use crate::bundle::lock::Pin;
+
+    #[test]
+    fn the_hint_names_where_the_lock_pinned_the_bundle_from() {
+        let pin = |oci_reference: Option<&str>| Pin {
+            version: "1.0.0".into(),
+            manifest_sha256: "0".repeat(64),
+            oci_reference: oci_reference.map(str::to_owned),
+            oci_digest: None,
+        };
+        assert_eq!(
+            install_hint(
+                "acme-checks",
+                Some(&pin(Some("oci://ghcr.io/acme/checks:1.0.0")))
+            ),
+            "`evalhost bundle install oci://ghcr.io/acme/checks:1.0.0`"
+        );
+        assert_eq!(
+            install_hint("acme-checks", Some(&pin(None))),
+            "`evalhost bundle install acme-checks-1.0.0.tar.gz`"
+        );
+        assert_eq!(
+            install_hint("acme-checks", None),
+            "`evalhost bundle install acme-checks-VERSION.tar.gz`, or `evalhost bundle install oci://HOST/REPO:TAG` from a registry"
+        );
     }
 }

@@ -204,6 +204,7 @@ impl BundleStore {
             return Err(BundleError::NotInstalled {
                 name: name.to_owned(),
                 store: self.root.clone(),
+                install: super::resolve::install_hint(name, None),
             });
         }
         let removed: Vec<(semver::Version, String)> = match version {

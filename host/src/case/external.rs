@@ -177,6 +177,103 @@ impl ExternalAgent {
             Self::Command { .. } => None,
         }
     }
+
+    /// The agent in a note: `preset codex`, `command python3 agent.py`.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Preset { preset, .. } => format!("preset {preset}"),
+            Self::Command { command, .. } => format!("command {}", command.join(" ")),
+        }
+    }
+
+    /// A command agent with the files it names beside its case file, in directory `dir`, made
+    /// absolute: the program when it is a relative path (`./agent.sh`, `bin/agent`; a bare name
+    /// is looked up on `PATH`), and each later argument that is a relative path naming an
+    /// existing regular file there (`my_agent.py`; an argument starting with `-` never is).
+    /// The program starts in the run's workspace, where such a path would name nothing; a
+    /// word naming no file beside the case stays as written (a file the case seeds into the
+    /// workspace, say). A preset is unchanged.
+    pub(crate) fn beside(self, dir: &std::path::Path) -> Self {
+        let Self::Command { command, prompt } = self else {
+            return self;
+        };
+        let command = command
+            .into_iter()
+            .enumerate()
+            .map(|(index, word)| {
+                let path = std::path::Path::new(&word);
+                let relative = !word.is_empty() && !word.starts_with('-') && path.is_relative();
+                let named = if index == 0 {
+                    word.contains('/')
+                } else {
+                    true
+                };
+                // `./agent.sh` names `DIR/agent.sh`: `.` components dropped.
+                let beside: std::path::PathBuf = dir.join(path).components().collect();
+                if relative && named && beside.is_file() {
+                    beside.display().to_string()
+                } else {
+                    word
+                }
+            })
+            .collect();
+        Self::Command { command, prompt }
+    }
+}
+
+/// What running another agent in a case did ([`Case::run_agent_instead`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Replaced {
+    /// The case ran evalhost's own agent; it now runs the given one.
+    OwnAgent,
+    /// The case names this agent already (the same preset: its `args` kept); nothing changed.
+    Same,
+    /// The case named another agent (described: `preset codex`), which the given one replaced.
+    CasesAgent(String),
+    /// No agent runs in this case (a recorded session, or an AgentCompany fixture replaying
+    /// its recorded tool results); nothing changed.
+    NoAgent,
+}
+
+impl super::Case {
+    /// Run `agent` in this case instead of the agent it would run (`--agent`, `--agent-cmd`):
+    /// evalhost's own, or the one the case's `agent:` names, which the command line
+    /// overrides. A case running the same preset keeps its own `args`.
+    pub fn run_agent_instead(&mut self, agent: &ExternalAgent) -> Replaced {
+        use super::Execution;
+        let replaced = match &self.execution {
+            Execution::Agent => Replaced::OwnAgent,
+            Execution::External(own) if own.preset().is_some() && own.preset() == agent.preset() => {
+                return Replaced::Same;
+            }
+            Execution::External(own) if own == agent => return Replaced::Same,
+            Execution::External(own) => Replaced::CasesAgent(own.describe()),
+            Execution::ReplayTools(_) | Execution::Recorded(_) => return Replaced::NoAgent,
+        };
+        self.execution = Execution::External(agent.clone());
+        replaced
+    }
+
+    /// The case's command agent with the files it names beside the case file made absolute
+    /// ([`ExternalAgent::beside`]). Loading calls it after the case's digest is taken, so the
+    /// digest does not depend on where the case file is.
+    pub(crate) fn resolve_agent_files(&mut self) {
+        let super::Execution::External(agent) = &self.execution else {
+            return;
+        };
+        if agent.preset().is_some() {
+            return;
+        }
+        let dir = self
+            .path
+            .parent()
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        let Ok(dir) = std::path::absolute(dir) else {
+            return;
+        };
+        self.execution = super::Execution::External(agent.clone().beside(&dir));
+    }
 }
 
 #[cfg(test)]
@@ -246,6 +343,44 @@ mod tests {
         assert_eq!(
             err,
             "ext.yaml:8:8: agent.timeout_secs: the run timeout is given twice; keep the case's `timeout_secs` and drop this one"
+        );
+    }
+
+    #[test]
+    fn a_command_names_the_files_beside_its_case_file_by_absolute_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("my_agent.py"), "").unwrap();
+        std::fs::create_dir(dir.path().join("bin")).unwrap();
+        std::fs::write(dir.path().join("bin/agent"), "").unwrap();
+        std::fs::write(dir.path().join("python3"), "").unwrap();
+        let command = |words: &[&str]| ExternalAgent::Command {
+            command: words.iter().map(|w| w.to_string()).collect(),
+            prompt: PromptVia::Stdin,
+        };
+        let beside = |name: &str| dir.path().join(name).display().to_string();
+        // The script beside the case; the interpreter named bare stays a PATH lookup even
+        // with a file of that name there; a flag, a missing file and a directory stay.
+        assert_eq!(
+            command(&["python3", "my_agent.py", "--fast", "seeded.txt", "bin"]).beside(dir.path()),
+            ExternalAgent::Command {
+                command: vec![
+                    "python3".into(),
+                    beside("my_agent.py"),
+                    "--fast".into(),
+                    "seeded.txt".into(),
+                    "bin".into(),
+                ],
+                prompt: PromptVia::Stdin,
+            }
+        );
+        // A program given as a relative path.
+        assert_eq!(
+            command(&["bin/agent"]).beside(dir.path()),
+            command(&[&beside("bin/agent")])
+        );
+        assert_eq!(
+            command(&["./my_agent.py"]).beside(dir.path()),
+            command(&[&beside("my_agent.py")])
         );
     }
 

@@ -19,6 +19,7 @@ pub fn load_case(path: &Path) -> Result<Case, CaseError> {
     read_case(path).map(|parsed| {
         let mut case = parsed.case;
         case.digest = case.content_digest();
+        case.resolve_agent_files();
         case
     })
 }
@@ -129,6 +130,7 @@ fn load_each_source(
     let parsed = crate::parallel::map_in_order(sources, |source| {
         let mut parsed = load_source(source, options)?;
         parsed.case.digest = parsed.case.content_digest();
+        parsed.case.resolve_agent_files();
         if let Some(spool) = spool {
             spool.keep(&mut parsed.case);
         }

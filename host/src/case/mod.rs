@@ -38,7 +38,7 @@ mod workspace;
 pub(crate) mod yaml;
 
 pub use error::{CaseError, Location};
-pub use external::{ExternalAgent, PromptVia};
+pub use external::{ExternalAgent, PromptVia, Replaced};
 pub use grader_config::GraderConfig;
 pub use load::{
     LoadOptions, MAX_CASES_PER_DIR, load_case, load_cases, load_cases_with, load_each,

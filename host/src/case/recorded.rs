@@ -23,11 +23,14 @@ pub enum RecordError {
     NoResponses,
 }
 
-/// Render the replay case `name` (the file stem it will be written under) for `case`,
-/// from the session log of one live run of it.
+/// Render the replay case `name` (the file stem it will be written under, in directory `dir`)
+/// for `case`, from the session log of one live run of it. A command agent's files under `dir`
+/// are named relative to it, as a case file names the files beside it, so the recording can be
+/// moved with its directory.
 pub fn replay_case_yaml(
     case: &Case,
     name: &str,
+    dir: &std::path::Path,
     records: &[Record],
 ) -> Result<String, RecordError> {
     let preset = match &case.execution {
@@ -64,7 +67,15 @@ pub fn replay_case_yaml(
                     PromptVia::Stdin => "stdin",
                     PromptVia::Arg => "arg",
                 };
-                format!("agent: {{command: {}, prompt: {prompt}}}\n", words(command))
+                let command: Vec<String> = command
+                    .iter()
+                    .enumerate()
+                    .map(|(index, word)| beside(word, dir, index == 0))
+                    .collect();
+                format!(
+                    "agent: {{command: {}, prompt: {prompt}}}\n",
+                    words(&command)
+                )
             }
             ExternalAgent::Preset { preset, args } if args.is_empty() => {
                 format!("agent: {{preset: {}}}\n", preset.as_str())
@@ -136,6 +147,23 @@ pub fn replay_case_yaml(
         out.push_str(&format!("  - {}: {}\n", grader.name, grader.config));
     }
     Ok(out)
+}
+
+/// A command word as a case file in `dir` writes it: an absolute path under `dir` relative to
+/// it (`./` in front of a program, which a bare name would look up on `PATH`), anything else
+/// as it is.
+fn beside(word: &str, dir: &std::path::Path, program: bool) -> String {
+    match std::path::Path::new(word).strip_prefix(dir) {
+        Ok(relative) if !relative.as_os_str().is_empty() => {
+            let relative = relative.display().to_string();
+            if program && !relative.contains('/') {
+                format!("./{relative}")
+            } else {
+                relative
+            }
+        }
+        _ => word.to_owned(),
+    }
 }
 
 /// The case's `confine:` as it is written (the paths as expanded when the case was loaded).
@@ -297,7 +325,8 @@ mod tests {
             ),
             response(2, OutputItem::Message { text: "ok".into() }, 60, 32, 2),
         ];
-        let yaml = super::replay_case_yaml(&case, "c-recorded", &records).unwrap();
+        let yaml =
+            super::replay_case_yaml(&case, "c-recorded", Path::new("/cases"), &records).unwrap();
         assert!(
             yaml.contains("recorded: {model: \"gpt-5.4\"}\nmodel:\n"),
             "{yaml}"

@@ -73,7 +73,11 @@ reference or config is invalid (each error is printed with file:line:col and fie
 
 Exit status: 0; 3 the built-in graders failed to load.")]
     Graders,
-    /// Record an AgentCompany fixture against a live provider (needs the provider's API key).
+    /// Record a live run against the configured provider: a replay case or an AgentCompany fixture.
+    ///
+    /// `--live CASE` runs a case once (its agent, or a real agent with `--agent NAME`) and writes
+    /// it as a replay case; without `--live`, it records an AgentCompany fixture. Needs the
+    /// provider's API key.
     Record(crate::cli::record::RecordArgs),
     /// Turn a recorded session (evalhost session log or Nexus journal) into a Nexus case directory.
     #[command(after_help = "Examples:

@@ -1,6 +1,7 @@
-//! `evalhost record`: record an AgentCompany fixture from a scenario's system prompt and user
-//! message against the configured live provider (evalhost's agent loop and tools, in a temp
-//! workspace), or, with `--live CASE`, a replay case of one live run of a case.
+//! `evalhost record`: against the configured live provider, `--live CASE` runs a case once
+//! (its agent, or a real agent's preset with `--agent NAME`) and writes a replay case of it;
+//! otherwise it records an AgentCompany fixture from a scenario's system prompt and user
+//! message (evalhost's agent loop and tools, in a temp workspace).
 
 use std::path::PathBuf;
 
@@ -15,6 +16,7 @@ use super::Failure;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   evalhost record --live cases/mino/bash-approved.yaml --output cases/recorded/bash-approved-live.yaml
+  evalhost record --live --agent codex cases/mino/bash-approved.yaml
 
   export ANTHROPIC_API_KEY=...   # the variable named by api_key_env under [provider]
   evalhost record --scenario \"Empty company, CEO bootstrap\" --fixture-id ceo-bootstrap-empty \\
@@ -32,6 +34,11 @@ pub struct RecordArgs {
     /// The case to record (with `--live`).
     #[arg(value_name = "CASE", requires = "live")]
     pub case: Option<PathBuf>,
+    /// With `--live`: run this real agent (`codex`, `claude-code`, `pi`, `mini-swe-agent`, ...;
+    /// docs/agents.md) instead of the case's own agent, as `run --agent NAME` does; the replay
+    /// case is written with `agent: {preset: NAME}`.
+    #[arg(long, value_name = "NAME", requires = "live")]
+    pub agent: Option<evalhost::agent_preset::Preset>,
     /// Human-readable scenario name (`meta.scenario`).
     #[arg(long, required_unless_present = "live")]
     pub scenario: Option<String>,
@@ -55,7 +62,13 @@ pub struct RecordArgs {
 pub fn record(args: RecordArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
     let history = args.history.location()?;
     if let Some(case) = &args.case {
-        return super::record_live::record_live(case, args.output.as_deref(), &history, ui);
+        return super::record_live::record_live(
+            case,
+            args.agent,
+            args.output.as_deref(),
+            &history,
+            ui,
+        );
     }
     let args = FixtureArgs::from(args)?;
     let system = read_nonempty(&args.system_prompt_file)?;

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
-use evalhost::case::{Case, load_case, replay_case_yaml};
+use evalhost::agent_preset::Preset;
+use evalhost::case::{Case, ExternalAgent, Replaced, load_case, replay_case_yaml};
 use evalhost::config::ConfigSources;
 use evalhost::grader::GraderHost;
 use evalhost::model::LiveModel;
@@ -16,15 +17,35 @@ use evalhost::suite::{live_agent_limits, locate_agents, provider_from_config};
 
 use super::{Failure, exit};
 
-/// Record `case_path` live once; write the replay case to `output` (default
-/// `<stem>-recorded.yaml` beside the case). Never overwrites.
+/// Record `case_path` live once (running `agent`'s preset in it instead of its own agent, when
+/// given); write the replay case to `output` (default `<stem>-recorded.yaml` beside the case).
+/// Never overwrites.
 pub fn record_live(
     case_path: &Path,
+    agent: Option<Preset>,
     output: Option<&Path>,
     history: &evalhost::history::Location,
     ui: &super::ui::Ui,
 ) -> Result<u8, Failure> {
-    let case = load_case(case_path).map_err(|e| Failure::usage(super::problems::error(e)))?;
+    let mut case = load_case(case_path).map_err(|e| Failure::usage(super::problems::error(e)))?;
+    if let Some(preset) = agent {
+        let preset_agent = ExternalAgent::Preset {
+            preset,
+            args: Vec::new(),
+        };
+        match case.run_agent_instead(&preset_agent) {
+            Replaced::NoAgent => {
+                return Err(Failure::usage(anyhow!(
+                    "{}: no agent runs in this case (it replays a recorded session or recorded tool results), so --agent {preset} has nothing to run",
+                    case_path.display()
+                )));
+            }
+            Replaced::CasesAgent(own) => println!(
+                "Agent: --agent {preset} runs instead of the agent the case names ({own})."
+            ),
+            Replaced::OwnAgent | Replaced::Same => {}
+        }
+    }
     let output: PathBuf = output
         .map(Path::to_owned)
         .unwrap_or_else(|| case_path.with_file_name(format!("{}-recorded.yaml", case.name)));
@@ -50,7 +71,16 @@ pub fn record_live(
             case.name
         )));
     }
-    let yaml = replay_case_yaml(&case, &name, &records).map_err(Failure::usage)?;
+    // Where the replay case goes: the files its command agent names there are written
+    // relative to it.
+    let dir = output
+        .parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir = std::path::absolute(dir)
+        .with_context(|| format!("{}: its directory", output.display()))
+        .map_err(Failure::usage)?;
+    let yaml = replay_case_yaml(&case, &name, &dir, &records).map_err(Failure::usage)?;
     std::fs::write(&output, yaml)
         .with_context(|| format!("failed to write {}", output.display()))
         .map_err(Failure::internal)?;

@@ -142,7 +142,9 @@ impl Suite {
         self
     }
 
-    /// Run this agent in every case that runs evalhost's own (`--agent-cmd`, `--agent`).
+    /// Run this agent in every case that runs an agent (`--agent-cmd`, `--agent`): instead of
+    /// evalhost's own, and instead of the one a case's `agent:` names (the plan's notes name
+    /// those cases); a case naming the same preset keeps its `args`.
     pub fn agent(mut self, agent: AgentOverride) -> Self {
         self.agent = Some(agent);
         self
@@ -271,6 +273,12 @@ impl Suite {
             None => GraderHost::with_builtins().map_err(SuiteError::BuiltinGraders)?,
         };
         let mut notes = Vec::new();
+        // The flag whose agent replaces the cases' own, as the note names it.
+        let replacing = match &agent {
+            Some(AgentOverride::Command(_)) => "--agent-cmd".to_owned(),
+            Some(AgentOverride::Preset(preset)) => format!("--agent {preset}"),
+            _ => String::new(),
+        };
         let (pi_agent_core, replacement) = match agent {
             Some(AgentOverride::PiAgentCore(adapter)) => {
                 notes.push(format!(
@@ -319,6 +327,8 @@ impl Suite {
             recorded,
             k_exceeds,
             presets,
+            replaced,
+            replaced_named,
             kept,
             ..
         } = planner;
@@ -339,6 +349,9 @@ impl Suite {
             return Err(SuiteError::PiAgentCore(PiAgentCoreError::NotFixtures {
                 paths: not_fixtures,
             }));
+        }
+        if replaced > 0 {
+            notes.push(replaced_note(&replacing, replaced, &replaced_named));
         }
         if let Some(partition) = &policies.partition {
             // An empty shard is not an error: a suite may have fewer cases than CI has shards.
@@ -422,6 +435,26 @@ pub fn provider_from_config(sources: &ConfigSources) -> Result<Provider, SuiteEr
     let config = sources.provider().map_err(SuiteError::NoProvider)?;
     let key = config.api_key(&sources.env).map_err(SuiteError::NoApiKey)?;
     Provider::new(config, key).map_err(SuiteError::ProviderClient)
+}
+
+/// `Agent: --agent pi runs instead of the agent 2 cases name: a (preset codex), b (command
+/// python3 agent.py).`: the command line's agent wins over a case's own.
+fn replaced_note(flag: &str, replaced: usize, named: &[String]) -> String {
+    let more = replaced - named.len();
+    let more = if more > 0 {
+        format!(", and {more} more")
+    } else {
+        String::new()
+    };
+    let cases = if replaced == 1 {
+        "case names"
+    } else {
+        "cases name"
+    };
+    format!(
+        "Agent: {flag} runs instead of the agent {replaced} {cases}: {}{more}.",
+        named.join(", ")
+    )
 }
 
 /// The notes of a live suite naming the cases it skips: replay-only cases (`live: false`)

@@ -10,13 +10,16 @@ use std::path::PathBuf;
 use crate::agent_preset::Preset;
 use crate::bundle::BundleResolver;
 use crate::case::agentcompany::PiAgentCore;
-use crate::case::{Case, CaseError, Execution, ExternalAgent};
+use crate::case::{Case, CaseError, Execution, ExternalAgent, Replaced};
 use crate::grader::GraderHost;
 use crate::runner::{Parking, Partition, PlannedCase, prepare_each};
 
 /// Cases prepared at a time: each distinct (component, grader, config) of a batch is checked
 /// once, on all cores.
 const PREPARE_BATCH: usize = 1024;
+
+/// Cases whose own agent was replaced that the plan's note names, at most.
+pub(super) const REPLACED_NAMED: usize = 10;
 
 /// What decides which cases a suite runs, and how.
 pub(super) struct Policies {
@@ -59,6 +62,10 @@ pub(super) struct Planner<'a> {
     pub k_exceeds: Option<(String, u32)>,
     /// The presets the kept cases run.
     pub presets: BTreeSet<Preset>,
+    /// Kept cases whose own `agent:` the command line's agent replaced: how many, and the
+    /// first [`REPLACED_NAMED`] as `NAME (preset codex)`.
+    pub replaced: usize,
+    pub replaced_named: Vec<String>,
     /// Cases kept to be prepared (whether or not their graders then bind).
     pub kept: usize,
 }
@@ -88,6 +95,8 @@ impl<'a> Planner<'a> {
             recorded: Vec::new(),
             k_exceeds: None,
             presets: BTreeSet::new(),
+            replaced: 0,
+            replaced_named: Vec::new(),
             kept: 0,
         }
     }
@@ -132,11 +141,12 @@ impl<'a> Planner<'a> {
             }
             self.in_shard += 1;
         }
-        if let Some(agent) = &policies.replacement
-            && case.execution == Execution::Agent
-        {
-            case.execution = Execution::External(agent.clone());
-        }
+        // The command line's agent wins over the case's own (docs/cli.md); the plan's notes
+        // name the cases whose `agent:` it replaced.
+        let replaced = match &policies.replacement {
+            Some(agent) => case.run_agent_instead(agent),
+            None => Replaced::NoAgent,
+        };
         if policies.live {
             if !matches!(case.execution, Execution::Agent | Execution::External(_)) {
                 self.recorded.push(case.name);
@@ -153,6 +163,12 @@ impl<'a> Planner<'a> {
             && self.k_exceeds.is_none()
         {
             self.k_exceeds = Some((case.name.clone(), runs));
+        }
+        if let Replaced::CasesAgent(own) = replaced {
+            self.replaced += 1;
+            if self.replaced_named.len() < REPLACED_NAMED {
+                self.replaced_named.push(format!("{} ({own})", case.name));
+            }
         }
         self.presets.extend(super::agents::preset_of(&case));
         self.kept += 1;

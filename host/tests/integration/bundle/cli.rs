@@ -218,6 +218,44 @@ fn unknown_graders_missing_bundles_and_refused_paths_are_load_time_errors() {
     );
 }
 
+/// "Not installed" says how to install the bundle the way the project got it: the registry
+/// reference `evalhost.lock` pins it from (never a `.tar.gz` for a registry's bundle), the
+/// archive of the pinned version, or, unpinned, either form.
+#[test]
+fn a_missing_bundle_names_the_command_that_installs_it() {
+    let p = Project::new();
+    let case = p.case("missing", "acme-checks/final_text_is");
+    let err = p.refused(&["run", &case]);
+    assert!(
+        err.contains("bundle `acme-checks` is not installed in `")
+            && err.contains("(install it with `evalhost bundle install acme-checks-VERSION.tar.gz`, or `evalhost bundle install oci://HOST/REPO:TAG` from a registry)"),
+        "{err}"
+    );
+    let lock = |from: &str| {
+        let text = format!(
+            "lock_format = 1\n\n[bundles.acme-checks]\nversion = \"1.0.0\"\nmanifest_sha256 = \"{}\"\n{from}",
+            "a".repeat(64)
+        );
+        std::fs::write(p.project().join("evalhost.lock"), text).unwrap();
+    };
+    lock(&format!(
+        "oci_reference = \"oci://ghcr.io/acme/checks:1.0.0\"\noci_digest = \"sha256:{}\"\n",
+        "b".repeat(64)
+    ));
+    let err = p.refused(&["run", &case]);
+    assert!(
+        err.contains("(install it with `evalhost bundle install oci://ghcr.io/acme/checks:1.0.0`)")
+            && !err.contains(".tar.gz"),
+        "{err}"
+    );
+    lock("");
+    let err = p.refused(&["run", &case]);
+    assert!(
+        err.contains("(install it with `evalhost bundle install acme-checks-1.0.0.tar.gz`)"),
+        "{err}"
+    );
+}
+
 #[test]
 fn unsigned_bundles_are_accepted_by_default_and_refused_by_policy() {
     let p = Project::new();
