@@ -183,11 +183,13 @@ fn not_a_file(meta: &std::fs::Metadata) -> String {
     }
 }
 
-/// A lowercase fragment for a failed open: `no such file`, or the OS error
-/// text without its platform-specific error number.
+/// A lowercase fragment for a failed open: `the file does not exist` (nor does it when a
+/// parent is a file), or the OS error text without its platform-specific error number.
 fn describe(error: &io::Error) -> String {
     match error.kind() {
-        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => "no such file".to_owned(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => {
+            "the file does not exist".to_owned()
+        }
         _ => {
             let text = error.to_string();
             let text = match text.find(" (os error ") {
@@ -228,11 +230,11 @@ mod tests {
         assert_eq!(file_exists(&ws, &path("./greeting.txt")), Verdict::pass());
         assert_eq!(
             file_exists(&ws, &path("missing.txt")),
-            Verdict::fail("file_exists missing.txt: no such file")
+            Verdict::fail("file_exists missing.txt: the file does not exist")
         );
         assert_eq!(
             file_exists(&ws, &path("greeting.txt/inner")),
-            Verdict::fail("file_exists greeting.txt/inner: no such file")
+            Verdict::fail("file_exists greeting.txt/inner: the file does not exist")
         );
         assert_eq!(
             file_exists(&ws, &path("out")),
@@ -240,7 +242,7 @@ mod tests {
         );
         assert_eq!(
             file_exists(&ws, &path("my notes.md")),
-            Verdict::fail(r#"file_exists "my notes.md": no such file"#)
+            Verdict::fail(r#"file_exists "my notes.md": the file does not exist"#)
         );
     }
 
@@ -253,7 +255,7 @@ mod tests {
         assert_eq!(file_exists(&ws, &path("link.txt")), Verdict::pass());
         assert_eq!(
             file_exists(&ws, &path("dangling.txt")),
-            Verdict::fail("file_exists dangling.txt: no such file")
+            Verdict::fail("file_exists dangling.txt: the file does not exist")
         );
     }
 
@@ -270,7 +272,7 @@ mod tests {
         );
         assert_eq!(
             file_contains(&ws, &path("missing.txt"), "hello"),
-            Verdict::fail(r#"file_contains missing.txt "hello": no such file"#)
+            Verdict::fail(r#"file_contains missing.txt "hello": the file does not exist"#)
         );
         assert_eq!(
             file_contains(&ws, &path("out"), "hello"),

@@ -219,6 +219,14 @@ pub fn judged_input(config: &RubricConfig, evidence: &Evidence, workspace: &Work
                             let text = String::from_utf8_lossy(&bytes);
                             out.push_str(&excerpt(&text, MAX_FILE_BYTES));
                         }
+                        Err(e)
+                            if matches!(
+                                e.kind(),
+                                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                            ) =>
+                        {
+                            out.push_str("(the file does not exist)")
+                        }
                         Err(e) => out.push_str(&format!("(not readable: {e})")),
                     }
                     out.push('\n');
@@ -288,7 +296,7 @@ mod tests {
         let tools = input.find("## Tool calls").unwrap();
         let text = input.find("## Final text\nApples, pears, plums.").unwrap();
         let files = input
-            .find("## Files\n### notes.md\nthree fruits\n### gone.md\n(not readable")
+            .find("## Files\n### notes.md\nthree fruits\n### gone.md\n(the file does not exist)\n")
             .unwrap();
         assert!(tools < text && text < files, "{input}");
         assert_eq!(

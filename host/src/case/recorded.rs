@@ -349,6 +349,22 @@ mod tests {
         );
     }
 
+    /// A command agent's files in the recording's directory are written relative to it, so
+    /// the recording moves with its directory; loading it names them by absolute path again.
+    #[test]
+    fn a_recorded_command_names_the_files_in_its_directory_relatively() {
+        let dir = Path::new("/cases");
+        assert_eq!(
+            super::beside("/cases/my_agent.py", dir, false),
+            "my_agent.py"
+        );
+        assert_eq!(super::beside("/cases/run.sh", dir, true), "./run.sh");
+        assert_eq!(super::beside("/cases/bin/run.sh", dir, true), "bin/run.sh");
+        assert_eq!(super::beside("/opt/agent.py", dir, false), "/opt/agent.py");
+        assert_eq!(super::beside("python3", dir, true), "python3");
+        assert_eq!(super::beside("/cases", dir, false), "/cases");
+    }
+
     #[test]
     fn a_recorded_confine_line_parses_back_to_the_same_widening() {
         let widen = Widening {

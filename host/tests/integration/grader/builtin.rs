@@ -224,7 +224,10 @@ fn file_graders_read_the_workspace() {
     let present = grade("file_exists", r#""greeting.txt""#, &any, ws.path());
     assert!(present.pass, "{present:?}");
     let missing = grade("file_exists", r#""missing.txt""#, &any, ws.path());
-    assert_eq!(missing.message, "file_exists missing.txt: no such file");
+    assert_eq!(
+        missing.message,
+        "file_exists missing.txt: the file does not exist"
+    );
     std::fs::create_dir(ws.path().join("out")).unwrap();
     let dir = grade("file_exists", r#""out""#, &any, ws.path());
     assert_eq!(dir.message, "file_exists out: is a directory");
