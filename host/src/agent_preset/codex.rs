@@ -86,6 +86,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_call_codex_could_not_make_is_failed() {
+        assert!(result_failed(
+            "failed to parse function arguments: missing field `cmd` at line 1 column 16"
+        ));
+        assert!(result_failed("unsupported call: bash"));
+        let ran = "Chunk ID: b23676\nWall time: 1.8652 seconds\nProcess exited with code 0\nOriginal token count: 0\nOutput:\n";
+        assert!(!result_failed(ran));
+        assert!(result_failed(&ran.replace("code 0", "code 1")));
+    }
+
+    #[test]
     fn the_config_names_the_endpoint_and_the_sandbox_approve_picks() {
         let home = tempfile::tempdir().unwrap();
         let run = RunContext {

@@ -93,3 +93,38 @@ pub(super) fn submission(trajectory: &[u8]) -> Option<String> {
     let submission = trajectory.pointer("/info/submission")?.as_str()?.trim();
     (!submission.is_empty()).then(|| submission.to_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_tool_call_error_in_place_of_results_refuses_the_calls() {
+        let error =
+            "Tool call error:\n\n<error>\nMissing 'command' argument in bash tool call.\n</error>";
+        let refused = json!({"messages": [{"role": "system", "content": "You are..."},
+            {"role": "user", "content": "List."}, {"role": "user", "content": error}]});
+        assert_eq!(calls_refused(&refused).as_deref(), Some(error));
+        let answered = json!({"messages": [{"role": "user", "content": "List."},
+            {"role": "assistant", "tool_calls": []},
+            {"role": "tool", "tool_call_id": "call_1", "content": "{\"returncode\": 0}"}]});
+        assert_eq!(calls_refused(&answered), None);
+        let follow_up = json!({"messages": [{"role": "user", "content": "And now?"}]});
+        assert_eq!(calls_refused(&follow_up), None);
+    }
+
+    #[test]
+    fn the_submission_is_the_trajectory_s_when_there_is_one() {
+        let trajectory = json!({"info": {"exit_status": "Submitted", "submission": "all done\n"},
+            "messages": [{"role": "system", "content": "the whole system prompt"}]});
+        assert_eq!(
+            submission(trajectory.to_string().as_bytes()).as_deref(),
+            Some("all done")
+        );
+        let empty = json!({"info": {"exit_status": "Submitted", "submission": ""}});
+        assert_eq!(submission(empty.to_string().as_bytes()), None);
+        assert_eq!(submission(b"not json"), None);
+    }
+}

@@ -50,3 +50,20 @@ pub(super) fn result_failed(output: &str) -> bool {
         || (output.starts_with("Tool ") && output.ends_with(" not found"))
         || output.starts_with("Validation failed for tool ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_command_a_missing_tool_and_invalid_arguments_are_failed() {
+        assert!(result_failed(
+            "ls: cannot access 'x'\n\n\nCommand exited with code 2"
+        ));
+        assert!(result_failed("Tool bash not found"));
+        assert!(result_failed(
+            "Validation failed for tool \"bash\":\n  - command: must have required properties command\n\nReceived arguments:\n{\n  \"cmd\": \"ls\"\n}"
+        ));
+        assert!(!result_failed("(no output)"));
+    }
+}

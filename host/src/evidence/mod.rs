@@ -266,6 +266,59 @@ mod tests {
     use crate::session::{CallStatus, ToolCallRecords};
 
     #[test]
+    fn a_retry_is_not_another_request_and_an_answer_to_it_replaces_the_one_before() {
+        let body = || crate::session::RequestBody::from(serde_json::json!({"input": []}));
+        let answer = |call_id: &str| Event::ModelResponse {
+            n: 1,
+            output: vec![OutputItem::FunctionCall {
+                call_id: call_id.into(),
+                name: "bash".into(),
+                arguments: "{}".into(),
+            }],
+            input_tokens: 10,
+            output_tokens: 2,
+            cached_input_tokens: 0,
+        };
+        let events = vec![
+            Event::ModelRequest { n: 1, body: body() },
+            answer("call_1"),
+            Event::ModelRetry {
+                n: 1,
+                attempt: 2,
+                body: body(),
+            },
+            answer("call_1"),
+        ];
+        let records: Vec<Record> = events
+            .into_iter()
+            .map(|event| Record { at_ms: 0, event })
+            .collect();
+        let evidence = Evidence::from_session(&records, RunFacts::default());
+        assert_eq!(
+            evidence.usage.requests, 1,
+            "max_requests counts requests, not attempts"
+        );
+        assert_eq!(
+            evidence.calls.len(),
+            1,
+            "the agent acted on the last answer only"
+        );
+        assert_eq!(
+            (evidence.usage.input_tokens, evidence.usage.output_tokens),
+            (20, 4),
+            "both answers were made"
+        );
+        assert_eq!(
+            evidence
+                .events
+                .iter()
+                .map(|e| e.kind.as_str())
+                .collect::<Vec<_>>(),
+            ["llm.request", "llm.response", "llm.retry", "llm.response"]
+        );
+    }
+
+    #[test]
     fn a_call_is_started_exactly_when_its_tool_ran() {
         let ran = ToolCallRecords::new("call_1", "bash");
         let never = ToolCallRecords::new("call_2", "bash");

@@ -516,3 +516,295 @@ pub(crate) async fn external_turn(
     }
     Ok(error)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use axum::body::Bytes;
+    use serde_json::json;
+
+    use super::*;
+    use crate::api::Reply;
+    use crate::wire::Api;
+
+    /// A model request in the Responses dialect, `ms` after `start`, answered 10 ms later.
+    fn exchange(start: Instant, ms: u64, input: serde_json::Value, outcome: Outcome) -> Exchange {
+        let received = start + Duration::from_millis(ms);
+        Exchange {
+            method: "POST".to_owned(),
+            path: "/v1/responses".to_owned(),
+            body: Bytes::from(json!({"model": "m", "input": input}).to_string()),
+            outcome,
+            received,
+            answered: received + Duration::from_millis(10),
+        }
+    }
+
+    fn answered(n: u32, output: Vec<OutputItem>) -> Outcome {
+        Outcome::Answered {
+            n,
+            attempt: 1,
+            dialect: Api::Responses,
+            reply: Reply {
+                output,
+                ..Reply::default()
+            },
+        }
+    }
+
+    fn failed(n: u32, attempt: u32, message: &str) -> Outcome {
+        Outcome::Failed {
+            n,
+            attempt,
+            dialect: Api::Responses,
+            message: message.to_owned(),
+        }
+    }
+
+    fn bash_call() -> OutputItem {
+        OutputItem::FunctionCall {
+            call_id: "call_1".to_owned(),
+            name: "bash".to_owned(),
+            arguments: r#"{"command":"sleep 2"}"#.to_owned(),
+        }
+    }
+
+    fn finished<'a>(start: Instant, record: &'a [Exchange], end_ms: u64) -> Finished<'a> {
+        Finished {
+            prompt: "Sleep.",
+            record,
+            launched: start,
+            ended: start + Duration::from_millis(end_ms),
+            own_final_text: None,
+            stdout: None,
+            failure: None,
+            preset: None,
+        }
+    }
+
+    /// `(ms since the start, type)` of each event, and the events.
+    fn timed(start: Instant, events: &[(Instant, Event)]) -> Vec<(u64, &'static str)> {
+        events
+            .iter()
+            .map(|(at, event)| (at.duration_since(start).as_millis() as u64, event.kind()))
+            .collect()
+    }
+
+    #[test]
+    fn each_record_is_timed_when_the_endpoint_saw_it_and_a_call_lasts_until_its_result() {
+        let start = Instant::now();
+        let prompt = json!([{"role": "user", "content": "Sleep."}]);
+        let returned = json!([{"role": "user", "content": "Sleep."},
+            {"type": "function_call", "call_id": "call_1", "name": "bash", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_1", "output": "slept"}]);
+        let record = [
+            exchange(start, 100, prompt, answered(1, vec![bash_call()])),
+            exchange(
+                start,
+                2110,
+                returned,
+                answered(
+                    2,
+                    vec![OutputItem::Message {
+                        text: "Done.".into(),
+                    }],
+                ),
+            ),
+        ];
+        let events = session_events(&finished(start, &record, 2200));
+        assert_eq!(
+            timed(start, &events),
+            [
+                (0, "user_message"),
+                (100, "model_request"),
+                (110, "model_response"),
+                (110, "tool_start"),
+                (2110, "tool_result"),
+                (2110, "model_request"),
+                (2120, "model_response"),
+                (2200, "turn_end"),
+            ]
+        );
+        let Some((_, Event::ToolResult { duration_ms, .. })) = events.get(4) else {
+            panic!("a tool result: {events:?}")
+        };
+        assert_eq!(
+            *duration_ms, 2000,
+            "from the answer to the request returning the result"
+        );
+        assert_eq!(
+            events.last().map(|(_, e)| e),
+            Some(&Event::TurnEnd {
+                final_text: "Done.".into()
+            })
+        );
+    }
+
+    #[test]
+    fn the_error_names_the_first_failed_request_and_its_retries_before_the_agent_s_own() {
+        let start = Instant::now();
+        let prompt = json!([{"role": "user", "content": "Go."}]);
+        let message = "Request 2 did not contain \"b = 2\"";
+        let record = [
+            exchange(start, 10, prompt.clone(), answered(1, vec![bash_call()])),
+            exchange(start, 20, prompt.clone(), failed(2, 1, message)),
+            exchange(start, 30, prompt.clone(), failed(2, 2, message)),
+            exchange(start, 40, prompt, failed(2, 3, message)),
+        ];
+        let agent = "external agent `claude` failed: exit status: 1; stderr: unknown model";
+        assert_eq!(
+            run_error(&record, Some(agent)).as_deref(),
+            Some(
+                "Request 2 did not contain \"b = 2\" (retried 2 times); then external agent \
+                 `claude` failed: exit status: 1; stderr: unknown model"
+            )
+        );
+        assert_eq!(
+            run_error(&record[..2], None).as_deref(),
+            Some(message),
+            "an agent that exits 0 after it: the endpoint's cause alone"
+        );
+        assert_eq!(run_error(&record[..1], Some(agent)).as_deref(), Some(agent));
+        assert_eq!(run_error(&record[..1], None), None);
+        // The log: one request 2, then its retries.
+        let run = Finished {
+            failure: Some(agent.to_owned()),
+            ..finished(start, &record, 50)
+        };
+        let kinds: Vec<&str> = session_events(&run).iter().map(|(_, e)| e.kind()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "user_message",
+                "model_request",
+                "model_response",
+                "model_request",
+                "model_retry",
+                "model_retry",
+                "run_error"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unserved_request_is_named_before_the_agent_s_failure() {
+        let start = Instant::now();
+        let unserved = Exchange {
+            method: "GET".to_owned(),
+            path: "/v1/responses".to_owned(),
+            body: Bytes::new(),
+            outcome: Outcome::Unserved {
+                status: 404,
+                message: "WebSocket upgrade to /v1/responses is not served".to_owned(),
+            },
+            received: start,
+            answered: start,
+        };
+        assert_eq!(
+            run_error(
+                std::slice::from_ref(&unserved),
+                Some("external agent `x` failed: exit status: 1")
+            )
+            .as_deref(),
+            Some(
+                "model endpoint: GET /v1/responses answered 404: WebSocket upgrade to \
+                 /v1/responses is not served; then external agent `x` failed: exit status: 1"
+            )
+        );
+        assert_eq!(run_error(&[unserved], None), None, "a warning only");
+    }
+
+    #[test]
+    fn a_preset_s_final_text_is_its_own_else_the_model_s_never_its_stdout() {
+        let start = Instant::now();
+        let prompt = json!([{"role": "user", "content": "Go."}]);
+        let record = [exchange(start, 10, prompt, answered(1, vec![bash_call()]))];
+        let final_text = |run: &Finished<'_>| match session_events(run).pop() {
+            Some((_, Event::TurnEnd { final_text })) => final_text,
+            other => panic!("a turn end: {other:?}"),
+        };
+        let stdout = "System prompt ... Submitted!";
+        let preset = Finished {
+            stdout: None,
+            preset: Some(Preset::MiniSweAgent),
+            ..finished(start, &record, 20)
+        };
+        assert_eq!(final_text(&preset), "", "no text, no submission: nothing");
+        let submitted = Finished {
+            own_final_text: Some("the submission\n".into()),
+            ..preset
+        };
+        assert_eq!(final_text(&submitted), "the submission");
+        let command = Finished {
+            stdout: Some(stdout),
+            ..finished(start, &record, 20)
+        };
+        assert_eq!(final_text(&command), stdout, "a command's stdout stands in");
+    }
+
+    #[test]
+    fn calls_mini_swe_agent_refuses_have_a_failed_result_and_never_ran() {
+        let start = Instant::now();
+        let error =
+            "Tool call error:\n\n<error>\nMissing 'command' argument in bash tool call.\n</error>";
+        let chat = |messages: serde_json::Value, outcome| {
+            let mut exchange = exchange(start, 10, json!(null), outcome);
+            exchange.path = "/v1/chat/completions".to_owned();
+            exchange.body = Bytes::from(json!({"model": "m", "messages": messages}).to_string());
+            exchange
+        };
+        let chat_answer = |n, output| match answered(n, output) {
+            Outcome::Answered {
+                n, attempt, reply, ..
+            } => Outcome::Answered {
+                n,
+                attempt,
+                dialect: Api::Chat,
+                reply,
+            },
+            other => other,
+        };
+        let record = [
+            chat(
+                json!([{"role": "user", "content": "List."}]),
+                chat_answer(1, vec![bash_call()]),
+            ),
+            chat(
+                json!([{"role": "user", "content": "List."}, {"role": "user", "content": error}]),
+                chat_answer(
+                    2,
+                    vec![OutputItem::Message {
+                        text: "Done.".into(),
+                    }],
+                ),
+            ),
+        ];
+        let run = Finished {
+            preset: Some(Preset::MiniSweAgent),
+            ..finished(start, &record, 30)
+        };
+        let events: Vec<Event> = session_events(&run).into_iter().map(|(_, e)| e).collect();
+        assert!(
+            !events.iter().any(|e| e.kind() == "tool_start"),
+            "the tool never ran: {events:?}"
+        );
+        assert!(
+            events.contains(&Event::ToolResult {
+                call_id: "call_1".into(),
+                name: "bash".into(),
+                status: CallStatus::Failed,
+                output: error.into(),
+                duration_ms: 0,
+            }),
+            "{events:?}"
+        );
+        // Any other external agent: no result (it sent none).
+        let command = finished(start, &record, 30);
+        assert!(
+            !session_events(&command)
+                .iter()
+                .any(|(_, e)| e.kind() == "tool_result")
+        );
+    }
+}

@@ -58,6 +58,7 @@ mod agent {
 /// Agents evalhost runs: the presets (real Codex CLI, Claude Code, pi, mini-swe-agent), external agents, the pi-agent-core adapter.
 mod agents {
     mod command_line_agent;
+    mod explained;
     mod external;
     mod external_live;
     mod pi_agent_core;

@@ -172,8 +172,9 @@ fn an_external_agent_case_needs_a_script_only_when_its_agent_asks_the_model() {
     assert_eq!(row("asking").as_deref(), Some("FAIL"), "{stdout}");
     assert!(
         stdout.contains(
-            "\n  asking run 1: external agent `python3` failed: exit status: 1; stderr: model failed: \
-             Model script exhausted: request 1 has no scripted response\n"
+            "\n  asking run 1: Model script exhausted: request 1 has no scripted response; then \
+             external agent `python3` failed: exit status: 1; stderr: model failed: Model script \
+             exhausted: request 1 has no scripted response\n"
         ),
         "{stdout}"
     );

@@ -33,7 +33,7 @@ const AGENTS_LINE: &str =
 
 /// `Some(())` when every program in `programs` is on PATH; otherwise skips (or, under
 /// `EVALHOST_REQUIRE_TOOLCHAINS=1`, fails) naming how to install what is missing.
-fn installed(programs: &[&str]) -> Option<()> {
+pub(super) fn installed(programs: &[&str]) -> Option<()> {
     let missing: Vec<String> = programs
         .iter()
         .filter(|p| !on_path(p))

@@ -108,9 +108,11 @@ graders:
                 "user_message",
                 "model_request",
                 "model_response",
+                // Both tools started when the answer asking for them was sent; their
+                // results came back with the next request.
+                "tool_start",
                 "tool_start",
                 "tool_result",
-                "tool_start",
                 "tool_result",
                 "model_request",
                 "model_response",
