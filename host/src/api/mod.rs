@@ -1,7 +1,8 @@
 //! The model APIs, one folder each: for OpenAI Responses, OpenAI Chat Completions, Anthropic
-//! Messages and Google Gemini, the API's wire types, its server codec (how the model endpoint,
-//! [`crate::model`], answers an agent speaking it) and its client (how a live provider speaking
-//! it is called), side by side. Which API is [`crate::wire::Api`], the one enum both sides use.
+//! Messages and Google Gemini, the API's wire types (`wire.rs`, the serde types both sides
+//! use), its server codec (how the model endpoint, [`crate::model`], answers an agent speaking
+//! it) and its client (how a live provider speaking it is called), side by side. Which API is
+//! [`crate::wire::Api`], the one enum both sides use.
 //!
 //! | API | request | streamed answer | not streamed |
 //! |---|---|---|---|

@@ -1,97 +1,95 @@
 //! OpenAI Chat Completions, the dialect of vLLM, llama.cpp server, Ollama and most gateways:
 //! the agent's Responses request as chat messages, and a chat stream back to output items.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::api::provider::error::reported;
-use crate::api::provider::error::ProviderError;
+use super::wire::{
+    ChatCompletionChunk, ChatRequest, FunctionDeclaration, RequestMessage, StreamOptions, Tool,
+    ToolCall, ToolCallDelta,
+};
+use crate::api::provider::error::{ProviderError, reported};
 use crate::api::reply::Reply;
+use crate::api::responses::wire::{InputItem, ResponsesRequest};
 use crate::config::ProviderConfig;
 use crate::session::OutputItem;
 use crate::wire::SseEvent;
-use crate::api::responses::wire::{InputItem, ResponsesRequest};
 
 /// `{base_url}/chat/completions`.
 pub(crate) fn url(base_url: &str) -> String {
     format!("{base_url}/chat/completions")
 }
 
-/// The chat request: instructions as the system message; an assistant message carries the
-/// calls that follow it; each call output is a `tool` message; `reasoning_effort` when set.
 /// The request's function tools as Chat Completions tools. Other kinds (`custom`, `namespace`,
 /// `web_search`, ...) exist only in the Responses API, so they are not offered to a Chat
 /// provider: the model cannot call them there.
-pub(crate) fn tools(request: &ResponsesRequest) -> Vec<Value> {
+fn declared_tools(request: &ResponsesRequest) -> Vec<Tool<'_>> {
     request
         .tools
         .iter()
         .filter(|t| t.is_function())
-        .map(|t| {
-            json!({
-                "type": "function",
-                "function": {"name": t.name, "description": t.description, "parameters": t.parameters_schema()},
-            })
+        .map(|t| Tool {
+            kind: Cow::Borrowed("function"),
+            function: FunctionDeclaration {
+                name: Cow::Borrowed(&t.name),
+                description: Cow::Borrowed(&t.description),
+                parameters: t.parameters_schema(),
+            },
         })
         .collect()
 }
 
+/// The chat request: instructions as the system message; an assistant message carries the
+/// calls that follow it; each call output is a `tool` message; `reasoning_effort` when set.
 pub(crate) fn body(request: &ResponsesRequest, config: &ProviderConfig) -> Value {
-    let mut messages: Vec<Value> = Vec::new();
+    let mut messages: Vec<RequestMessage<'_>> = Vec::new();
     if let Some(instructions) = &request.instructions {
-        messages.push(json!({"role": "system", "content": instructions}));
+        messages.push(RequestMessage::new("system", Some(instructions.into())));
     }
     for item in &request.input {
         match item {
             InputItem::Message { role, content } => {
-                messages.push(json!({"role": role, "content": content}));
+                messages.push(RequestMessage::new(role.as_str(), Some(content.into())));
             }
             InputItem::FunctionCall {
                 call_id,
                 name,
                 arguments,
             } => {
-                let call = json!({
-                    "id": call_id,
-                    "type": "function",
-                    "function": {"name": name, "arguments": arguments},
-                });
-                let last_is_assistant = messages.last().is_some_and(|m| m["role"] == "assistant");
-                if !last_is_assistant {
-                    messages.push(json!({"role": "assistant", "content": Value::Null}));
-                }
-                if let Some(last) = messages.last_mut().and_then(Value::as_object_mut) {
-                    match last.get_mut("tool_calls").and_then(Value::as_array_mut) {
-                        Some(calls) => calls.push(call),
-                        None => {
-                            last.insert("tool_calls".into(), json!([call]));
-                        }
+                let call = ToolCall::function(call_id, name, arguments);
+                match messages.last_mut() {
+                    Some(last) if last.role == "assistant" => last.tool_calls.push(call),
+                    _ => {
+                        let mut message = RequestMessage::new("assistant", None);
+                        message.tool_calls.push(call);
+                        messages.push(message);
                     }
                 }
             }
             InputItem::FunctionCallOutput { call_id, output } => {
-                messages.push(json!({"role": "tool", "tool_call_id": call_id, "content": output}));
+                let mut message = RequestMessage::new("tool", Some(output.into()));
+                message.tool_call_id = Some(call_id.into());
+                messages.push(message);
             }
         }
     }
-    let tools = tools(request);
-    let mut body = json!({
-        "model": config.model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-    });
-    if !tools.is_empty() {
-        body["tools"] = Value::Array(tools);
-    }
-    if let Some(effort) = &config.reasoning_effort {
-        body["reasoning_effort"] = json!(effort);
-    }
-    if let Some(max) = request.max_output_tokens {
-        body["max_tokens"] = json!(max.min(config.max_tokens));
-    }
-    body
+    let body = ChatRequest {
+        model: Cow::Borrowed(&config.model),
+        messages,
+        tools: declared_tools(request),
+        stream: true,
+        stream_options: Some(StreamOptions {
+            include_usage: true,
+        }),
+        reasoning_effort: config.reasoning_effort.as_deref().map(Cow::Borrowed),
+        max_tokens: request
+            .max_output_tokens
+            .map(|max| max.min(config.max_tokens)),
+    };
+    // Plain structs of strings and JSON values always encode.
+    serde_json::to_value(body).unwrap_or_default()
 }
 
 /// A call being assembled from deltas.
@@ -121,10 +119,7 @@ impl Decoder {
         Self::default()
     }
 
-    pub(crate) fn event(
-        &mut self,
-        event: SseEvent,
-    ) -> Result<Option<Reply>, ProviderError> {
+    pub(crate) fn event(&mut self, event: SseEvent) -> Result<Option<Reply>, ProviderError> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(None);
@@ -132,33 +127,31 @@ impl Decoder {
         if data == "[DONE]" {
             return self.reply().map(Some);
         }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| ProviderError::Malformed {
-            message: format!("chat chunk is not JSON: {e}"),
-        })?;
-        if chunk.get("error").is_some_and(|e| !e.is_null()) {
-            return Err(reported(&chunk));
-        }
-        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            self.input_tokens = usage["prompt_tokens"].as_u64().unwrap_or(self.input_tokens);
-            self.output_tokens = usage["completion_tokens"]
-                .as_u64()
-                .unwrap_or(self.output_tokens);
-            self.cached_input_tokens = usage["prompt_tokens_details"]["cached_tokens"]
-                .as_u64()
+        let chunk = match serde_json::from_str::<ChatCompletionChunk<'static>>(data) {
+            Ok(chunk) if chunk.error.is_none() => chunk,
+            // An error chunk (whatever else it holds) is read as sent.
+            result => return Err(refused(data, result.err())),
+        };
+        if let Some(usage) = chunk.usage.flatten() {
+            self.input_tokens = usage.prompt_tokens.unwrap_or(self.input_tokens);
+            self.output_tokens = usage.completion_tokens.unwrap_or(self.output_tokens);
+            self.cached_input_tokens = usage
+                .prompt_tokens_details
+                .and_then(|details| details.cached_tokens)
                 .unwrap_or(self.cached_input_tokens);
         }
-        for choice in chunk["choices"].as_array().into_iter().flatten() {
-            if choice["finish_reason"].is_string() {
+        for choice in chunk.choices {
+            if choice.finish_reason.is_some() {
                 self.finished = true;
             }
-            let delta = &choice["delta"];
-            if let Some(text) = delta["content"].as_str() {
-                self.text.push_str(text);
+            let delta = choice.delta;
+            if let Some(text) = delta.content {
+                self.text.push_str(&text);
             }
-            if let Some(refusal) = delta["refusal"].as_str() {
-                self.refusal.push_str(refusal);
+            if let Some(refusal) = delta.refusal.flatten() {
+                self.refusal.push_str(&refusal);
             }
-            for call in delta["tool_calls"].as_array().into_iter().flatten() {
+            for call in delta.tool_calls {
                 self.call_delta(call);
             }
         }
@@ -169,16 +162,16 @@ impl Decoder {
     /// argument fragments; some servers repeat the id (and name) on every delta, which must
     /// not be concatenated. Without `index`, the delta belongs to the call with its id, else
     /// to the last call.
-    fn call_delta(&mut self, call: &Value) {
-        let id = call["id"].as_str().filter(|id| !id.is_empty());
-        let index = call["index"].as_u64().unwrap_or_else(|| {
-            let known = id.and_then(|id| {
+    fn call_delta(&mut self, call: ToolCallDelta<'static>) {
+        let id = call.id.filter(|id| !id.is_empty());
+        let index = call.index.unwrap_or_else(|| {
+            let known = id.as_deref().and_then(|id| {
                 self.calls
                     .iter()
                     .find(|(_, c)| c.id == id)
                     .map(|(index, _)| *index)
             });
-            match (known, id, self.calls.keys().next_back()) {
+            match (known, &id, self.calls.keys().next_back()) {
                 (Some(index), _, _) => index,
                 (None, None, Some(last)) => *last,
                 (None, _, last) => last.map_or(0, |last| last + 1),
@@ -188,15 +181,15 @@ impl Decoder {
         if let Some(id) = id
             && partial.id.is_empty()
         {
-            partial.id = id.to_owned();
+            partial.id = id.into_owned();
         }
-        if let Some(name) = call["function"]["name"].as_str()
+        if let Some(name) = call.function.name
             && name != partial.name
         {
-            partial.name.push_str(name);
+            partial.name.push_str(&name);
         }
-        if let Some(arguments) = call["function"]["arguments"].as_str() {
-            partial.arguments.push_str(arguments);
+        if let Some(arguments) = call.function.arguments {
+            partial.arguments.push_str(&arguments);
         }
     }
 
@@ -239,5 +232,103 @@ impl Decoder {
             cached_input_tokens: self.cached_input_tokens,
             ..Reply::default()
         })
+    }
+}
+
+/// A chunk that is an error, or that is not a chunk: the error it reports (classified like the
+/// same error over HTTP), else why it is malformed.
+fn refused(data: &str, typed: Option<serde_json::Error>) -> ProviderError {
+    match serde_json::from_str::<Value>(data) {
+        Ok(chunk) if chunk.get("error").is_some_and(|e| !e.is_null()) => reported(&chunk),
+        Ok(_) => ProviderError::Malformed {
+            message: match typed {
+                Some(e) => format!("chat chunk is not a chat.completion.chunk: {e}"),
+                None => "chat chunk is not a chat.completion.chunk".to_owned(),
+            },
+        },
+        Err(e) => ProviderError::Malformed {
+            message: format!("chat chunk is not JSON: {e}"),
+        },
+    }
+}
+
+/// The request's tools as sent, JSON (compared across APIs by the provider's tests).
+#[cfg(test)]
+pub(crate) fn tools(request: &ResponsesRequest) -> Vec<Value> {
+    declared_tools(request)
+        .iter()
+        .map(|tool| serde_json::to_value(tool).unwrap())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn read(chunks: &[Value]) -> Result<Reply, ProviderError> {
+        let mut decoder = Decoder::new();
+        for chunk in chunks {
+            let event = SseEvent {
+                data: chunk.to_string(),
+                ..SseEvent::default()
+            };
+            if let Some(reply) = decoder.event(event)? {
+                return Ok(reply);
+            }
+        }
+        decoder.end()
+    }
+
+    fn delta(delta: Value) -> Value {
+        json!({"choices": [{"delta": delta}]})
+    }
+
+    #[test]
+    fn pieces_without_an_index_go_to_the_call_with_their_id_else_the_last() {
+        let reply = read(&[
+            delta(json!({"content": [{"type": "text", "text": "not text"}]})),
+            delta(json!({"tool_calls": [{"id": "a", "function": {"name": "ls", "arguments": "{\"p\""}}]})),
+            delta(json!({"tool_calls": [{"function": {"arguments": ":1}"}}]})),
+            delta(json!({"tool_calls": [{"id": "b", "type": {"odd": true},
+                                         "function": {"name": "cat", "arguments": "{}"}}]})),
+            delta(json!({"tool_calls": [{"id": "a", "function": {"name": "ls"}}]})),
+            json!({"choices": [{"delta": {}, "finish_reason": "tool_calls"}],
+                   "usage": {"prompt_tokens": 9, "completion_tokens": -1,
+                             "prompt_tokens_details": {"cached_tokens": 4}}}),
+        ])
+        .expect("a reply");
+        let calls: Vec<_> = reply.output.iter().filter_map(OutputItem::call).collect();
+        assert_eq!(calls, [("a", "ls", "{\"p\":1}"), ("b", "cat", "{}")]);
+        assert!(reply.output.iter().all(|item| item.text().is_none()));
+        assert_eq!(
+            (
+                reply.input_tokens,
+                reply.output_tokens,
+                reply.cached_input_tokens
+            ),
+            (9, 0, 4)
+        );
+    }
+
+    #[test]
+    fn an_error_chunk_is_the_providers_error_and_text_is_malformed() {
+        let error = read(&[
+            json!({"error": {"message": "Overloaded", "type": "server_error",
+                                            "code": 529}, "choices": "x"}),
+        ])
+        .unwrap_err();
+        assert!(error.is_retryable(), "{error}");
+        assert!(error.to_string().contains("Overloaded"), "{error}");
+        let mut decoder = Decoder::new();
+        let text = SseEvent {
+            data: "{not json".into(),
+            ..SseEvent::default()
+        };
+        assert!(matches!(
+            decoder.event(text),
+            Err(ProviderError::Malformed { .. })
+        ));
     }
 }
