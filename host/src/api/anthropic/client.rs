@@ -46,7 +46,7 @@ pub(crate) fn url(base_url: &str) -> String {
 
 /// The request's function tools as Anthropic tools; other kinds exist only in the Responses
 /// API and are not offered (the model cannot call them through this translation).
-fn declared_tools(request: &ResponsesRequest) -> Vec<Tool<'_>> {
+pub(crate) fn declared_tools(request: &ResponsesRequest) -> Vec<Tool<'_>> {
     request
         .tools
         .iter()
@@ -366,15 +366,6 @@ fn untyped(
         }
         _ => Err(malformed(error)),
     }
-}
-
-/// The request's tools as sent, JSON (compared across APIs by the provider's tests).
-#[cfg(test)]
-pub(crate) fn tools(request: &ResponsesRequest) -> Vec<Value> {
-    declared_tools(request)
-        .iter()
-        .map(|tool| serde_json::to_value(tool).unwrap())
-        .collect()
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ pub(crate) fn url(base_url: &str) -> String {
 /// The request's function tools as Chat Completions tools. Other kinds (`custom`, `namespace`,
 /// `web_search`, ...) exist only in the Responses API, so they are not offered to a Chat
 /// provider: the model cannot call them there.
-fn declared_tools(request: &ResponsesRequest) -> Vec<Tool<'_>> {
+pub(crate) fn declared_tools(request: &ResponsesRequest) -> Vec<Tool<'_>> {
     request
         .tools
         .iter()
@@ -250,15 +250,6 @@ fn refused(data: &str, typed: Option<serde_json::Error>) -> ProviderError {
             message: format!("chat chunk is not JSON: {e}"),
         },
     }
-}
-
-/// The request's tools as sent, JSON (compared across APIs by the provider's tests).
-#[cfg(test)]
-pub(crate) fn tools(request: &ResponsesRequest) -> Vec<Value> {
-    declared_tools(request)
-        .iter()
-        .map(|tool| serde_json::to_value(tool).unwrap())
-        .collect()
 }
 
 #[cfg(test)]

@@ -274,12 +274,13 @@ mod tests {
     #[test]
     fn chat_and_anthropic_get_only_function_tools_and_a_missing_schema_is_an_empty_object() {
         let request = codex_like_request();
-        for tools in [
-            crate::api::chat::client::tools(&request),
-            crate::api::anthropic::client::tools(&request),
+        let chat = crate::api::chat::client::declared_tools(&request);
+        let anthropic = crate::api::anthropic::client::declared_tools(&request);
+        for (count, text) in [
+            (chat.len(), serde_json::to_string(&chat).unwrap()),
+            (anthropic.len(), serde_json::to_string(&anthropic).unwrap()),
         ] {
-            let text = serde_json::to_string(&tools).unwrap();
-            assert_eq!(tools.len(), 2, "{text}");
+            assert_eq!(count, 2, "{text}");
             assert!(
                 text.contains("exec_command") && text.contains("list_goals"),
                 "{text}"
