@@ -203,11 +203,7 @@ impl ExternalAgent {
             .map(|(index, word)| {
                 let path = std::path::Path::new(&word);
                 let relative = !word.is_empty() && !word.starts_with('-') && path.is_relative();
-                let named = if index == 0 {
-                    word.contains('/')
-                } else {
-                    true
-                };
+                let named = index != 0 || word.contains('/');
                 // `./agent.sh` names `DIR/agent.sh`: `.` components dropped.
                 let beside: std::path::PathBuf = dir.join(path).components().collect();
                 if relative && named && beside.is_file() {
@@ -243,7 +239,9 @@ impl super::Case {
         use super::Execution;
         let replaced = match &self.execution {
             Execution::Agent => Replaced::OwnAgent,
-            Execution::External(own) if own.preset().is_some() && own.preset() == agent.preset() => {
+            Execution::External(own)
+                if own.preset().is_some() && own.preset() == agent.preset() =>
+            {
                 return Replaced::Same;
             }
             Execution::External(own) if own == agent => return Replaced::Same,
