@@ -247,7 +247,8 @@ pub struct RunArgs {
     pub expect_agent_core_version: Option<String>,
     /// Run this external agent command (`sh -c CMD` in the workspace, the prompt on stdin,
     /// OPENAI_BASE_URL/OPENAI_API_KEY pointing at evalhost's loopback model endpoint) instead
-    /// of evalhost's own agent, for every case that would run the agent.
+    /// of evalhost's own agent, for every case that would run the agent, and instead of the
+    /// agent a case's own `agent:` names (a note names those cases).
     #[arg(long, value_name = "CMD", conflicts_with = "agent")]
     pub agent_cmd: Option<String>,
     /// Run this real agent against evalhost's loopback model endpoint, offline, instead of
@@ -255,7 +256,8 @@ pub struct RunArgs {
     /// for every case that would run the agent (installed on PATH, at `[agents] NAME = PATH`
     /// in evalhost.toml, or EVALHOST_AGENT_<NAME>); `pi-agent-core` replays AgentCompany
     /// fixtures through `@mariozechner/pi-agent-core`'s Agent loop (the Node adapter in
-    /// agents/pi-agent-core; fixtures must be recorded with its installed version).
+    /// agents/pi-agent-core; fixtures must be recorded with its installed version). A preset
+    /// also runs instead of the agent a case's own `agent:` names; a note names those cases.
     #[arg(long, value_name = "NAME")]
     pub agent: Option<AgentChoice>,
     /// Keep session logs, evidence and report.json in this directory.
