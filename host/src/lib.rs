@@ -92,10 +92,10 @@ pub use runner::RunOptions;
 pub use suite::{AgentOverride, Plan, Suite, SuiteError};
 
 #[cfg(feature = "run")]
-pub mod api;
-#[cfg(feature = "run")]
 pub mod agent;
 pub mod agent_preset;
+#[cfg(feature = "run")]
+pub mod api;
 #[cfg(feature = "bundles")]
 pub mod bundle;
 pub mod case;

@@ -3,9 +3,9 @@
 use serde_json::Value;
 
 use super::AgentError;
+use crate::api::responses::wire::{ResponseItem, ResponseObject, StreamEvent};
 use crate::session::OutputItem;
 use crate::wire::SseEvent;
-use crate::api::responses::wire::{ResponseItem, ResponseObject, StreamEvent};
 
 /// The model's completed answer to one request.
 #[derive(Debug, Clone, PartialEq)]

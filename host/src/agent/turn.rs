@@ -11,8 +11,8 @@ use super::client::ModelClient;
 use super::replay::ReplayTools;
 use super::tools::{ToolContext, skills};
 use super::{AgentConfig, AgentError, wire};
-use crate::session::{Event, RequestBody, SessionLog, SessionLogError, ToolCallRecords};
 use crate::api::responses::wire::InputItem;
+use crate::session::{Event, RequestBody, SessionLog, SessionLogError, ToolCallRecords};
 
 /// What a finished turn produced.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
+use evalhost::api::Provider;
 use evalhost::config::ConfigSources;
 use evalhost::judge::{Judge, JudgeLimits, JudgeMode};
-use evalhost::api::Provider;
 
 use super::Failure;
 

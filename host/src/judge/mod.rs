@@ -40,9 +40,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::config::ProviderConfig;
 #[cfg(feature = "run")]
 use crate::api::Provider;
+use crate::config::ProviderConfig;
 use judgments::{Judgment, Judgments};
 
 /// Where answers come from (`evalhost run --judge MODE`).

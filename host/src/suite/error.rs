@@ -2,11 +2,11 @@
 //! `Error:` and exits 2 (3 for [`SuiteError::is_internal`]).
 
 use crate::agent_preset::PresetError;
+use crate::api::ProviderError;
 use crate::case::CaseError;
 use crate::case::agentcompany::PiAgentCoreError;
 use crate::config::ConfigError;
 use crate::grader::GraderHostError;
-use crate::api::ProviderError;
 
 /// A suite that cannot run as asked; nothing has run.
 #[derive(Debug, thiserror::Error)]

@@ -101,7 +101,9 @@ fn problems(text: &str, module: &str, file: &str) -> Vec<String> {
         } else if leaf {
             LEAVES.iter().any(|leaf| within(&path, leaf))
                 || within(&path, PIVOT)
-                || APIS.iter().all(|api| !within(&path, &format!("api::{api}")))
+                || APIS
+                    .iter()
+                    .all(|api| !within(&path, &format!("api::{api}")))
                     && path != "api"
                     && !within(&path, "api::serve")
                     && path != "api::provider"
@@ -122,7 +124,11 @@ fn problems(text: &str, module: &str, file: &str) -> Vec<String> {
 fn api_folders_use_only_themselves_the_leaves_and_the_pivot() {
     let mut files = Vec::new();
     rust_files(&api_dir(), "api", &mut files);
-    assert!(files.len() >= 20, "found {} files in host/src/api", files.len());
+    assert!(
+        files.len() >= 20,
+        "found {} files in host/src/api",
+        files.len()
+    );
     let mut all = Vec::new();
     for (path, module) in &files {
         let text = std::fs::read_to_string(path).expect("read");
@@ -137,9 +143,15 @@ fn a_folder_that_reaches_into_the_dispatch_or_another_api_is_named() {
     let text = "use crate::api::serve::encode;\nuse super::wire::Part;\nuse crate::api::chat::client::tools;\n// crate::api::serve in a comment\nuse crate::api::reply::Reply;\n";
     let found = problems(text, "api::gemini::server", "gemini/server.rs");
     assert_eq!(found.len(), 2, "{found:#?}");
-    assert!(found[0].starts_with("gemini/server.rs:1: `api::gemini::server` uses `api::serve::encode`"));
+    assert!(
+        found[0].starts_with("gemini/server.rs:1: `api::gemini::server` uses `api::serve::encode`")
+    );
     assert!(found[1].contains(":3:") && found[1].contains("api::chat::client::tools"));
-    let leaf = problems("use crate::api::gemini::wire::Part;\n", "api::reply", "reply.rs");
+    let leaf = problems(
+        "use crate::api::gemini::wire::Part;\n",
+        "api::reply",
+        "reply.rs",
+    );
     assert_eq!(leaf.len(), 1, "{leaf:#?}");
     let from_mod = problems("use super::Reply;\n", "api::gemini", "gemini/mod.rs");
     assert_eq!(from_mod.len(), 1, "{from_mod:#?}");
