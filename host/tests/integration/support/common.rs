@@ -46,6 +46,8 @@ pub fn python_sdks() -> Option<()> {
             "the OpenAI, Anthropic and Google Gen AI Python SDKs are required (EVALHOST_REQUIRE_TOOLCHAINS=1): {PYTHON_SDKS}"
         );
     }
-    eprintln!("skipped: the OpenAI, Anthropic and Google Gen AI Python SDKs are not installed: {PYTHON_SDKS}");
+    eprintln!(
+        "skipped: the OpenAI, Anthropic and Google Gen AI Python SDKs are not installed: {PYTHON_SDKS}"
+    );
     None
 }
