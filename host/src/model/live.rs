@@ -1,12 +1,12 @@
-//! The live responder: each model request, whatever its dialect, is given to the configured
-//! provider (translated into the provider's dialect there), and the provider's answer comes
+//! The live responder: each model request, whatever its API, is given to the configured
+//! provider (translated into the provider's API there), and the provider's answer comes
 //! back as a [`Reply`]. Nothing is cached; each request is one provider call (with retries).
 
 use tokio::sync::Semaphore;
 
 use crate::api::serve::to_responses_request;
 use crate::api::{Carried, Provider, Reply};
-use crate::wire::Api as Dialect;
+use crate::wire::Api;
 
 /// A provider shared by every live session of a suite.
 pub struct LiveModel {
@@ -40,18 +40,18 @@ impl LiveModel {
         &self.provider
     }
 
-    /// The provider's answer to request `n`, a body in `dialect`, or why there is none;
+    /// The provider's answer to request `n`, a body in `api`, or why there is none;
     /// `carried` is the session's reasoning.
     pub(crate) async fn answer(
         &self,
         n: u32,
-        dialect: Dialect,
+        api: Api,
         request: &serde_json::Value,
         carried: &Carried,
     ) -> Result<Reply, String> {
         let config = self.provider.config();
-        let request = to_responses_request(dialect, request)
-            .map_err(|e| format!("Request {n} is not a {} request: {e}", dialect.name()))?;
+        let request = to_responses_request(api, request)
+            .map_err(|e| format!("Request {n} is not a {} request: {e}", api.name()))?;
         let result = {
             let _permit = self.permits.acquire().await;
             self.provider.complete(&request, carried).await

@@ -5,14 +5,14 @@
 //! 128 random bits compared in constant time); what a session keeps of the requests it is
 //! sent is bounded (`keep.rs`).
 //!
-//! A request is routed to its dialect (OpenAI Responses, OpenAI Chat Completions, Anthropic
-//! Messages); the responder answers a dialect-neutral [`Reply`] (text, calls, usage); the
-//! dialect's codec puts it on the wire, streamed or not. Every request is recorded once, as an
+//! A request is routed to its API (OpenAI Responses, OpenAI Chat Completions, Anthropic
+//! Messages, Gemini); the responder answers an API-neutral [`Reply`] (text, calls, usage); the
+//! API's codec puts it on the wire, streamed or not. Every request is recorded once, as an
 //! [`Exchange`], and external agents' session logs are written from that record. The script is
 //! strict both ways: a request beyond the script, or one missing a step's
-//! `expect_input_contains`, fails (`response.failed`, or an error in the dialect's shape) and
+//! `expect_input_contains`, fails (`response.failed`, or an error in the API's shape) and
 //! is the run's script failure. A request the endpoint does not serve is answered with an
-//! error in the dialect's shape and recorded.
+//! error in the API's shape and recorded.
 //!
 //! ```no_run
 //! # async fn demo(steps: Vec<evalhost::case::ScriptStep>) -> Result<(), Box<dyn std::error::Error>> {

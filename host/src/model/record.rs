@@ -1,5 +1,5 @@
 //! The record of a session: every request that reached a run's endpoint and how it was
-//! answered, in one type for every dialect and both responders. External agents' session logs
+//! answered, in one type for every API and both responders. External agents' session logs
 //! are written from it ([`crate::runner`]), so nothing else keeps a copy of what crossed.
 
 use std::time::Instant;
@@ -8,7 +8,7 @@ use axum::body::Bytes;
 
 use crate::api::Reply;
 use crate::session::{Event, RequestBody};
-use crate::wire::Api as Dialect;
+use crate::wire::Api;
 
 /// One request that reached a session and what became of it.
 #[derive(Debug, Clone)]
@@ -31,25 +31,25 @@ pub struct Exchange {
 /// How a request was answered.
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    /// Model request `n` (1-based) in `dialect`, answered with `reply`. `attempt` is 1 for the
+    /// Model request `n` (1-based) in `api`, answered with `reply`. `attempt` is 1 for the
     /// request, 2 and up for the agent's retries of it (the same body sent again).
     Answered {
         n: u32,
         attempt: u32,
-        dialect: Dialect,
+        api: Api,
         reply: Reply,
     },
-    /// Model request `n` (`attempt` as above) in `dialect` failed: the script was broken
-    /// (exhausted, an expectation missed, a body that is not the dialect) or the provider gave
+    /// Model request `n` (`attempt` as above) in `api` failed: the script was broken
+    /// (exhausted, an expectation missed, a body that is not the API) or the provider gave
     /// up.
     Failed {
         n: u32,
         attempt: u32,
-        dialect: Dialect,
+        api: Api,
         message: String,
     },
     /// A request the endpoint does not serve (another path, a method, a WebSocket upgrade),
-    /// answered with an HTTP error in the dialect's shape.
+    /// answered with an HTTP error in the API's shape.
     Unserved { status: u16, message: String },
 }
 

@@ -11,7 +11,7 @@
 use axum::body::Bytes;
 use serde_json::Value;
 
-use crate::wire::Api as Dialect;
+use crate::wire::Api;
 
 /// What a request and its retries have in common.
 #[derive(Debug, PartialEq)]
@@ -23,19 +23,18 @@ pub(crate) enum RetryKey {
 }
 
 impl RetryKey {
-    /// The key of `body`, a request in `dialect`.
-    pub(crate) fn of(dialect: Dialect, body: &Bytes) -> RetryKey {
-        conversation(dialect, body)
-            .map_or_else(|| RetryKey::Body(body.clone()), RetryKey::Conversation)
+    /// The key of `body`, a request in `api`.
+    pub(crate) fn of(api: Api, body: &Bytes) -> RetryKey {
+        conversation(api, body).map_or_else(|| RetryKey::Body(body.clone()), RetryKey::Conversation)
     }
 }
 
-fn conversation(dialect: Dialect, body: &[u8]) -> Option<Value> {
+fn conversation(api: Api, body: &[u8]) -> Option<Value> {
     let request: Value = serde_json::from_slice(body).ok()?;
-    let field = match dialect {
-        Dialect::Responses => "input",
-        Dialect::Chat | Dialect::Anthropic => "messages",
-        Dialect::Gemini => "contents",
+    let field = match api {
+        Api::Responses => "input",
+        Api::Chat | Api::Anthropic => "messages",
+        Api::Gemini => "contents",
     };
     Some(match request.get(field)? {
         Value::Array(items) => items
@@ -75,8 +74,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn key(dialect: Dialect, body: Value) -> RetryKey {
-        RetryKey::of(dialect, &Bytes::from(body.to_string()))
+    fn key(api: Api, body: Value) -> RetryKey {
+        RetryKey::of(api, &Bytes::from(body.to_string()))
     }
 
     #[test]
@@ -91,10 +90,7 @@ mod tests {
             "tools": [{"name": "Bash"}, {"name": "Read"}],
             "messages": [{"role": "user", "content": [{"type": "text", "text": "Go."}]},
                 {"role": "system", "content": "ToolSearch is no longer available."}]});
-        assert_eq!(
-            key(Dialect::Anthropic, first),
-            key(Dialect::Anthropic, again)
-        );
+        assert_eq!(key(Api::Anthropic, first), key(Api::Anthropic, again));
         // Codex's: the same JSON, keys in another order.
         let codex = |metadata: &str| {
             Bytes::from(format!(
@@ -102,8 +98,8 @@ mod tests {
             ))
         };
         assert_eq!(
-            RetryKey::of(Dialect::Responses, &codex(r#"{"a":1,"b":2}"#)),
-            RetryKey::of(Dialect::Responses, &codex(r#"{"b":2,"a":1}"#))
+            RetryKey::of(Api::Responses, &codex(r#"{"a":1,"b":2}"#)),
+            RetryKey::of(Api::Responses, &codex(r#"{"b":2,"a":1}"#))
         );
     }
 
@@ -112,25 +108,25 @@ mod tests {
         let first = json!({"messages": [{"role": "user", "content": "Go."}]});
         let next = json!({"messages": [{"role": "user", "content": "Go."},
             {"role": "assistant", "content": "Done."}, {"role": "user", "content": "More."}]});
-        assert_ne!(key(Dialect::Chat, first.clone()), key(Dialect::Chat, next));
+        assert_ne!(key(Api::Chat, first.clone()), key(Api::Chat, next));
         let result = json!({"input": [{"role": "user", "content": "Go."},
             {"type": "function_call", "call_id": "call_1", "name": "bash", "arguments": "{}"},
             {"type": "function_call_output", "call_id": "call_1", "output": "ok"}]});
         assert_ne!(
             key(
-                Dialect::Responses,
+                Api::Responses,
                 json!({"input": [{"role": "user", "content": "Go."}]})
             ),
-            key(Dialect::Responses, result)
+            key(Api::Responses, result)
         );
         // Bodies that are not JSON are compared as they are.
         assert_eq!(
-            RetryKey::of(Dialect::Chat, &Bytes::from_static(b"not json")),
-            RetryKey::of(Dialect::Chat, &Bytes::from_static(b"not json"))
+            RetryKey::of(Api::Chat, &Bytes::from_static(b"not json")),
+            RetryKey::of(Api::Chat, &Bytes::from_static(b"not json"))
         );
         assert_ne!(
-            RetryKey::of(Dialect::Chat, &Bytes::from_static(b"not json")),
-            RetryKey::of(Dialect::Chat, &Bytes::from_static(b"not json either"))
+            RetryKey::of(Api::Chat, &Bytes::from_static(b"not json")),
+            RetryKey::of(Api::Chat, &Bytes::from_static(b"not json either"))
         );
     }
 }

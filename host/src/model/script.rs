@@ -1,7 +1,7 @@
 //! One model script: which answer request N gets, and the first way the agent broke it.
 //!
-//! The script answers in no dialect ([`Reply`]); the session's codec puts the answer on the
-//! wire in the dialect the request used.
+//! The script answers in no API ([`Reply`]); the session's codec puts the answer on the
+//! wire in the API the request used.
 
 use std::sync::Mutex;
 
@@ -13,9 +13,9 @@ use crate::api::responses::server::item_id;
 use crate::api::responses::wire::ResponseItem;
 use crate::case::{RecordedUsage, ScriptReply, ScriptStep};
 use crate::session::OutputItem;
-use crate::wire::Api as Dialect;
+use crate::wire::Api;
 
-/// Why the script could not answer a request: a code for the dialect's error and the text
+/// Why the script could not answer a request: a code for the API's error and the text
 /// recorded as the run's failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ScriptFailure {
@@ -56,14 +56,9 @@ impl Script {
         }
     }
 
-    /// The answer to request `n` (1-based), whose body is `body`, in `dialect` (call ids take
+    /// The answer to request `n` (1-based), whose body is `body`, in `api` (call ids take
     /// its form).
-    pub(crate) fn answer(
-        &self,
-        n: u32,
-        dialect: Dialect,
-        body: &[u8],
-    ) -> Result<Reply, ScriptFailure> {
+    pub(crate) fn answer(&self, n: u32, api: Api, body: &[u8]) -> Result<Reply, ScriptFailure> {
         let index = n as usize - 1;
         let Some(step) = self.steps.get(index) else {
             return Err(self.fail(
@@ -84,7 +79,7 @@ impl Script {
             .into_iter()
             .map(|item| match item {
                 ScriptReply::Call { tool, arguments } => OutputItem::FunctionCall {
-                    call_id: dialect.call_id(numbers.next().copied().unwrap_or(0)),
+                    call_id: api.call_id(numbers.next().copied().unwrap_or(0)),
                     name: tool.clone(),
                     arguments: arguments.to_string(),
                 },
@@ -130,7 +125,7 @@ impl Script {
 }
 
 /// The size of the output as the Responses API encodes its items (`msg_N`, `fc_N` ids): the
-/// synthetic output token count of every dialect, the one it always was.
+/// synthetic output token count of every API, the one it always was.
 fn synthetic_output_bytes(n: u32, output: &[OutputItem]) -> u64 {
     let items: Vec<ResponseItem> = output
         .iter()

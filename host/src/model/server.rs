@@ -25,9 +25,9 @@ use super::script::Script;
 use super::session::{Responder, SessionState};
 use super::token::{RandomError, SessionKey, SessionToken, session_id};
 use crate::api::Carried;
-use crate::api::serve as dialect;
+use crate::api::serve;
 use crate::case::ScriptStep;
-use crate::wire::Api as Dialect;
+use crate::wire::Api;
 
 /// Largest request body accepted. A turn's input grows with every tool result (each capped
 /// at 64 KiB, at most 16 per turn), so this leaves ample room.
@@ -187,7 +187,7 @@ impl Session {
     /// its own network namespace). Requests on it are served by this session only, and
     /// still need its token in the path (the base URLs' path, [`Session::path`]); a request
     /// on it with another token (another session's, one that is wrong, or none) is refused
-    /// with 403 in its dialect's error shape and recorded in this session as an unserved
+    /// with 403 in its API's error shape and recorded in this session as an unserved
     /// exchange (an `endpoint_error` of this run). Call it from within the tokio runtime or
     /// not: the listener is served on the server's runtime.
     pub fn serve_on(&self, listener: std::net::TcpListener) -> Result<(), ModelServerError> {
@@ -376,7 +376,7 @@ async fn request(
     }
 }
 
-/// A request refused before it reached a session, answered in the shape of the dialect its
+/// A request refused before it reached a session, answered in the shape of the API its
 /// path (`rest`, below the session) looks like.
 fn refuse(
     method: &Method,
@@ -386,19 +386,19 @@ fn refuse(
     message: &str,
 ) -> Response {
     let bare = rest.split('?').next().unwrap_or_default();
-    let dialect = match route::route(method, bare, headers) {
-        Route::Model(dialect)
-        | Route::Models(dialect)
-        | Route::CountTokens(dialect)
-        | Route::Unserved { dialect, .. } => dialect,
-        Route::Probe => Dialect::Responses,
+    let api = match route::route(method, bare, headers) {
+        Route::Model(api)
+        | Route::Models(api)
+        | Route::CountTokens(api)
+        | Route::Unserved { api, .. } => api,
+        Route::Probe => Api::Responses,
     };
-    dialect::error(dialect, status, message)
+    serve::error(api, status, message)
 }
 
 fn not_found() -> Response {
-    dialect::error(
-        Dialect::Responses,
+    serve::error(
+        Api::Responses,
         StatusCode::NOT_FOUND,
         "not a model endpoint: use POST /s/<token>/v1/responses, /v1/chat/completions or /v1/messages",
     )

@@ -15,9 +15,9 @@ use super::retry::RetryKey;
 use super::route::{self, Route};
 use super::script::Script;
 use crate::api::head::Answering;
-use crate::api::serve as dialect;
+use crate::api::serve;
 use crate::api::{Carried, Reply};
-use crate::wire::Api as Dialect;
+use crate::wire::Api;
 
 /// Model name an answer names when the request names none.
 const DEFAULT_MODEL_NAME: &str = "scripted";
@@ -114,7 +114,7 @@ impl SessionState {
         let received = Instant::now();
         let bare = path.split('?').next().unwrap_or_default().to_owned();
         match route::route(&method, &bare, headers) {
-            Route::Model(dialect) => {
+            Route::Model(api) => {
                 let request = Request {
                     arrival,
                     received,
@@ -122,24 +122,24 @@ impl SessionState {
                     path,
                     body,
                 };
-                self.model_request(request, dialect).await
+                self.model_request(request, api).await
             }
-            Route::Models(dialect) => dialect::models(dialect, &bare, self.model(None)),
-            Route::CountTokens(dialect) => dialect::count_tokens(dialect, &body),
+            Route::Models(api) => serve::models(api, &bare, self.model(None)),
+            Route::CountTokens(api) => serve::count_tokens(api, &body),
             Route::Probe => StatusCode::OK.into_response(),
             Route::Unserved {
-                dialect,
+                api,
                 status,
                 message,
             } => {
-                let response = dialect::error(dialect, status, &message);
+                let response = serve::error(api, status, &message);
                 self.keep_unserved(arrival, &method, path, body, status, message);
                 response
             }
         }
     }
 
-    async fn model_request(&self, request: Request, dialect: Dialect) -> Response {
+    async fn model_request(&self, request: Request, api: Api) -> Response {
         let Request {
             arrival,
             received,
@@ -147,27 +147,27 @@ impl SessionState {
             path,
             body,
         } = request;
-        let key = RetryKey::of(dialect, &body);
+        let key = RetryKey::of(api, &body);
         let (n, attempt) = self.lock().count(key);
-        let (response, outcome) = match dialect::head(dialect, &path, &body) {
+        let (response, outcome) = match serve::head(api, &path, &body) {
             Err(e) => {
-                let message = format!("Request {n} is not a JSON {} request: {e}", dialect.name());
+                let message = format!("Request {n} is not a JSON {} request: {e}", api.name());
                 if let Responder::Script(script) = &self.responder {
                     script.fail("invalid_request", message.clone());
                 }
-                let response = dialect::error(dialect, StatusCode::BAD_REQUEST, &message);
+                let response = serve::error(api, StatusCode::BAD_REQUEST, &message);
                 (
                     response,
                     Outcome::Failed {
                         n,
                         attempt,
-                        dialect,
+                        api,
                         message,
                     },
                 )
             }
             Ok(head) => {
-                let answer = self.answer(n, dialect, &body).await;
+                let answer = self.answer(n, api, &body).await;
                 let ctx = Answering {
                     n,
                     model: self.model(head.model.as_deref()),
@@ -175,20 +175,20 @@ impl SessionState {
                 };
                 match answer {
                     Ok(reply) => (
-                        dialect::encode(dialect, &reply, &ctx),
+                        serve::encode(api, &reply, &ctx),
                         Outcome::Answered {
                             n,
                             attempt,
-                            dialect,
+                            api,
                             reply,
                         },
                     ),
                     Err((code, message)) => (
-                        dialect::failure(dialect, code, &message, &ctx),
+                        serve::failure(api, code, &message, &ctx),
                         Outcome::Failed {
                             n,
                             attempt,
-                            dialect,
+                            api,
                             message,
                         },
                     ),
@@ -212,19 +212,14 @@ impl SessionState {
         response
     }
 
-    async fn answer(
-        &self,
-        n: u32,
-        dialect: Dialect,
-        body: &[u8],
-    ) -> Result<Reply, (&'static str, String)> {
+    async fn answer(&self, n: u32, api: Api, body: &[u8]) -> Result<Reply, (&'static str, String)> {
         match &self.responder {
-            Responder::Script(script) => script
-                .answer(n, dialect, body)
-                .map_err(|f| (f.code, f.message)),
+            Responder::Script(script) => {
+                script.answer(n, api, body).map_err(|f| (f.code, f.message))
+            }
             Responder::Live(live, carried) => {
                 let request = serde_json::from_slice(body).unwrap_or(serde_json::Value::Null);
-                live.answer(n, dialect, &request, carried)
+                live.answer(n, api, &request, carried)
                     .await
                     .map_err(|message| ("provider_error", message))
             }

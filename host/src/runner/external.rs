@@ -5,7 +5,7 @@
 //! group and every process that carries its marker (`process_group.rs`). Its session log is
 //! written from the record of its endpoint session, so
 //! [`crate::evidence::Evidence::from_session`] works unchanged: answers carry its tool calls,
-//! the next request carries their results, in whichever dialect the agent speaks.
+//! the next request carries their results, in whichever API the agent speaks.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -268,7 +268,7 @@ struct Pending {
 
 /// The session-log events of an external agent's run, each with the time it happened, from
 /// the record of its session: the prompt (when the agent started); for each model request the
-/// tool results it carries (for calls of earlier answers, in any dialect; at the request's
+/// tool results it carries (for calls of earlier answers, in any API; at the request's
 /// arrival), the user's follow-up messages it carries after an answer without calls (a
 /// multi-turn conversation), the request (at its arrival) and the answer (when it was ready),
 /// each call of the answer that the agent ran (its `tool_start`, at the answer's time, so its
@@ -294,14 +294,14 @@ pub(crate) fn session_events(run: &Finished<'_>) -> Vec<(Instant, Event)> {
     let mut answered_turn = false;
     for exchange in run.record {
         let received = exchange.received;
-        let (dialect, reply) = match &exchange.outcome {
-            Outcome::Answered { dialect, reply, .. } => (Some(*dialect), Some(reply)),
-            Outcome::Failed { dialect, .. } => (Some(*dialect), None),
+        let (api, reply) = match &exchange.outcome {
+            Outcome::Answered { api, reply, .. } => (Some(*api), Some(reply)),
+            Outcome::Failed { api, .. } => (Some(*api), None),
             Outcome::Unserved { .. } => (None, None),
         };
-        if let Some(dialect) = dialect {
+        if let Some(api) = api {
             let request = exchange.request_json();
-            for result in tool_results(dialect, &request) {
+            for result in tool_results(api, &request) {
                 let Some(call) = pending.remove(&result.call_id) else {
                     continue;
                 };
@@ -338,7 +338,7 @@ pub(crate) fn session_events(run: &Finished<'_>) -> Vec<(Instant, Event)> {
                 }
             }
             if std::mem::take(&mut answered_turn) {
-                for text in crate::api::serve::trailing_user_texts(dialect, &request) {
+                for text in crate::api::serve::trailing_user_texts(api, &request) {
                     events.push(Some((received, Event::UserMessage { text })));
                 }
             }
@@ -528,7 +528,7 @@ mod tests {
     use crate::api::Reply;
     use crate::wire::Api;
 
-    /// A model request in the Responses dialect, `ms` after `start`, answered 10 ms later.
+    /// A model request in the Responses API, `ms` after `start`, answered 10 ms later.
     fn exchange(start: Instant, ms: u64, input: serde_json::Value, outcome: Outcome) -> Exchange {
         let received = start + Duration::from_millis(ms);
         Exchange {
@@ -545,7 +545,7 @@ mod tests {
         Outcome::Answered {
             n,
             attempt: 1,
-            dialect: Api::Responses,
+            api: Api::Responses,
             reply: Reply {
                 output,
                 ..Reply::default()
@@ -557,7 +557,7 @@ mod tests {
         Outcome::Failed {
             n,
             attempt,
-            dialect: Api::Responses,
+            api: Api::Responses,
             message: message.to_owned(),
         }
     }
@@ -760,7 +760,7 @@ mod tests {
             } => Outcome::Answered {
                 n,
                 attempt,
-                dialect: Api::Chat,
+                api: Api::Chat,
                 reply,
             },
             other => other,
