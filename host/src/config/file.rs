@@ -67,7 +67,7 @@ impl Section {
     }
 }
 
-/// `reasoning_effort` values the OpenAI dialects accept.
+/// `reasoning_effort` values the OpenAI APIs accept.
 const OPENAI_EFFORTS: &[&str] = &["none", "minimal", "low", "medium", "high", "xhigh"];
 /// `reasoning_effort` values Anthropic accepts (`output_config.effort`).
 const ANTHROPIC_EFFORTS: &[&str] = &["low", "medium", "high", "xhigh", "max"];

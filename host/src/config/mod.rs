@@ -406,7 +406,7 @@ mod tests {
     }
 
     #[test]
-    fn reasoning_effort_is_checked_per_dialect() {
+    fn reasoning_effort_is_checked_per_api() {
         let config = sources(
             "openai-responses",
             &[("EVALHOST_REASONING_EFFORT", "xhigh")],

@@ -1,8 +1,8 @@
-//! Asking the configured model one question, through the live providers (any dialect,
+//! Asking the configured model one question, through the live providers (any API,
 //! retried as live runs are).
 //!
 //! A question with a schema offers the model one function, `answer`, whose parameters are
-//! the schema, and takes the call's arguments as the answer: every dialect has function
+//! the schema, and takes the call's arguments as the answer: every API has function
 //! calling, so one translation serves all three.
 
 use std::sync::Arc;

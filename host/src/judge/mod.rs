@@ -13,7 +13,7 @@
 //!   for what is missing and writes it to the file; `live` always asks and writes nothing.
 //! - **Configuration**: `[judge]` in the configuration files and `EVALHOST_JUDGE_*`, the same
 //!   fields as `[provider]` (`crate::config::ConfigSources::judge`); any of the three
-//!   dialects, retried as live runs are ([`crate::api::Provider`]).
+//!   APIs, retried as live runs are ([`crate::api::Provider`]).
 //! - **Caps** ([`JudgeLimits`]): questions per grading call (enforced by the grader host)
 //!   and judge tokens per suite (here), each a named error past the cap.
 //! - **Secrets**: the grader sends messages and gets text back; it never sees the endpoint

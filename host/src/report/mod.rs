@@ -111,7 +111,7 @@ pub struct Provenance {
     /// The project's git state when the run started (the current directory's repository).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git: Option<GitState>,
-    /// The live provider's dialect (`openai-responses`, ...); absent in replay.
+    /// The live provider's API (`openai-responses`, ...); absent in replay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
 }

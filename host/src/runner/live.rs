@@ -59,7 +59,7 @@ impl RunOptions {
     }
 
     /// Where and when a run of these options starts now: a new history id, the start time,
-    /// the git state of `project` (the current directory), the live provider's dialect.
+    /// the git state of `project` (the current directory), the live provider's API.
     pub fn provenance_now(&self, project: &std::path::Path) -> crate::report::Provenance {
         crate::report::Provenance {
             run_id: Some(crate::history::new_run_id()),

@@ -1,4 +1,4 @@
-//! OpenAI Chat Completions, the dialect of vLLM, llama.cpp server, Ollama and most gateways:
+//! OpenAI Chat Completions, the API of vLLM, llama.cpp server, Ollama and most gateways:
 //! the agent's Responses request as chat messages, and a chat stream back to output items.
 
 use std::borrow::Cow;

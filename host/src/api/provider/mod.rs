@@ -4,9 +4,9 @@
 //!
 //! In live mode a run's agent talks to the model endpoint ([`crate::model`]), whose live
 //! responder hands each request, as a Responses request, to [`Provider::complete`]: it is
-//! translated into the configured provider's dialect, sent (retrying transient failures with
-//! backoff and jitter, honouring `retry-after`), and the reply comes back dialect-neutral. A
-//! request that still fails is answered with the dialect's failure carrying the provider's
+//! translated into the configured provider's API, sent (retrying transient failures with
+//! backoff and jitter, honouring `retry-after`), and the reply comes back API-neutral. A
+//! request that still fails is answered with the API's failure carrying the provider's
 //! error text, so the run is recorded as errored, never as a grader failure.
 
 mod budget;

@@ -1,11 +1,11 @@
-//! Wire types of the OpenAI Responses API (streaming), the dialect the agent speaks and the
+//! Wire types of the OpenAI Responses API (streaming), the API the agent speaks and the
 //! scripted model answers in.
 //!
 //! Both sides use these types: the server serializes them, the agent's client deserializes
 //! what any Responses-compatible service sends. Deserialization is lenient where real
 //! services differ (unknown fields and unknown item or event types are skipped), strict where
 //! the agent depends on a field (a function call without `call_id` or `name` is an error).
-//! Other dialects (Chat Completions, Anthropic Messages) get their own files.
+//! The other APIs (Chat Completions, Anthropic Messages, Gemini) have their own folders.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
