@@ -12,7 +12,7 @@
 //!   the message names the command that records it. `record` asks the configured model
 //!   for what is missing and writes it to the file; `live` always asks and writes nothing.
 //! - **Configuration**: `[judge]` in the configuration files and `EVALHOST_JUDGE_*`, the same
-//!   fields as `[provider]` (`crate::config::ConfigSources::judge`); any of the three
+//!   fields as `[provider]` (`crate::config::ConfigSources::judge`); any of the four
 //!   APIs, retried as live runs are ([`crate::api::Provider`]).
 //! - **Caps** ([`JudgeLimits`]): questions per grading call (enforced by the grader host)
 //!   and judge tokens per suite (here), each a named error past the cap.
