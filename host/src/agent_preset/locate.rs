@@ -276,7 +276,7 @@ mod tests {
             .expect_err("unknown")
             .to_string();
         assert!(
-            error.ends_with("[agents]: unknown agent preset `cursor` (known: codex, claude-code, pi, mini-swe-agent)"),
+            error.ends_with("[agents]: unknown agent preset `cursor` (known: codex, claude-code, pi, mini-swe-agent, gemini-cli)"),
             "{error}"
         );
     }

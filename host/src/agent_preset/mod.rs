@@ -1,5 +1,5 @@
-//! Presets: the real agents people ship (Codex CLI, Claude Code, pi, mini-swe-agent), run
-//! unchanged against a run's loopback model endpoint, non-interactively and offline
+//! Presets: the real agents people ship (Codex CLI, Claude Code, pi, mini-swe-agent, Gemini
+//! CLI), run unchanged against a run's loopback model endpoint, non-interactively and offline
 //! (`agent: {preset: NAME}` in a case, `evalhost run --agent NAME`).
 //!
 //! Each agent's knowledge is one file: the command line, the environment and the config
@@ -10,6 +10,7 @@
 
 mod claude_code;
 mod codex;
+mod gemini_cli;
 mod locate;
 mod mini_swe_agent;
 mod pi;
@@ -39,15 +40,18 @@ pub enum Preset {
     Pi,
     /// mini-swe-agent (`mini`), Chat Completions through LiteLLM.
     MiniSweAgent,
+    /// Google's Gemini CLI (`gemini -p`), the Gemini API.
+    GeminiCli,
 }
 
 impl Preset {
     /// Every preset, in the order docs and messages list them.
-    pub const ALL: [Preset; 4] = [
+    pub const ALL: [Preset; 5] = [
         Preset::Codex,
         Preset::ClaudeCode,
         Preset::Pi,
         Preset::MiniSweAgent,
+        Preset::GeminiCli,
     ];
 
     /// The name in case files, `--agent`, `[agents]` and reports.
@@ -57,6 +61,7 @@ impl Preset {
             Preset::ClaudeCode => "claude-code",
             Preset::Pi => "pi",
             Preset::MiniSweAgent => "mini-swe-agent",
+            Preset::GeminiCli => "gemini-cli",
         }
     }
 
@@ -67,6 +72,7 @@ impl Preset {
             Preset::ClaudeCode => "claude",
             Preset::Pi => "pi",
             Preset::MiniSweAgent => "mini",
+            Preset::GeminiCli => "gemini",
         }
     }
 
@@ -77,6 +83,7 @@ impl Preset {
             Preset::ClaudeCode => claude_code::INSTALL,
             Preset::Pi => pi::INSTALL,
             Preset::MiniSweAgent => mini_swe_agent::INSTALL,
+            Preset::GeminiCli => gemini_cli::INSTALL,
         }
     }
 
@@ -106,6 +113,7 @@ impl Preset {
             Preset::ClaudeCode => claude_code::launch(run),
             Preset::Pi => pi::launch(run),
             Preset::MiniSweAgent => mini_swe_agent::launch(run),
+            Preset::GeminiCli => gemini_cli::launch(run),
         }
     }
 
@@ -125,6 +133,7 @@ impl Preset {
             Preset::ClaudeCode => false,
             Preset::Pi => pi::result_failed(output),
             Preset::MiniSweAgent => mini_swe_agent::result_failed(output),
+            Preset::GeminiCli => gemini_cli::result_failed(output),
         }
     }
 
@@ -135,7 +144,7 @@ impl Preset {
     pub(crate) fn calls_refused(self, request: &serde_json::Value) -> Option<String> {
         match self {
             Preset::MiniSweAgent => mini_swe_agent::calls_refused(request),
-            Preset::Codex | Preset::ClaudeCode | Preset::Pi => None,
+            Preset::Codex | Preset::ClaudeCode | Preset::Pi | Preset::GeminiCli => None,
         }
     }
 
@@ -144,7 +153,7 @@ impl Preset {
     pub(crate) fn final_text_file(self) -> Option<&'static str> {
         match self {
             Preset::MiniSweAgent => Some(mini_swe_agent::TRAJECTORY),
-            Preset::Codex | Preset::ClaudeCode | Preset::Pi => None,
+            Preset::Codex | Preset::ClaudeCode | Preset::Pi | Preset::GeminiCli => None,
         }
     }
 
@@ -153,7 +162,7 @@ impl Preset {
     pub(crate) fn final_text(self, file: &[u8]) -> Option<String> {
         match self {
             Preset::MiniSweAgent => mini_swe_agent::submission(file),
-            Preset::Codex | Preset::ClaudeCode | Preset::Pi => None,
+            Preset::Codex | Preset::ClaudeCode | Preset::Pi | Preset::GeminiCli => None,
         }
     }
 
@@ -162,6 +171,7 @@ impl Preset {
     pub(crate) fn volatile_result_line(self, line: &str) -> bool {
         match self {
             Preset::Codex => codex::volatile_result_line(line),
+            Preset::GeminiCli => gemini_cli::volatile_result_line(line),
             Preset::ClaudeCode | Preset::Pi | Preset::MiniSweAgent => false,
         }
     }
@@ -261,7 +271,7 @@ mod tests {
         }
         assert_eq!(
             "cursor".parse::<Preset>().unwrap_err().to_string(),
-            "unknown agent preset `cursor` (known: codex, claude-code, pi, mini-swe-agent)"
+            "unknown agent preset `cursor` (known: codex, claude-code, pi, mini-swe-agent, gemini-cli)"
         );
         assert_eq!(Preset::ClaudeCode.env_var(), "EVALHOST_AGENT_CLAUDE_CODE");
     }
@@ -279,5 +289,8 @@ mod tests {
         assert!(Preset::MiniSweAgent.result_failed(mini));
         assert!(!Preset::MiniSweAgent.result_failed("{\"returncode\": 0, \"output\": \"\"}"));
         assert!(!Preset::ClaudeCode.result_failed("Exit code 2"));
+        let gemini = "<untrusted_context>\nOutput: ls: cannot access\nExit Code: 2\nProcess Group PGID: 15647\n</untrusted_context>";
+        assert!(Preset::GeminiCli.result_failed(gemini));
+        assert!(!Preset::GeminiCli.result_failed(&gemini.replace("Exit Code: 2\n", "")));
     }
 }

@@ -394,7 +394,7 @@ mod tests {
             ("{command: [x], extra: 1}", "unknown field `extra`"),
             (
                 "{preset: cursor}",
-                "preset: unknown agent preset `cursor` (known: codex, claude-code, pi, mini-swe-agent)",
+                "preset: unknown agent preset `cursor` (known: codex, claude-code, pi, mini-swe-agent, gemini-cli)",
             ),
             (
                 "{preset: pi, command: [x]}",

@@ -252,9 +252,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "CMD", conflicts_with = "agent")]
     pub agent_cmd: Option<String>,
     /// Run this real agent against evalhost's loopback model endpoint, offline, instead of
-    /// evalhost's own agent (docs/agents.md): `codex`, `claude-code`, `pi`, `mini-swe-agent`
-    /// for every case that would run the agent (installed on PATH, at `[agents] NAME = PATH`
-    /// in evalhost.toml, or EVALHOST_AGENT_<NAME>); `pi-agent-core` replays AgentCompany
+    /// evalhost's own agent (docs/agents.md): `codex`, `claude-code`, `pi`, `mini-swe-agent`,
+    /// `gemini-cli` for every case that would run the agent (installed on PATH, at `[agents]
+    /// NAME = PATH` in evalhost.toml, or EVALHOST_AGENT_<NAME>); `pi-agent-core` replays AgentCompany
     /// fixtures through `@mariozechner/pi-agent-core`'s Agent loop (the Node adapter in
     /// agents/pi-agent-core; fixtures must be recorded with its installed version). A preset
     /// also runs instead of the agent a case's own `agent:` names; a note names those cases.

@@ -55,7 +55,7 @@ mod agent {
     mod turn;
 }
 
-/// Agents evalhost runs: the presets (real Codex CLI, Claude Code, pi, mini-swe-agent), external agents, the pi-agent-core adapter.
+/// Agents evalhost runs: the presets (real Codex CLI, Claude Code, pi, mini-swe-agent, Gemini CLI), external agents, the pi-agent-core adapter.
 mod agents {
     mod command_line_agent;
     mod explained;

@@ -1,6 +1,6 @@
 //! Real agents' runs explained as well as evalhost's own: each preset's real agent (Codex CLI,
-//! Claude Code, pi, mini-swe-agent) and an OpenAI Python SDK program (an external agent) run
-//! the same five cases, one suite in one `evalhost run --out --html`:
+//! Claude Code, pi, mini-swe-agent, Gemini CLI) and an OpenAI Python SDK program (an external
+//! agent) run the same five cases, one suite in one `evalhost run --out --html`:
 //!
 //! - `expectation`: the second request misses the step's `expect_input_contains`. The run's
 //!   error names request 2 and why, however often the agent retried it (retries counted as
@@ -164,6 +164,30 @@ fn rows() -> Vec<Row> {
                 status: "failed",
                 started: true,
             },
+            retries: false,
+        },
+        Row {
+            name: "gemini-cli",
+            needs: Needs::Program("gemini"),
+            agent: "{preset: gemini-cli}".into(),
+            shell: r#"{tool: run_shell_command, arguments: {command: "COMMAND"}}"#,
+            end: "text: Done.",
+            end_refused: "text: Done.",
+            final_text: "Done.",
+            wrong: Call {
+                step: r#"{tool: run_shell_command, arguments: {cmd: "ls"}}"#,
+                says: "params must have required property 'command'",
+                status: "failed",
+                started: true,
+            },
+            refused: Call {
+                // Under `approve: none` the shell tool is not declared.
+                step: r#"{tool: run_shell_command, arguments: {command: "printf x > out.txt"}}"#,
+                says: "Tool \\\"run_shell_command\\\" not found",
+                status: "failed",
+                started: true,
+            },
+            // The preset allows one attempt a request (`general.maxAttempts: 1`).
             retries: false,
         },
         Row {

@@ -1,8 +1,9 @@
-//! The agent presets run the real agents (Codex CLI, Claude Code, pi, mini-swe-agent), as
-//! `.ci/run` installs them at pinned versions, against evalhost's endpoint: the example suites
-//! in `cases/agents/` replay green, offline (every socket any process of the run opens is
-//! traced with strace and must be loopback); each preset runs live through the pass-through
-//! against a fake provider; a missing agent stops `evalhost run` before any run.
+//! The agent presets run the real agents (Codex CLI, Claude Code, pi, mini-swe-agent, Gemini
+//! CLI), as `.ci/run` installs them at pinned versions, against evalhost's endpoint: the
+//! example suites in `cases/agents/` replay green, offline (every socket any process of the run
+//! opens is traced with strace and must be loopback); each preset runs live through the
+//! pass-through against a fake provider, and a live run recorded replays green; a missing
+//! agent stops `evalhost run` before any run.
 //!
 //! Without the agents (or strace) the tests that need them are skipped, unless
 //! `EVALHOST_REQUIRE_TOOLCHAINS=1` (as `.ci/run` sets it), where a missing one fails them.
@@ -20,16 +21,16 @@ use crate::support::live::{
 };
 
 /// The pinned agents, as `.ci/run` installs them: (program, install command).
-const AGENTS: [(&str, &str); 4] = [
+const AGENTS: [(&str, &str); 5] = [
     ("codex", "npm install -g @openai/codex@0.171.0"),
     ("claude", "npm install -g @anthropic-ai/claude-code@2.1.332"),
     ("pi", "npm install -g @mariozechner/pi-coding-agent@0.73.1"),
     ("mini", "pip install mini-swe-agent==2.4.6"),
+    ("gemini", "npm install -g @google/gemini-cli@0.61.0"),
 ];
 
 /// The header line naming the pinned agents.
-const AGENTS_LINE: &str =
-    "Agents: codex 0.171.0, claude-code 2.1.332, pi 0.73.1, mini-swe-agent 2.4.6.";
+const AGENTS_LINE: &str = "Agents: codex 0.171.0, claude-code 2.1.332, pi 0.73.1, mini-swe-agent 2.4.6, gemini-cli 0.61.0.";
 
 /// `Some(())` when every program in `programs` is on PATH; otherwise skips (or, under
 /// `EVALHOST_REQUIRE_TOOLCHAINS=1`, fails) naming how to install what is missing.
@@ -90,10 +91,11 @@ fn ip_destinations(trace: &str) -> Vec<(String, u16, String)> {
         .collect()
 }
 
-/// The example suites of all four presets, in one `evalhost run` traced by strace: every case
+/// The example suites of all five presets, in one `evalhost run` traced by strace: every case
 /// passes; the header and report.json name each agent and its version; no process of the run
 /// (evalhost, the agents, the commands they run) sent anything anywhere but loopback, not
-/// even a DNS query; Claude Code under `approve: none` refused the write it would ask about.
+/// even a DNS query; Claude Code under `approve: none` refused the write it would ask about,
+/// and Gemini CLI answered a call of a tool it does not declare there with an error.
 #[test]
 fn every_example_suite_replays_green_with_its_real_agent_offline() {
     let mut needed: Vec<&str> = AGENTS.iter().map(|(p, _)| *p).collect();
@@ -128,7 +130,9 @@ fn every_example_suite_replays_green_with_its_real_agent_offline() {
     let mut lines = stdout.lines();
     assert_eq!(
         lines.next(),
-        Some("Eval replay mode: 16 cases, 1 runs each, scripted model (synthetic token counts).")
+        Some(
+            "Eval replay mode: 20 cases, 1 runs each, scripted model (synthetic and recorded token counts)."
+        )
     );
     assert_eq!(lines.next(), Some(AGENTS_LINE), "{stdout}");
     assert!(stdout.ends_with("All cases passed.\n"), "{stdout}");
@@ -142,6 +146,7 @@ fn every_example_suite_replays_green_with_its_real_agent_offline() {
             {"name": "claude-code", "version": "2.1.332"},
             {"name": "pi", "version": "0.73.1"},
             {"name": "mini-swe-agent", "version": "2.4.6"},
+            {"name": "gemini-cli", "version": "0.61.0"},
         ])
     );
 
@@ -170,12 +175,23 @@ fn every_example_suite_replays_green_with_its_real_agent_offline() {
     assert_eq!(refused["calls"][0]["status"], "failed");
     let message = refused["calls"][0]["output"].as_str().unwrap();
     assert!(message.contains("needs approval"), "{message}");
+    // Gemini CLI under approve: none: the shell tool is not declared, the call is answered
+    // with an error, and nothing was written.
+    let refused = evidence(&out, "gemini-cli-refused");
+    assert_eq!(refused["calls"][0]["name"], "run_shell_command");
+    assert_eq!(refused["calls"][0]["status"], "failed");
+    let message = refused["calls"][0]["output"].as_str().unwrap();
+    assert!(
+        message.contains("Tool \"run_shell_command\" not found"),
+        "{message}"
+    );
     // Each agent's failing command is a failed call, read from its own result format.
     for (case, said) in [
         ("codex-failing-command", "Process exited with code 2"),
         ("claude-code-failing-command", "Exit code 2"),
         ("pi-failing-command", "Command exited with code 2"),
         ("mini-swe-agent-failing-command", "\"returncode\": 2"),
+        ("gemini-cli-failing-command", "Exit Code: 2"),
     ] {
         let call = &evidence(&out, case)["calls"][0];
         assert_eq!(call["status"], "failed", "{case}: {call}");
@@ -334,6 +350,22 @@ fn live_agents() -> Vec<LiveAgent> {
                 )),
             ],
             usage: (76, 11),
+        },
+        LiveAgent {
+            preset: "gemini-cli",
+            program: "gemini",
+            kind: "openai-chat",
+            round: vec![
+                Step::Sse(chat_call(
+                    "call_w",
+                    "run_shell_command",
+                    &json!({"command": write}),
+                    34,
+                    5,
+                )),
+                Step::Sse(chat_text("Wrote live.txt.", 44, 6)),
+            ],
+            usage: (78, 11),
         },
     ]
 }
