@@ -214,21 +214,25 @@ fn live_model(records: &[Record]) -> Option<&str> {
 }
 
 fn script_steps(records: &[Record], preset: Option<Preset>) -> Vec<Step> {
-    let mut steps = Vec::new();
+    let mut steps: Vec<Step> = Vec::new();
     // Tool results the agent sends with the next request: its distinctive content is what
     // the replayed request must contain again.
     let mut pending_result: Option<String> = None;
+    // The request the last step answered: an agent that sent a request again while its first
+    // attempt was still being answered got two answers to one request; the replay answers
+    // every attempt with one step, the answer the agent went on with (the later one).
+    let mut last_answered: Option<u32> = None;
     for record in records {
         match &record.event {
             Event::ToolResult { output, .. } if pending_result.is_none() => {
                 pending_result = expectation(output, preset);
             }
             Event::ModelResponse {
+                n,
                 output,
                 input_tokens,
                 output_tokens,
                 cached_input_tokens,
-                ..
             } => {
                 let calls: Vec<_> = output
                     .iter()
@@ -246,7 +250,7 @@ fn script_steps(records: &[Record], preset: Option<Preset>) -> Vec<Step> {
                 };
                 let cap = |n: u64| n.min(MAX_RECORDED_TOKENS);
                 let input_tokens = cap(*input_tokens);
-                steps.push(Step {
+                let step = Step {
                     reply,
                     expect: pending_result.take(),
                     usage: RecordedUsage {
@@ -254,7 +258,17 @@ fn script_steps(records: &[Record], preset: Option<Preset>) -> Vec<Step> {
                         cached_input_tokens: cap(*cached_input_tokens).min(input_tokens),
                         output_tokens: cap(*output_tokens),
                     },
-                });
+                };
+                let again = last_answered.replace(*n) == Some(*n);
+                match steps.last_mut() {
+                    // The same request again: its one step is the later answer, expecting
+                    // what the first attempt's request carried.
+                    Some(previous) if again => {
+                        let expect = previous.expect.take().or(step.expect);
+                        *previous = Step { expect, ..step };
+                    }
+                    _ => steps.push(step),
+                }
             }
             _ => {}
         }
@@ -323,10 +337,22 @@ mod tests {
                 0,
                 5,
             ),
+            // Request 2 answered twice (an agent's retry while the first attempt was being
+            // answered): one step, the later answer.
+            response(
+                2,
+                OutputItem::Message {
+                    text: "first".into(),
+                },
+                60,
+                32,
+                2,
+            ),
             response(2, OutputItem::Message { text: "ok".into() }, 60, 32, 2),
         ];
         let yaml =
             super::replay_case_yaml(&case, "c-recorded", Path::new("/cases"), &records).unwrap();
+        assert!(!yaml.contains("first"), "one step for request 2: {yaml}");
         assert!(
             yaml.contains("recorded: {model: \"gpt-5.4\"}\nmodel:\n"),
             "{yaml}"
