@@ -18,9 +18,9 @@
 //!
 //! The files of an API's folder use only the shared leaves here (`reply.rs`, `head.rs`,
 //! `request.rs`, `streamed.rs`, `provider/error.rs`, `provider/carry.rs`) and the Responses
-//! wire types; the dispatch over [`Api`] (`serve.rs` for the endpoint, `provider/stream.rs`
+//! wire types; the dispatch over [`crate::wire::Api`] (`serve.rs` for the endpoint, `provider/stream.rs`
 //! and `provider/mod.rs` for the client) is the only code that names every API. Adding an
-//! API adds its folder, a variant of [`Api`], an arm to each dispatch, and its tests.
+//! API adds its folder, a variant of `Api`, an arm to each dispatch, and its tests.
 
 pub mod anthropic;
 pub mod chat;

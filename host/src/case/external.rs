@@ -217,7 +217,7 @@ impl ExternalAgent {
     }
 }
 
-/// What running another agent in a case did ([`Case::run_agent_instead`]).
+/// What running another agent in a case did ([`crate::case::Case::run_agent_instead`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Replaced {
     /// The case ran evalhost's own agent; it now runs the given one.
