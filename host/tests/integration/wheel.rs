@@ -7,9 +7,10 @@
 //! builds the binary with the features its dev-dependencies and the other workspace members
 //! turn on in shared crates. `host/Cargo.toml` turns those features on for every build, so
 //! maturin's cargo finds the test build's binary fresh: nothing is compiled again (no second
-//! wasmtime build) and `target/debug/evalhost`, which the other tests run meanwhile, is not
-//! re-linked. The test checks both: before building, that the feature sets agree
-//! (`cargo tree`, naming the crates that differ); after, that maturin compiled nothing.
+//! wasmtime build). The test checks it: before building, that the feature sets agree
+//! (`cargo tree`, naming the crates that differ); after, that maturin compiled nothing. Cargo
+//! still removes and links `target/debug/evalhost` again, so the other tests, which run
+//! meanwhile, start their own hard link of it (`support/evalhost.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

@@ -116,7 +116,7 @@ fn every_example_suite_replays_green_with_its_real_agent_offline() {
             "-o",
         ])
         .arg(&trace)
-        .arg(env!("CARGO_BIN_EXE_evalhost"))
+        .arg(Evalhost::program())
         .args(["run", "--jobs", "8", "--out"])
         .arg(&out)
         .arg(repo().join("cases/agents"))

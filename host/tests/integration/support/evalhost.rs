@@ -11,10 +11,44 @@
 
 use std::ffi::OsStr;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
 
 use super::common::repo;
+
+/// The binary `cargo test` built, as this test process's own hard link of it
+/// (`target/debug/test-bin/evalhost`, made once): the wheel test's maturin runs cargo, which
+/// removes and links `target/debug/evalhost` again even when nothing was compiled, and a test
+/// starting that path at that moment finds no file. The link keeps the built file whatever
+/// happens to the name.
+fn binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let built = Path::new(env!("CARGO_BIN_EXE_evalhost"));
+        let dir = built.parent().expect("target/debug").join("test-bin");
+        std::fs::create_dir_all(&dir).expect("target/debug/test-bin");
+        let staged = dir.join(format!(".evalhost-{}", std::process::id()));
+        let mut tries = 0;
+        loop {
+            let _ = std::fs::remove_file(&staged);
+            match std::fs::hard_link(built, &staged) {
+                Ok(()) => break,
+                // The name is between cargo's remove and link: try again.
+                Err(_) if tries < 50 => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(error) => panic!("link {}: {error}", built.display()),
+            }
+        }
+        // The name `evalhost` (messages show it), replaced at once for every test process.
+        let path = dir.join("evalhost");
+        std::fs::rename(&staged, &path).expect("rename the test binary");
+        path
+    })
+}
 
 /// `evalhost ARGS`, run in the repository root with the tests' own component cache
 /// (`target/test-cache`) and the history off (`EVALHOST_HISTORY=off`) unless told otherwise.
@@ -31,7 +65,7 @@ impl Default for Evalhost {
 impl Evalhost {
     /// The binary `cargo test` built, in the repository root, with the tests' component cache.
     pub fn new() -> Self {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_evalhost"));
+        let mut command = Command::new(binary());
         command
             .current_dir(repo())
             .env("XDG_CACHE_HOME", repo().join("target/test-cache"))
@@ -43,7 +77,7 @@ impl Evalhost {
 
     /// The path of the binary, for tests that must start it through another program.
     pub fn program() -> &'static Path {
-        Path::new(env!("CARGO_BIN_EXE_evalhost"))
+        binary()
     }
 
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
