@@ -17,7 +17,7 @@
 //! [`Reply`] type.
 //!
 //! The files of an API's folder use only the shared leaves here (`reply.rs`, `head.rs`,
-//! `request.rs`, `streamed.rs`, `provider/error.rs`, `provider/carry.rs`) and the Responses
+//! `request.rs`, `streamed.rs`, `lenient.rs`, `provider/error.rs`, `provider/carry.rs`) and the Responses
 //! wire types; the dispatch over [`crate::wire::Api`] (`serve.rs` for the endpoint, `provider/stream.rs`
 //! and `provider/mod.rs` for the client) is the only code that names every API. Adding an
 //! API adds its folder, a variant of `Api`, an arm to each dispatch, and its tests.
@@ -26,6 +26,7 @@ pub mod anthropic;
 pub mod chat;
 pub mod gemini;
 pub(crate) mod head;
+pub(crate) mod lenient;
 pub mod provider;
 pub(crate) mod reply;
 pub(crate) mod request;

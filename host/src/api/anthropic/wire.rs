@@ -12,9 +12,10 @@
 
 use std::borrow::Cow;
 
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::api::lenient::lenient;
 
 /// `POST {base}/v1/messages`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -370,16 +371,6 @@ pub struct ErrorDetail<'a> {
     /// What went wrong.
     #[serde(default, deserialize_with = "lenient")]
     pub message: Cow<'a, str>,
-}
-
-/// A field that is `null`, or not of its type, reads as its default, as a missing one does:
-/// servers and gateways differ, and a field evalhost cannot read must not fail the answer.
-fn lenient<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: DeserializeOwned + Default,
-{
-    Ok(T::deserialize(Value::deserialize(deserializer)?).unwrap_or_default())
 }
 
 #[cfg(test)]

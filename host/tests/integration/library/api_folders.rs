@@ -1,6 +1,6 @@
 //! One folder per model API (`host/src/api/`, ARCHITECTURE.md "model APIs"): the files of an
 //! API's folder use only their own folder, the shared leaves (`reply.rs`, `head.rs`,
-//! `request.rs`, `streamed.rs`, `provider/error.rs`, `provider/carry.rs`) and the Responses
+//! `request.rs`, `streamed.rs`, `lenient.rs`, `provider/error.rs`, `provider/carry.rs`) and the Responses
 //! wire types; the leaves use no API folder but the Responses wire types. So the dispatch over
 //! `Api` (`serve.rs`, `provider/`) is the only code that names every API, adding an API touches
 //! its folder, the enum and the dispatch, and there is no cycle among these files.
@@ -8,8 +8,9 @@
 use std::path::{Path, PathBuf};
 
 const APIS: [&str; 4] = ["responses", "chat", "anthropic", "gemini"];
-const LEAVES: [&str; 6] = [
+const LEAVES: [&str; 7] = [
     "api::reply",
+    "api::lenient",
     "api::head",
     "api::request",
     "api::streamed",
