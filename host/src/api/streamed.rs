@@ -40,6 +40,16 @@ pub(crate) fn split_deltas(text: &str) -> Vec<&str> {
     pieces
 }
 
+/// A response's whole body, for the codecs' tests.
+#[cfg(test)]
+pub(crate) fn body(response: Response) -> Vec<u8> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let bytes = runtime.block_on(axum::body::to_bytes(response.into_body(), usize::MAX));
+    bytes.unwrap().to_vec()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

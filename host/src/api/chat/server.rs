@@ -201,15 +201,8 @@ mod tests {
     use super::*;
     use crate::api::head::RequestHead;
     use crate::api::provider::ReplyStream;
+    use crate::api::streamed::body;
     use crate::wire::Api;
-
-    fn body(response: Response) -> Vec<u8> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let bytes = runtime.block_on(axum::body::to_bytes(response.into_body(), usize::MAX));
-        bytes.unwrap().to_vec()
-    }
 
     fn reply() -> Reply {
         Reply {

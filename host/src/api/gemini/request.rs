@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
-use super::wire::{Content, FunctionDeclaration, GenerateContentRequest, Part};
+use super::wire::{Content, FunctionDeclaration, Part, Tool};
 use super::{Method, parse_path};
 use crate::api::head::RequestHead;
 use crate::api::request::{ToolResult, add_instructions, message};
@@ -28,7 +28,7 @@ pub(crate) fn head(path: &str, body: &[u8]) -> Result<RequestHead, serde_json::E
     Ok(RequestHead {
         stream,
         model: (!model.is_empty()).then(|| model.to_owned()),
-        include_usage: true,
+        include_usage: false,
         stream_as_array: stream && !query.split('&').any(|pair| pair == "alt=sse"),
         custom_tools: Vec::new(),
     })
@@ -176,25 +176,14 @@ pub(crate) fn trailing_user_texts(request: &Value) -> Vec<String> {
 
 /// The conversation, system instruction and function declarations of `body` into `request`.
 pub(crate) fn into_responses(body: &Value, request: &mut ResponsesRequest) {
-    let parsed: GenerateContentRequest = GenerateContentRequest {
-        contents: contents(body),
-        system_instruction: body
-            .get("systemInstruction")
-            .or_else(|| body.get("system_instruction"))
-            .and_then(|c| serde_json::from_value(c.clone()).ok()),
-        tools: body
-            .get("tools")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|tool| serde_json::from_value(tool.clone()).ok())
-            .collect(),
-        generation_config: None,
-    };
-    if let Some(system) = &parsed.system_instruction {
+    let system: Option<Content> = body
+        .get("systemInstruction")
+        .or_else(|| body.get("system_instruction"))
+        .and_then(|c| serde_json::from_value(c.clone()).ok());
+    if let Some(system) = &system {
         add_instructions(request, system.parts.iter().filter_map(text).collect());
     }
-    for step in steps(&parsed.contents) {
+    for step in steps(&contents(body)) {
         request.input.push(match step {
             Step::Text { role, text } => {
                 message(if role == "model" { "assistant" } else { "user" }, text)
@@ -210,11 +199,14 @@ pub(crate) fn into_responses(body: &Value, request: &mut ResponsesRequest) {
             },
         });
     }
-    request.tools = parsed
-        .tools
-        .iter()
-        .flat_map(|tool| &tool.function_declarations)
-        .map(function_tool)
+    request.tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| serde_json::from_value::<Tool>(tool.clone()).ok())
+        .flat_map(|tool| tool.function_declarations)
+        .map(|declaration| function_tool(&declaration))
         .collect();
 }
 

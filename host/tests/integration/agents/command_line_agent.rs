@@ -7,7 +7,7 @@
 //! The tests with a real agent (Codex CLI) are skipped without it, unless
 //! `EVALHOST_REQUIRE_TOOLCHAINS=1`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::json;
 
@@ -15,29 +15,11 @@ use crate::support::common::repo;
 use crate::support::evalhost::{Evalhost, Output};
 use crate::support::live::{FakeProvider, Project, Step, responses_output};
 
-/// The test agent (standard-library Python): one `read_file` round trip, then the answer,
-/// also written to answer.txt.
-fn agent_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/external_agent/agent.py")
-}
+use super::external::agent_script;
 
 /// A case the test agent passes, with this `agent:` line (or none).
 fn case(name: &str, agent: &str) -> String {
-    format!(
-        "name: {name}
-prompt: What does in.txt say? Write it to answer.txt.
-workspace:
-  files:
-    in.txt: forty-two
-{agent}model:
-  - call: {{tool: read_file, arguments: {{path: in.txt}}}}
-  - text: The file says forty-two.
-    expect_input_contains: forty-two
-graders:
-  - final_text_contains: forty-two
-  - file_contains: {{path: answer.txt, text: The file says forty-two.}}
-"
-    )
+    super::external::case(name, agent, "forty-two")
 }
 
 /// `evalhost run ARGS cases` in `dir`.

@@ -5,11 +5,14 @@
 use crate::support::evalhost::{Evalhost, Output};
 use std::path::{Path, PathBuf};
 
-fn agent_script() -> PathBuf {
+/// The test agent (a Python program speaking the Responses API), shared by the agents tests.
+pub(super) fn agent_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/external_agent/agent.py")
 }
 
-fn case(name: &str, agent: &str, expect: &str) -> String {
+/// A case the test agent passes, with this `agent:` line (or none), its second request
+/// expecting `expect`.
+pub(super) fn case(name: &str, agent: &str, expect: &str) -> String {
     format!(
         "name: {name}
 prompt: What does in.txt say? Write it to answer.txt.
