@@ -91,6 +91,45 @@ fn ip_destinations(trace: &str) -> Vec<(String, u16, String)> {
         .collect()
 }
 
+/// The trace's lines of traffic beyond loopback: any address but loopback, and any DNS query
+/// (port 53), loopback or not.
+fn beyond_loopback(trace: &str) -> Vec<String> {
+    ip_destinations(trace)
+        .into_iter()
+        .filter(|(address, port, _)| {
+            !matches!(address.as_str(), "127.0.0.1" | "::1" | "::ffff:127.0.0.1") || *port == 53
+        })
+        .map(|(_, _, line)| line)
+        .collect()
+}
+
+/// The control of the offline proof: the same trace check, on a program that does reach
+/// beyond loopback (a UDP `connect`, which sends nothing), names that connection and only it.
+#[test]
+fn the_offline_check_names_a_connection_beyond_loopback() {
+    if installed(&["strace"]).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.txt");
+    let script = "import socket\nfor host, port in (('127.0.0.1', 9), ('192.0.2.1', 9)):\n    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).connect((host, port))\n";
+    let mut command = Command::new("strace");
+    command
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=connect,sendto,sendmsg,sendmmsg",
+            "-o",
+        ])
+        .arg(&trace)
+        .args(["python3", "-c", script]);
+    run(command).assert_code(0);
+    let elsewhere = beyond_loopback(&std::fs::read_to_string(&trace).unwrap());
+    assert_eq!(elsewhere.len(), 1, "{elsewhere:#?}");
+    assert!(elsewhere[0].contains("192.0.2.1"), "{elsewhere:#?}");
+}
+
 /// The example suites of all five presets, in one `evalhost run` traced by strace: every case
 /// passes; the header and report.json name each agent and its version; no process of the run
 /// (evalhost, the agents, the commands they run) sent anything anywhere but loopback, not
@@ -151,18 +190,13 @@ fn every_example_suite_replays_green_with_its_real_agent_offline() {
     );
 
     let trace = std::fs::read_to_string(&trace).unwrap();
-    let destinations = ip_destinations(&trace);
     assert!(
-        destinations.iter().any(|(a, _, _)| a == "127.0.0.1"),
+        ip_destinations(&trace)
+            .iter()
+            .any(|(a, _, _)| a == "127.0.0.1"),
         "the trace saw the endpoint's connections: {trace}"
     );
-    let elsewhere: Vec<&String> = destinations
-        .iter()
-        .filter(|(address, port, _)| {
-            !matches!(address.as_str(), "127.0.0.1" | "::1" | "::ffff:127.0.0.1") || *port == 53
-        })
-        .map(|(_, _, line)| line)
-        .collect();
+    let elsewhere = beyond_loopback(&trace);
     assert!(
         elsewhere.is_empty(),
         "traffic beyond loopback:\n{elsewhere:#?}"
