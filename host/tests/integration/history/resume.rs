@@ -12,9 +12,13 @@ use nix::unistd::Pid;
 use super::records::{recorded_id, store};
 use crate::support::evalhost::Evalhost;
 
+// a-fast's log holds what `date +%s%N` printed: a run made again never has the same log (a
+// scripted run's `at_ms` can be the same twice).
 const FAST: &str = "name: a-fast
 prompt: Say done.
+approve: all
 model:
+  - call: {tool: bash, arguments: {command: \"date +%s%N\"}}
   - text: done
 graders:
   - final_text_contains: done
@@ -116,7 +120,7 @@ fn an_interrupted_run_is_recorded_as_such_and_resume_finishes_it() {
     let new_log = history.artifacts(&run.id, copied.0.ord, 1).unwrap();
     assert_eq!(
         new_log.session_log, old_log.session_log,
-        "a-fast's run was taken from the interrupted run, not made again (its log has the first run's times)"
+        "a-fast's run was taken from the interrupted run, not made again (its log has the first run's clock)"
     );
     assert!(new_log.session_log.is_some());
 
