@@ -101,6 +101,7 @@ pub mod bundle;
 pub mod case;
 pub mod config;
 pub mod confine;
+pub mod environment;
 pub mod evidence;
 #[cfg(feature = "run")]
 #[doc(hidden)]

@@ -27,7 +27,15 @@ pub enum ExternalAgent {
         /// Appended to the preset's own arguments.
         args: Vec<String>,
     },
+    /// The task's own solution as the agent (`--agent oracle`, as Harbor's oracle agent):
+    /// `bash /solution/solve.sh` in the run's container, the case's `solution` directory
+    /// copied to `/solution` first. It proves a task solvable; it sends no model request.
+    Oracle,
 }
+
+/// Where the oracle's solution is in the container, and what it runs.
+pub const ORACLE_SOLUTION_DIR: &str = "/solution";
+pub const ORACLE_SCRIPT: &str = "/solution/solve.sh";
 
 // The `agent:` field as written, and its part of the case format (`format.rs`). Its
 // `timeout_secs` is the case's run timeout, spelled where it was before the case-level
@@ -174,7 +182,7 @@ impl ExternalAgent {
     pub fn preset(&self) -> Option<Preset> {
         match self {
             Self::Preset { preset, .. } => Some(*preset),
-            Self::Command { .. } => None,
+            Self::Command { .. } | Self::Oracle => None,
         }
     }
 
@@ -183,6 +191,7 @@ impl ExternalAgent {
         match self {
             Self::Preset { preset, .. } => format!("preset {preset}"),
             Self::Command { command, .. } => format!("command {}", command.join(" ")),
+            Self::Oracle => "oracle (the task's solution/solve.sh)".to_owned(),
         }
     }
 

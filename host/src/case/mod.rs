@@ -38,7 +38,7 @@ mod workspace;
 pub(crate) mod yaml;
 
 pub use error::{CaseError, Location};
-pub use external::{ExternalAgent, PromptVia, Replaced};
+pub use external::{ExternalAgent, ORACLE_SCRIPT, ORACLE_SOLUTION_DIR, PromptVia, Replaced};
 pub use grader_config::GraderConfig;
 pub use load::{
     LoadOptions, MAX_CASES_PER_DIR, load_case, load_cases, load_cases_with, load_each,
@@ -173,6 +173,17 @@ pub struct Case {
     /// set when loading; empty for a case made by hand.
     #[serde(default)]
     pub digest: String,
+    /// The container image its runs execute in (`environment:`, a Harbor task's
+    /// `environment/`); none: on the host, confined (`crate::confine`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::environment::Environment>,
+    /// What checks a run in its container after the agent (a Harbor task's `tests/`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verifier: Option<crate::environment::Verifier>,
+    /// A script that solves the task (a Harbor task's `solution/`, copied to `/solution`):
+    /// what `--agent oracle` runs instead of an agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solution: Option<PathBuf>,
     /// Where the bulky parts are: here, or in the spool of the suite that loaded the case
     /// (then `workspace_files`, `model`, `follow_ups` and a replayed recording are empty
     /// here; [`Case::whole`] reads them back).

@@ -212,6 +212,9 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
             confine,
             recorded_model,
             digest: String::new(),
+            environment: None,
+            verifier: None,
+            solution: None,
             body: Default::default(),
         },
     })

@@ -87,6 +87,8 @@ pub fn replay_case_yaml(
                     words(args)
                 )
             }
+            // The oracle sends no model request: there is nothing to record.
+            ExternalAgent::Oracle => String::new(),
         });
     }
     if let Some(secs) = case.timeout_secs {

@@ -114,6 +114,9 @@ pub fn record(args: RecordArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         confine: Default::default(),
         recorded_model: None,
         digest: String::new(),
+        environment: None,
+        verifier: None,
+        solution: None,
         body: Default::default(),
     };
     let (run, records) = super::record_live::run_live_once(case, &history, ui)?;

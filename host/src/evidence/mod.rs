@@ -243,6 +243,8 @@ impl Evidence {
                 Event::RunError { message } => evidence.run_error = Some(message.clone()),
                 // In `events` as `endpoint.error`, where `no_endpoint_errors` finds it.
                 Event::EndpointError { .. } => {}
+                // In `events` as `verifier.result`, where `verifier_reward` finds it.
+                Event::VerifierResult { .. } => {}
             }
         }
         if evidence.final_text.is_empty() {

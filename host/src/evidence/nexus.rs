@@ -35,6 +35,7 @@ pub(crate) fn event_type(event: &Event) -> &'static str {
         Event::TurnEnd { .. } => "agent.turn.end",
         Event::RunError { .. } => "run.error",
         Event::EndpointError { .. } => "endpoint.error",
+        Event::VerifierResult { .. } => "verifier.result",
     }
 }
 
@@ -94,6 +95,19 @@ pub(crate) fn nexus_events(records: &[Record]) -> Vec<(&'static str, u64, Value)
                 status,
                 message,
             } => json!({"Method": method, "Path": path, "Status": status, "Error": message}),
+            Event::VerifierResult {
+                rewards,
+                exit_code,
+                output,
+                duration_ms,
+                error,
+            } => json!({
+                "Rewards": rewards,
+                "ExitCode": exit_code,
+                "Output": output,
+                "DurationMs": duration_ms,
+                "Error": error,
+            }),
         };
         out.push((event_type(&record.event), at, payload));
     }

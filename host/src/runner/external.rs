@@ -92,6 +92,12 @@ fn launch(
     endpoint: &EndpointEnv<'_>,
 ) -> Result<Launch, ExternalAgentError> {
     match agent {
+        ExternalAgent::Oracle => Ok(Launch {
+            program: "bash".into(),
+            args: vec![crate::case::ORACLE_SCRIPT.to_owned()],
+            env: Vec::new(),
+            stdin: String::new(),
+        }),
         ExternalAgent::Command {
             command,
             prompt: via,

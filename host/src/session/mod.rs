@@ -90,6 +90,20 @@ pub enum Event {
     TurnEnd { final_text: String },
     /// The run ended early with an error.
     RunError { message: String },
+    /// The environment's verifier ran in the run's container after the agent (a Harbor
+    /// task's `tests/test.sh`, `crate::environment::Verifier`).
+    VerifierResult {
+        /// What it wrote: `reward` from `reward.txt`, each key of `reward.json`.
+        rewards: std::collections::BTreeMap<String, f64>,
+        /// Its exit code (none: killed, or it never started).
+        exit_code: Option<i32>,
+        /// The end of what it printed (stdout and stderr).
+        output: String,
+        duration_ms: u64,
+        /// Why it gave no reward, when it did not (a timeout, a missing or unreadable file).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// The model endpoint did not serve a request of the agent's (another path, a method, a
     /// WebSocket upgrade): it was answered with `status` and this message.
     EndpointError {
@@ -253,6 +267,7 @@ impl Event {
             Event::TurnEnd { .. } => "turn_end",
             Event::RunError { .. } => "run_error",
             Event::EndpointError { .. } => "endpoint_error",
+            Event::VerifierResult { .. } => "verifier_result",
         }
     }
 }

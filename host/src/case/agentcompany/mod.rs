@@ -82,6 +82,9 @@ pub(crate) fn parse_fixture(
         confine: Default::default(),
         recorded_model: None,
         digest: String::new(),
+        environment: None,
+        verifier: None,
+        solution: None,
         body: Default::default(),
     }))
 }

@@ -115,6 +115,9 @@ pub(crate) fn load_nexus_case(dir: &Path) -> Result<Case, CaseError> {
         confine: Default::default(),
         recorded_model: None,
         digest: String::new(),
+        environment: None,
+        verifier: None,
+        solution: None,
         body: Default::default(),
     }))
 }
