@@ -117,6 +117,7 @@ pub fn grade(
         builtin::WorkspaceDiff,
         builtin::NoSecretLeak,
         builtin::SkillViewed,
+        builtin::VerifierReward,
     );
     Err(sdk::GradeError::UnknownGrader(grader.to_owned()))
 }

@@ -34,6 +34,7 @@ mod nexus;
 mod rubric;
 mod skills;
 mod text;
+mod verifier;
 
 pub use agentcompany::{
     ArgMatches, ArgMatchesConfig, MaxTurnsConfig, MessageContainsSubstring, MessageSubstringConfig,
@@ -55,6 +56,7 @@ pub use skills::SkillViewed;
 pub use text::{
     FinalTextContains, FinalTextMatches, FinalTextNotContains, MAX_PATTERN_BYTES, Pattern,
 };
+pub use verifier::{VerifierReward, VerifierRewardConfig};
 
 evalhost_sdk::register_graders!(
     FinalTextContains,
@@ -87,6 +89,7 @@ evalhost_sdk::register_graders!(
     NoSecretLeak,
     SkillViewed,
     NoEndpointErrors,
+    VerifierReward,
     Rubric,
 );
 
