@@ -4,11 +4,12 @@
 //! each links wasmtime once, so the build is a fraction of the disk and link time.
 //! `support/` holds what the tests share (`support::evalhost::Evalhost` runs the binary).
 
-/// What the tests share: the repository root, the `evalhost` command builder, the test guest components, fake providers and registries.
+/// What the tests share: the repository root, the `evalhost` command builder, the test guest components, fake providers and registries, Docker and its images.
 mod support {
     pub mod agent;
     pub mod bundle;
     pub mod common;
+    pub mod docker;
     pub mod evalhost;
     pub mod guests;
     pub mod hostile;
@@ -102,6 +103,11 @@ mod bundle {
     mod cli;
     mod registry;
     mod tamper;
+}
+
+/// Environments: a case's agent in a container; the images and registry the tests use.
+mod environment {
+    mod images;
 }
 
 /// Live mode against fake providers on 127.0.0.1: the CLI, the provider streams, record.
