@@ -1,6 +1,8 @@
 //! Claude Code: `claude -p`, Anthropic Messages at `ANTHROPIC_BASE_URL` (which evalhost
 //! sets for every external agent).
 
+use std::path::{Path, PathBuf};
+
 use super::{Launch, RunContext, env, write_home_file};
 use crate::session::Approve;
 
@@ -39,4 +41,19 @@ pub(super) fn launch(run: &RunContext<'_>) -> std::io::Result<Launch> {
         ]),
         stdin: run.prompt.to_owned(),
     })
+}
+
+/// Claude Code's native binary for a run's container (`Preset::in_container`): the npm
+/// package's `bin/claude.exe` needs only glibc, so it runs in any glibc-based image; the file
+/// is mounted at `/opt/evalhost/claude/claude`. `None` when `installed` is a script.
+pub(super) fn native_binary(installed: &Path) -> Option<(PathBuf, String, String)> {
+    use std::io::Read;
+    const PROGRAM: &str = "/opt/evalhost/claude/claude";
+    let real = std::fs::canonicalize(installed).ok()?;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(&real)
+        .ok()?
+        .read_exact(&mut magic)
+        .ok()?;
+    (magic == *b"\x7fELF").then(|| (real, PROGRAM.to_owned(), PROGRAM.to_owned()))
 }

@@ -1,6 +1,8 @@
 //! Codex CLI: `codex exec`, OpenAI Responses through a model provider in
 //! `$CODEX_HOME/config.toml` (it ignores `OPENAI_BASE_URL`).
 
+use std::path::{Path, PathBuf};
+
 use super::{Launch, RunContext, env, exit_code_after, write_home_file};
 use crate::session::Approve;
 
@@ -77,6 +79,39 @@ pub(super) fn result_failed(output: &str) -> bool {
 /// The header lines of an `exec_command` result that change on every run.
 pub(super) fn volatile_result_line(line: &str) -> bool {
     line.starts_with("Chunk ID:") || line.starts_with("Wall time:")
+}
+
+/// Codex's native binary for a run's container (`Preset::in_container`): the npm package's
+/// `bin/codex.js` starts a static (musl) binary of its platform package, which runs in any
+/// Linux image; its `vendor/TARGET` directory is mounted at `/opt/evalhost/codex`. `None`
+/// when `installed` is no such installation.
+pub(super) fn native_binary(installed: &Path) -> Option<(PathBuf, String, String)> {
+    const INSIDE: &str = "/opt/evalhost/codex";
+    let real = std::fs::canonicalize(installed).ok()?;
+    if real.extension().is_none_or(|e| e != "js") {
+        // A native binary named directly (`[agents] codex = ".../codex"`).
+        let program = format!("{INSIDE}/codex");
+        return Some((real, program.clone(), program));
+    }
+    let package = real.parent()?.parent()?;
+    let target = match std::env::consts::ARCH {
+        "x86_64" => ("codex-linux-x64", "x86_64-unknown-linux-musl"),
+        "aarch64" => ("codex-linux-arm64", "aarch64-unknown-linux-musl"),
+        _ => return None,
+    };
+    let vendor = [
+        package.join("node_modules/@openai").join(target.0),
+        package.to_path_buf(),
+    ]
+    .into_iter()
+    .map(|root| root.join("vendor").join(target.1))
+    .find(|dir| dir.join("bin/codex").is_file() || dir.join("codex/codex").is_file())?;
+    let program = if vendor.join("bin/codex").is_file() {
+        format!("{INSIDE}/bin/codex")
+    } else {
+        format!("{INSIDE}/codex/codex")
+    };
+    Some((vendor, INSIDE.to_owned(), program))
 }
 
 #[cfg(test)]

@@ -117,6 +117,27 @@ impl Preset {
         }
     }
 
+    /// How a run's container gets the agent when it runs in one (docs/environments.md): its
+    /// program mounted read-only from the host, for the agents whose program runs in any
+    /// Linux image (Codex's static binary; Claude Code's, which needs only glibc), else the
+    /// program the image has on its `PATH` under the agent's usual name (`pi`, `gemini`,
+    /// `mini`: they need their runtime, Node.js or Python, installed in the image).
+    pub(crate) fn in_container(self, installed: &Path) -> InContainer {
+        let mounted = match self {
+            Preset::Codex => codex::native_binary(installed),
+            Preset::ClaudeCode => claude_code::native_binary(installed),
+            Preset::Pi | Preset::MiniSweAgent | Preset::GeminiCli => None,
+        };
+        match mounted {
+            Some((host, inside, program)) => InContainer::Mounted {
+                host,
+                inside,
+                program,
+            },
+            None => InContainer::OnImagePath(self.program()),
+        }
+    }
+
     /// Whether the agent's own sandbox works inside evalhost's confinement. Codex's does not:
     /// it runs commands under bubblewrap, which needs mounts that Landlock forbids; a
     /// confined Codex runs without it, and evalhost makes the workspace read-only for
@@ -175,6 +196,19 @@ impl Preset {
             Preset::ClaudeCode | Preset::Pi | Preset::MiniSweAgent => false,
         }
     }
+}
+
+/// How a run's container gets a preset's agent ([`Preset::in_container`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum InContainer {
+    /// `host` (a file or directory) mounted read-only at `inside`; `program` is run.
+    Mounted {
+        host: std::path::PathBuf,
+        inside: String,
+        program: String,
+    },
+    /// The image's own program of this name.
+    OnImagePath(&'static str),
 }
 
 impl fmt::Display for Preset {

@@ -143,7 +143,7 @@ fn sandbox_pid(info: OwnedFd) -> io::Result<i32> {
 /// Listening sockets on `127.0.0.1:PORT` inside the network namespace of `pid`, made by a
 /// forked child that joins the namespaces (see the module's documentation).
 #[allow(unsafe_code)]
-fn listeners_in(pid: i32, ports: &[u16]) -> io::Result<Vec<std::net::TcpListener>> {
+pub(super) fn listeners_in(pid: i32, ports: &[u16]) -> io::Result<Vec<std::net::TcpListener>> {
     // Everything the child needs is made before the fork: after it, the child of a
     // multi-threaded process may only make system calls.
     let net = CString::new(format!("/proc/{pid}/ns/net")).map_err(io::Error::other)?;

@@ -16,9 +16,15 @@
 //! `landlock_restrict_self` on itself, so the child inherits the domain from its first
 //! instruction ([`RunConfinement::spawn`]).
 //!
+//! **A container** when the case has an environment (`crate::environment`): each process is
+//! `docker exec`ed into the run's container, whose namespaces, capabilities, limits and
+//! network (`none`, the endpoint forwarded into it as into bubblewrap's) the engine makes
+//! (`container.rs` here).
+//!
 //! A case (`confine:`) or the command line widens either explicitly ([`Widening`]); where the
 //! machine lacks a layer or a feature, [`Support::missing`] names it (`docs/security.md`).
 
+mod container;
 mod forward;
 mod namespaces;
 mod ruleset;
@@ -190,6 +196,8 @@ enum Layer {
     Namespaces(Sandbox),
     /// Landlock alone, where bubblewrap or user namespaces are missing (`ruleset.rs`).
     Landlock(Rules),
+    /// The run's container (`container.rs`).
+    Container(container::InContainer),
 }
 
 /// What a run's sandbox is made of.
@@ -227,23 +235,13 @@ pub(crate) enum Reach {
 
 /// A command for one of the run's processes, made by [`RunConfinement::command`]: the caller
 /// adds the program's arguments, environment and standard streams, then hands it to
-/// [`RunConfinement::spawn`].
+/// [`RunConfinement::spawn`]. In a container, the arguments and environment are kept apart
+/// until then: they go after the engine's `exec` and the container's name.
 pub(crate) struct RunCommand {
     cmd: tokio::process::Command,
     forward: Option<forward::Pending>,
-}
-
-impl std::ops::Deref for RunCommand {
-    type Target = tokio::process::Command;
-    fn deref(&self) -> &Self::Target {
-        &self.cmd
-    }
-}
-
-impl std::ops::DerefMut for RunCommand {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.cmd
-    }
+    /// In a container: the program, its arguments and environment, and where it starts.
+    exec: Option<container::Exec>,
 }
 
 impl RunCommand {
@@ -252,6 +250,7 @@ impl RunCommand {
         Self {
             cmd: tokio::process::Command::new(program),
             forward: None,
+            exec: None,
         }
     }
 
@@ -262,6 +261,105 @@ impl RunCommand {
             child: self.cmd.spawn()?,
             forwarding: None,
         })
+    }
+
+    pub(crate) fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Self {
+        match &mut self.exec {
+            Some(exec) => exec.args.push(arg.as_ref().to_owned()),
+            None => {
+                self.cmd.arg(arg);
+            }
+        }
+        self
+    }
+
+    pub(crate) fn args<I, S>(&mut self, args: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        for arg in args {
+            self.arg(arg);
+        }
+        self
+    }
+
+    /// `argv[0]` (on the host; a container's program gets its path).
+    pub(crate) fn arg0(&mut self, arg0: impl AsRef<OsStr>) -> &mut Self {
+        if self.exec.is_none() {
+            self.cmd.arg0(arg0);
+        }
+        self
+    }
+
+    pub(crate) fn env_clear(&mut self) -> &mut Self {
+        match &mut self.exec {
+            Some(exec) => exec.env.clear(),
+            None => {
+                self.cmd.env_clear();
+            }
+        }
+        self
+    }
+
+    pub(crate) fn env(&mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Self {
+        match &mut self.exec {
+            Some(exec) => exec.set(key.as_ref(), value.as_ref()),
+            None => {
+                self.cmd.env(key, value);
+            }
+        }
+        self
+    }
+
+    pub(crate) fn envs<I, K, V>(&mut self, vars: I) -> &mut Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        for (key, value) in vars {
+            self.env(key, value);
+        }
+        self
+    }
+
+    /// Where it starts (in a container: where that directory is mounted).
+    pub(crate) fn current_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        match &mut self.exec {
+            Some(exec) => exec.cwd = dir.as_ref().to_owned(),
+            None => {
+                self.cmd.current_dir(dir);
+            }
+        }
+        self
+    }
+
+    pub(crate) fn stdin(&mut self, cfg: impl Into<std::process::Stdio>) -> &mut Self {
+        self.cmd.stdin(cfg);
+        self
+    }
+
+    pub(crate) fn stdout(&mut self, cfg: impl Into<std::process::Stdio>) -> &mut Self {
+        self.cmd.stdout(cfg);
+        self
+    }
+
+    pub(crate) fn stderr(&mut self, cfg: impl Into<std::process::Stdio>) -> &mut Self {
+        self.cmd.stderr(cfg);
+        self
+    }
+
+    /// Its process group (in a container: the engine client's; the container's processes are
+    /// found by their marker variable, `crate::process_group`).
+    pub(crate) fn process_group(&mut self, pgroup: i32) -> &mut Self {
+        self.cmd.process_group(pgroup);
+        self
+    }
+
+    pub(crate) fn kill_on_drop(&mut self, kill: bool) -> &mut Self {
+        self.cmd.kill_on_drop(kill);
+        self
     }
 }
 
@@ -315,11 +413,39 @@ impl RunConfinement {
         }
     }
 
+    /// The run's processes in `container` (its workspace, HOME and `tmp` mounted at the
+    /// paths evalhost gives them); `endpoint_port`: the run's model endpoint, forwarded into
+    /// the container's network namespace for an external agent when the environment's
+    /// network is `endpoint`.
+    pub fn container(
+        container: Arc<crate::environment::Container>,
+        tmp: PathBuf,
+        network: crate::environment::Network,
+        endpoint_port: u16,
+    ) -> Self {
+        Self {
+            tmp,
+            layer: Layer::Container(container::InContainer::new(
+                container,
+                network,
+                endpoint_port,
+            )),
+        }
+    }
+
+    /// The run's container, when its processes run in one.
+    pub(crate) fn in_container(&self) -> Option<&Arc<crate::environment::Container>> {
+        match &self.layer {
+            Layer::Container(inside) => Some(inside.container()),
+            _ => None,
+        }
+    }
+
     /// Whether the kernel confines the run's processes (namespaces, or a Landlock ruleset).
     pub(crate) fn is_confined(&self) -> bool {
         match &self.layer {
             Layer::Off => false,
-            Layer::Namespaces(_) => true,
+            Layer::Namespaces(_) | Layer::Container(_) => true,
             Layer::Landlock(rules) => rules.abi > 0,
         }
     }
@@ -337,10 +463,14 @@ impl RunConfinement {
         cwd: &Path,
         reach: Reach,
     ) -> std::io::Result<RunCommand> {
-        let Layer::Namespaces(sandbox) = &self.layer else {
-            let mut command = RunCommand::plain(program);
-            command.current_dir(cwd);
-            return Ok(command);
+        let sandbox = match &self.layer {
+            Layer::Namespaces(sandbox) => sandbox,
+            Layer::Container(inside) => return Ok(inside.command(program, cwd, reach)),
+            Layer::Off | Layer::Landlock(_) => {
+                let mut command = RunCommand::plain(program);
+                command.cmd.current_dir(cwd);
+                return Ok(command);
+            }
         };
         let mut ports: Vec<u16> = Vec::new();
         if !sandbox.widen.any_port {
@@ -375,7 +505,11 @@ impl RunConfinement {
         cmd.args(namespaces::arguments(&view, &extra))
             .arg(program)
             .current_dir(cwd);
-        Ok(RunCommand { cmd, forward })
+        Ok(RunCommand {
+            cmd,
+            forward,
+            exec: None,
+        })
     }
 
     /// Start `command` as one of the run's processes: `TMPDIR` is the run's temp dir and,
@@ -402,12 +536,18 @@ impl RunConfinement {
         command: RunCommand,
         serve: Option<forward::ServeEndpoint<'_>>,
     ) -> std::io::Result<RunChild> {
-        let RunCommand { mut cmd, forward } = command;
+        if let Layer::Container(inside) = &self.layer {
+            return inside.spawn(command, &self.tmp, serve);
+        }
+        let RunCommand {
+            mut cmd, forward, ..
+        } = command;
         cmd.env("TMPDIR", &self.tmp);
         // Nothing the embedding program left open reaches a run, whenever it opened it.
         crate::inherited_fds::mark_all();
         match &self.layer {
-            Layer::Off | Layer::Namespaces(_) => {
+            // (A container's command was started above.)
+            Layer::Off | Layer::Namespaces(_) | Layer::Container(_) => {
                 if let Some(forward) = &forward {
                     let inherited = forward.inherited();
                     // SAFETY: `fcntl` is async-signal-safe; the descriptors stay open in

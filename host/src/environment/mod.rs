@@ -1,6 +1,6 @@
 //! Environments: a case's runs execute inside a container started from an image (Docker,
-//! or Podman through the same command line), instead of on the host under `crate::confine`'s
-//! namespaces or Landlock (docs/environments.md).
+//! or Podman through the same command line), instead of on the host under the namespaces or
+//! Landlock of `crate::confine` (docs/environments.md).
 //!
 //! `spec.rs` is what an environment is (plain data, from a case, `--environment` or a Harbor
 //! task); `engine.rs` the container engine's command line; `image.rs` the image a case's runs
@@ -8,9 +8,61 @@
 //! run's container (started with evalhost's labels, its commands executed, removed however
 //! the run ends); `reap.rs` removes the containers an evalhost that died left behind.
 
+#[cfg(feature = "run")]
+mod container;
+#[cfg(feature = "run")]
+mod engine;
+#[cfg(feature = "run")]
+mod image;
+#[cfg(feature = "run")]
+mod reap;
 mod spec;
 
+use std::path::PathBuf;
+
+#[cfg(feature = "run")]
+pub use container::{Container, ContainerSpec, Mount};
+#[cfg(feature = "run")]
+pub use engine::Engine;
+#[cfg(feature = "run")]
+pub use image::{Images, LABEL, PreparedImage};
+#[cfg(feature = "run")]
+pub use reap::reap;
 pub use spec::{
     DEFAULT_PIDS, DEFAULT_WORKDIR, Environment, ImageSource, Network, VERIFIER_LOGS, Verifier,
     parse_memory,
 };
+
+/// Why an environment could not be made or used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EnvironmentError {
+    #[error(
+        "no container engine: neither `docker` nor `podman` is on PATH (install Docker, docs/environments.md, or name one with EVALHOST_DOCKER)"
+    )]
+    NoEngine,
+    #[error("failed to start the container engine `{program}`: {error}")]
+    Spawn {
+        program: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("{what} failed ({status}){}", if said.is_empty() { String::new() } else { format!(": {said}") })]
+    Failed {
+        what: String,
+        status: String,
+        said: String,
+    },
+    #[error("failed to read `{path}`: {error}")]
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error(
+        "image {image} is now {now}, not {recorded} as the case was recorded with (the tag moved; refused under --locked-images)"
+    )]
+    Moved {
+        image: String,
+        recorded: String,
+        now: String,
+    },
+}

@@ -246,6 +246,7 @@ mod tests {
                 duration_ms: 7,
                 verdicts: Vec::new(),
                 warnings: vec!["a warning".into()],
+                image: None,
             })
             .collect();
         CaseReport::of_runs(name, runs)

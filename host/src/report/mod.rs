@@ -380,6 +380,22 @@ pub struct RunReport {
     /// serve (`model endpoint: GET /v1/responses answered 404: ...`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The image the run's container started from, when its case has an environment
+    /// (docs/environments.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<RunImage>,
+}
+
+/// The image a run's container started from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunImage {
+    /// As the case named it: `debian:bookworm`, `build tasks/hello/environment/Dockerfile`.
+    pub source: String,
+    /// The image's id (`sha256:…`): what ran, whatever the tag names later.
+    pub digest: String,
+    /// The registry digest of the named image (`NAME@sha256:…`), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo_digest: Option<String>,
 }
 
 /// One grader's outcome for one run.
@@ -685,6 +701,7 @@ mod tests {
                 duration_ms: 0,
                 verdicts: Vec::new(),
                 warnings: Vec::new(),
+                image: None,
             })
             .collect();
         CaseReport::of_runs(name, runs)

@@ -492,16 +492,33 @@ pub(crate) async fn external_turn(
     };
     let confined = confinement.is_confined();
     let launched = Instant::now();
+    let container = confinement.in_container();
+    let limits_before = container.map(|c| c.limit_counts());
     let exit = match launch(agent, agents, prompt, approve, home, confined, &env) {
-        Ok(launch) => run_agent(launch, timeout, workspace, home, confinement, env).await,
+        Ok(mut launch) => {
+            // In a container, the agent's program as the container has it.
+            if let (Some(_), Some(preset)) = (container, agent.preset()) {
+                launch.program = match preset.in_container(&launch.program) {
+                    crate::agent_preset::InContainer::Mounted { program, .. } => program.into(),
+                    crate::agent_preset::InContainer::OnImagePath(name) => name.into(),
+                };
+            }
+            run_agent(launch, timeout, workspace, home, confinement, env).await
+        }
         Err(e) => Err(e),
     };
     let ended = Instant::now();
     let exchanges = session.take_unlogged();
-    let (stdout, failure) = match exit {
+    let (stdout, mut failure) = match exit {
         Ok(exit) => (exit.stdout, None),
         Err(e) => (String::new(), Some(e.to_string())),
     };
+    // A limit of the run's container the agent ran into is named first.
+    if let (Some(container), Some(before), Some(failed)) = (container, limits_before, &failure)
+        && let Some(hit) = container.limit_hit(before)
+    {
+        failure = Some(format!("{hit}; {failed}"));
+    }
     let preset = agent.preset();
     let finished = Finished {
         prompt,

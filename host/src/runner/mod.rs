@@ -4,6 +4,7 @@
 mod cancel;
 mod cost;
 mod details;
+mod environment;
 mod external;
 mod finished;
 mod live;
@@ -103,6 +104,9 @@ pub struct RunOptions {
     /// `--strict`: every not-evaluable verdict fails its run, not only one whose grader
     /// needs something never recorded (docs/reports.md, "Not evaluable").
     pub strict: bool,
+    /// The images of the suite's environments, each prepared by the first run that needs it
+    /// (and `--locked-images`: a moved tag is refused); docs/environments.md.
+    pub images: Arc<crate::environment::Images>,
 }
 
 impl Default for RunOptions {
@@ -131,6 +135,7 @@ impl Default for RunOptions {
             prices: None,
             budget: None,
             strict: false,
+            images: Arc::default(),
             resident_report_bytes: crate::report::RESIDENT_BYTES,
         }
     }
@@ -171,6 +176,17 @@ pub enum RunError {
     ModelServer {
         #[source]
         source: crate::model::ModelServerError,
+    },
+    #[error("case {case}: environment: {error}")]
+    Environment {
+        case: String,
+        error: Arc<crate::environment::EnvironmentError>,
+    },
+    #[error("case {case}: {what}: {error}")]
+    Workspace {
+        case: String,
+        what: &'static str,
+        error: std::io::Error,
     },
     #[error("failed to write `{path}`: {error}")]
     Out {
@@ -453,5 +469,6 @@ fn errored(run: u32, error: String) -> RunReport {
         duration_ms: 0,
         verdicts: Vec::new(),
         warnings: Vec::new(),
+        image: None,
     }
 }

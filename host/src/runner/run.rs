@@ -104,24 +104,47 @@ pub(crate) async fn run_once(
             error: source,
         })?;
     }
+    // In an environment, the workspace starts with what its image holds there.
+    let image = match &case.environment {
+        Some(environment) => {
+            Some(super::environment::prepare(case, environment, options, &workspace).await?)
+        }
+        None => None,
+    };
     let seeded_files = seed_workspace(&workspace, case).map_err(|source| RunError::Seed {
         case: case.name.clone(),
         error: source,
     })?;
 
-    let confinement = Arc::new(crate::confine::RunConfinement::new(
-        &options.confine,
-        &agent_widening(case),
-        &crate::confine::RunDirs {
-            workspace: &workspace,
-            home: &home,
-            tmp: &tmp,
-            workspace_read_only: case.approve == crate::session::Approve::None
-                && matches!(&case.execution, Execution::External(agent)
-                    if agent.preset().is_some_and(|p| !p.sandbox_nests())),
-        },
-        server.addr().port(),
-    ));
+    let dirs = crate::confine::RunDirs {
+        workspace: &workspace,
+        home: &home,
+        tmp: &tmp,
+        workspace_read_only: case.approve == crate::session::Approve::None
+            && matches!(&case.execution, Execution::External(agent)
+                if agent.preset().is_some_and(|p| !p.sandbox_nests())),
+    };
+    let container = match (&case.environment, &image) {
+        (Some(environment), Some(image)) => Some((
+            super::environment::start(case, environment, image, run, &dirs, options).await?,
+            environment.network,
+        )),
+        _ => None,
+    };
+    let confinement = Arc::new(match &container {
+        Some((container, network)) => crate::confine::RunConfinement::container(
+            Arc::clone(container),
+            tmp.clone(),
+            *network,
+            server.addr().port(),
+        ),
+        None => crate::confine::RunConfinement::new(
+            &options.confine,
+            &agent_widening(case),
+            &dirs,
+            server.addr().port(),
+        ),
+    });
     let label = temp.join(format!("(session log of {} run {run})", case.name));
     let mut log = SessionLog::unnamed(temp, label)?;
     let live = options.live.is_some();
@@ -150,6 +173,7 @@ pub(crate) async fn run_once(
                 confinement: &confinement,
             };
             let error = super::external::external_turn(agent, run, &endpoint, &mut log).await?;
+            verify(case, &container, &error, &mut log).await?;
             log.flush()?;
             let facts = RunFacts {
                 seeded_files,
@@ -192,6 +216,7 @@ pub(crate) async fn run_once(
                     Some(message)
                 }
             };
+            verify(case, &container, &error, &mut log).await?;
             log.flush()?;
             let evidence = Evidence::from_session(
                 log.records(),
@@ -204,15 +229,30 @@ pub(crate) async fn run_once(
             (evidence, error)
         }
     };
-    let warnings = log
+    let mut warnings: Vec<String> = log
         .records()
         .iter()
         .filter_map(|record| record.event.endpoint_warning())
         .collect();
+    // The container goes now; the workspace it wrote stays for the graders.
+    drop(confinement);
+    if let Some((container, _)) = container
+        && let Err(e) = container.remove().await
+    {
+        warnings.push(format!("environment: {e}"));
+    }
+    if let Some(image) = &image {
+        warnings.extend(image.warnings.iter().cloned());
+    }
     Ok(UngradedRun {
         run,
         error,
         warnings,
+        image: image.map(|image| crate::report::RunImage {
+            source: image.source.clone(),
+            digest: image.id.clone(),
+            repo_digest: image.repo_digest.clone(),
+        }),
         session_log: log.into_file()?,
         evidence,
         root,
@@ -225,8 +265,9 @@ pub(crate) struct UngradedRun {
     run: u32,
     /// Why the run ended before its agent finished (then it is not graded).
     error: Option<String>,
-    /// The endpoint's warnings (unserved requests).
+    /// The endpoint's warnings (unserved requests), the environment's.
     warnings: Vec<String>,
+    image: Option<crate::report::RunImage>,
     session_log: std::fs::File,
     evidence: Evidence,
     root: tempfile::TempDir,
@@ -274,6 +315,7 @@ impl UngradedRun {
             duration_ms: self.started.elapsed().as_millis() as u64,
             verdicts,
             warnings,
+            image: self.image,
         };
         RunArtifacts {
             report,
@@ -282,6 +324,23 @@ impl UngradedRun {
             _root: self.root,
         }
     }
+}
+
+/// Run the case's verifier in the run's container after its agent, unless the run already
+/// failed (it is then not graded).
+async fn verify(
+    case: &crate::case::Case,
+    container: &Option<(
+        Arc<crate::environment::Container>,
+        crate::environment::Network,
+    )>,
+    error: &Option<String>,
+    log: &mut SessionLog,
+) -> Result<(), RunError> {
+    if let (Some(verifier), Some((container, _)), None) = (&case.verifier, container, error) {
+        super::environment::verify(container, verifier, log).await?;
+    }
+    Ok(())
 }
 
 /// The case's user turns, one agent turn each, in one conversation; stops at the first error.

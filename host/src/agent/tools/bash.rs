@@ -61,9 +61,16 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
         Err(e) => return ToolOutput::failed(format!("Could not start bash: pipe: {e}.")),
     };
     let path = std::env::var_os("PATH").unwrap_or_else(|| FALLBACK_PATH.into());
-    let Some(bash) = find_bash(&path) else {
-        return ToolOutput::failed("Could not start bash: no `bash` on PATH.");
+    // In a run's container, the image's bash (on the image's PATH).
+    let container = ctx.confinement.as_ref().and_then(|c| c.in_container());
+    let bash = match container {
+        Some(_) => "bash".into(),
+        None => match find_bash(&path) {
+            Some(bash) => bash,
+            None => return ToolOutput::failed("Could not start bash: no `bash` on PATH."),
+        },
     };
+    let limits_before = container.map(|c| c.limit_counts());
     let marker = crate::process_group::new_marker();
     let made = match &ctx.confinement {
         Some(confinement) => confinement.command(&bash, &ctx.workspace, Reach::Nothing),
@@ -160,6 +167,12 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
         let _ = tokio::time::timeout(REAP_TIMEOUT, child.wait()).await;
     }
     let mut text = String::from_utf8_lossy(&output).into_owned();
+    // A limit of the run's container the command ran into is named, whatever it did.
+    if let (Some(container), Some(before)) = (container, limits_before)
+        && let Some(hit) = container.limit_hit(before)
+    {
+        text = with_note(text, &hit);
+    }
     match end {
         End::Exited(status) => exited_output(text, status),
         End::TimedOut => ToolOutput::new(

@@ -196,6 +196,7 @@ fn everything_report() -> SuiteReport {
             duration_ms: 3,
             verdicts: Vec::new(),
             warnings: Vec::new(),
+            image: None,
         },
     ];
     let cases = vec![CaseReport {

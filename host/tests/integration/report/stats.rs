@@ -22,6 +22,7 @@ fn runs(outcomes: &[bool]) -> Vec<RunReport> {
             duration_ms: 0,
             verdicts: Vec::new(),
             warnings: Vec::new(),
+            image: None,
         })
         .collect()
 }

@@ -1,0 +1,354 @@
+//! One run's container: started from the case's prepared image with the run's workspace,
+//! HOME and temp dir mounted, evalhost's labels, the environment's limits and no network;
+//! the run's commands executed in it (`docker exec`, made by `crate::confine`); removed when
+//! the run ends, however it ends.
+//!
+//! Three things remove it: [`Container::remove`] at the run's end; its `Drop` (a run timed
+//! out or cancelled drops it); and, should evalhost itself die, the container's first
+//! process: it waits on its standard input, which the engine closes when the client attached
+//! to it (a child of evalhost holding the only write end) goes, and the container — started
+//! with `--rm` — is removed by the engine. `reap.rs` removes what is left after a crash of
+//! the engine's client.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::io::AsyncBufReadExt;
+
+use super::engine::Engine;
+use super::image::{LABEL, PreparedImage};
+use super::{DEFAULT_PIDS, Environment, EnvironmentError};
+
+/// How long a container may take to start.
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The first process: says it is up, then waits for its standard input to close.
+const HOLD: &str = "echo ready; read -r _ || :";
+
+/// A host path mounted read-only in the container (an agent mounted from the host).
+#[derive(Debug, Clone)]
+pub struct Mount {
+    pub host: PathBuf,
+    pub container: String,
+}
+
+/// What one run's container is made of.
+pub struct ContainerSpec<'a> {
+    pub image: &'a PreparedImage,
+    pub environment: &'a Environment,
+    /// The run's directories: the workspace is mounted at the image's working directory,
+    /// HOME and the temp dir at their own paths (the paths evalhost gives the agent).
+    pub workspace: &'a Path,
+    pub home: &'a Path,
+    pub tmp: &'a Path,
+    pub mounts: Vec<Mount>,
+    /// For the labels and the name: which run this is.
+    pub case: &'a str,
+    pub run: u32,
+}
+
+/// A running container of one run.
+#[derive(Debug)]
+pub struct Container {
+    engine: Engine,
+    name: String,
+    /// Its first process, in evalhost's PID namespace.
+    pid: i32,
+    workdir: String,
+    workspace: PathBuf,
+    memory_bytes: Option<u64>,
+    pids: u32,
+    /// The client attached to the first process's standard input (see the module's doc).
+    _holder: tokio::process::Child,
+    removed: AtomicBool,
+}
+
+impl Container {
+    pub async fn start(
+        engine: &Engine,
+        spec: ContainerSpec<'_>,
+    ) -> Result<Container, EnvironmentError> {
+        let environment = spec.environment;
+        let name = format!(
+            "evalhost-{}-{}",
+            crate::process_group::new_marker(),
+            spec.run
+        );
+        let volume = |host: &Path, container: &str, read_only: bool| -> OsString {
+            let mut arg = host.as_os_str().to_owned();
+            arg.push(":");
+            arg.push(container);
+            if read_only {
+                arg.push(":ro");
+            }
+            arg
+        };
+        let workdir = spec.image.workdir.clone();
+        let pids = environment.pids.unwrap_or(DEFAULT_PIDS);
+        let mut args: Vec<OsString> = Vec::new();
+        let mut push = |items: &[&str]| args.extend(items.iter().map(OsString::from));
+        push(&["run", "--rm", "-i", "--name", &name]);
+        push(&["--label", &format!("{LABEL}=run")]);
+        push(&["--label", &format!("{LABEL}.pid={}", std::process::id())]);
+        push(&[
+            "--label",
+            &format!("{LABEL}.boot={}", super::reap::boot_id()),
+        ]);
+        push(&["--label", &format!("{LABEL}.case={}", spec.case)]);
+        push(&["--label", &format!("{LABEL}.run={}", spec.run)]);
+        // No interface but loopback: the endpoint is forwarded in by `crate::confine`.
+        push(&["--network", "none"]);
+        push(&["--security-opt", "no-new-privileges"]);
+        push(&[
+            "--cap-drop",
+            "NET_RAW",
+            "--cap-drop",
+            "MKNOD",
+            "--cap-drop",
+            "AUDIT_WRITE",
+        ]);
+        push(&["--pids-limit", &pids.to_string()]);
+        if let Some(cpus) = environment.cpus {
+            push(&["--cpus", &cpus.to_string()]);
+        }
+        if let Some(bytes) = environment.memory_bytes {
+            // No swap beyond the limit: past it, the kernel kills.
+            push(&[
+                "--memory",
+                &bytes.to_string(),
+                "--memory-swap",
+                &bytes.to_string(),
+            ]);
+        }
+        let uid = nix::unistd::getuid();
+        if !uid.is_root() {
+            // The run's directories are the invoking user's: so are the container's processes.
+            push(&["--user", &format!("{uid}:{}", nix::unistd::getgid())]);
+        }
+        push(&["-w", &workdir]);
+        for (key, value) in &environment.env {
+            push(&["-e", &format!("{key}={value}")]);
+        }
+        args.push("-v".into());
+        args.push(volume(spec.workspace, &workdir, false));
+        for dir in [spec.home, spec.tmp] {
+            args.push("-v".into());
+            args.push(volume(dir, &dir.to_string_lossy(), false));
+        }
+        for mount in &spec.mounts {
+            args.push("-v".into());
+            args.push(volume(&mount.host, &mount.container, true));
+        }
+        for arg in ["--entrypoint", "sh", &spec.image.id, "-c", HOLD] {
+            args.push(arg.into());
+        }
+        let mut command = engine.command();
+        command
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        crate::inherited_fds::mark_all();
+        let mut holder = command.spawn().map_err(|error| engine.spawn_error(error))?;
+        let failed = |said: String| EnvironmentError::Failed {
+            what: format!("starting a container of {}", spec.image.source),
+            status: "it did not start".into(),
+            said,
+        };
+        let mut stdout =
+            tokio::io::BufReader::new(holder.stdout.take().ok_or_else(|| failed(String::new()))?);
+        let mut line = String::new();
+        let started = tokio::time::timeout(START_TIMEOUT, stdout.read_line(&mut line)).await;
+        if !matches!(started, Ok(Ok(_))) || line.trim() != "ready" {
+            let _ = holder.start_kill();
+            let output = holder.wait_with_output().await.ok();
+            let _ = engine
+                .output("removing a container", ["rm", "-f", &name])
+                .await;
+            let said = output
+                .map(|o| super::engine::said(&o.stderr, line.as_bytes()))
+                .unwrap_or_default();
+            return Err(failed(said));
+        }
+        let mut container = Container {
+            engine: engine.clone(),
+            name,
+            pid: 0,
+            workdir,
+            workspace: spec.workspace.to_owned(),
+            memory_bytes: environment.memory_bytes,
+            pids,
+            _holder: holder,
+            removed: AtomicBool::new(false),
+        };
+        let pid = engine
+            .output(
+                "finding the container's first process",
+                ["inspect", "-f", "{{.State.Pid}}", &container.name],
+            )
+            .await?;
+        container.pid = pid
+            .parse()
+            .map_err(|_| failed(format!("its pid is {pid:?}")))?;
+        Ok(container)
+    }
+
+    /// Its name (what `docker ps` shows).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its first process, in evalhost's PID namespace (whose network namespace ports are
+    /// forwarded into).
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    pub fn workdir(&self) -> &str {
+        &self.workdir
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// `cwd` of the host as the container sees it: under the workspace, the same place under
+    /// the working directory; HOME and the temp dir are at their own paths.
+    pub fn path_inside(&self, cwd: &Path) -> String {
+        match cwd.strip_prefix(&self.workspace) {
+            Ok(rest) if rest.as_os_str().is_empty() => self.workdir.clone(),
+            Ok(rest) => format!("{}/{}", self.workdir.trim_end_matches('/'), rest.display()),
+            Err(_) => cwd.display().to_string(),
+        }
+    }
+
+    /// The engine's arguments that run a program in the container from `cwd` with the
+    /// variables `names` (their values are the engine client's own environment, never on its
+    /// command line): `exec -i -w CWD -e NAME... CONTAINER`; the program and its arguments
+    /// follow.
+    pub fn exec_args<'a>(
+        &self,
+        cwd: &Path,
+        names: impl Iterator<Item = &'a std::ffi::OsStr>,
+    ) -> Vec<OsString> {
+        let mut args: Vec<OsString> = vec!["exec".into(), "-i".into(), "-w".into()];
+        args.push(self.path_inside(cwd).into());
+        for name in names {
+            args.push("-e".into());
+            args.push(name.to_owned());
+        }
+        args.push(self.name.clone().into());
+        args
+    }
+
+    /// Copy the host directory `dir`'s files to `path` in the container (made if missing).
+    pub async fn copy_in(&self, dir: &Path, path: &str) -> Result<(), EnvironmentError> {
+        let what = format!("copying {} to {path} in the container", dir.display());
+        self.engine
+            .output(&what, ["exec", &self.name, "mkdir", "-p", path])
+            .await?;
+        let mut source = dir.as_os_str().to_owned();
+        source.push("/.");
+        let target = format!("{}:{path}", self.name);
+        self.engine
+            .output(&what, [OsString::from("cp"), source, target.into()])
+            .await
+            .map(|_| ())
+    }
+
+    /// How often the kernel has killed a process of the container for its memory limit, and
+    /// refused it a process for its pids limit (cgroup v1 or v2; 0 when unreadable).
+    pub fn limit_counts(&self) -> (u64, u64) {
+        cgroup_counts(self.pid)
+    }
+
+    /// The limit a command ran into since `before` ([`Container::limit_counts`]), as an error
+    /// names it.
+    pub fn limit_hit(&self, before: (u64, u64)) -> Option<String> {
+        let (oom, pids) = self.limit_counts();
+        if oom > before.0 {
+            let limit = self
+                .memory_bytes
+                .map(|b| format!(" ({} MiB)", b >> 20))
+                .unwrap_or_default();
+            return Some(format!(
+                "the environment's memory limit{limit} was reached: the kernel killed a process"
+            ));
+        }
+        if pids > before.1 {
+            return Some(format!(
+                "the environment's process limit ({}) was reached: a process could not be started",
+                self.pids
+            ));
+        }
+        None
+    }
+
+    /// Remove the container and everything running in it.
+    pub async fn remove(&self) -> Result<(), EnvironmentError> {
+        if self.removed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.engine
+            .output("removing the run's container", ["rm", "-f", &self.name])
+            .await
+            .map(|_| ())
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        if !self.removed.swap(true, Ordering::SeqCst) {
+            let _ =
+                self.engine
+                    .output_blocking(&["rm".into(), "-f".into(), self.name.clone().into()]);
+        }
+    }
+}
+
+/// `(oom kills, refused forks)` of the cgroup of `pid`.
+fn cgroup_counts(pid: i32) -> (u64, u64) {
+    let Ok(cgroups) = std::fs::read_to_string(format!("/proc/{pid}/cgroup")) else {
+        return (0, 0);
+    };
+    let mut oom = 0;
+    let mut pids = 0;
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (
+            parts.next(),
+            parts.next().unwrap_or(""),
+            parts.next().unwrap_or(""),
+        );
+        let path = path.trim_start_matches('/');
+        if controllers.is_empty() {
+            // cgroup v2: one hierarchy.
+            let dir = Path::new("/sys/fs/cgroup").join(path);
+            oom = oom.max(counter(&dir.join("memory.events"), "oom_kill"));
+            pids = pids.max(counter(&dir.join("pids.events"), "max"));
+        } else if controllers.split(',').any(|c| c == "memory") {
+            let dir = Path::new("/sys/fs/cgroup/memory").join(path);
+            oom = oom.max(counter(&dir.join("memory.oom_control"), "oom_kill"));
+        } else if controllers.split(',').any(|c| c == "pids") {
+            let dir = Path::new("/sys/fs/cgroup/pids").join(path);
+            pids = pids.max(counter(&dir.join("pids.events"), "max"));
+        }
+    }
+    (oom, pids)
+}
+
+/// The value of `key` in a flat-keyed cgroup file (`key VALUE` lines).
+fn counter(file: &Path, key: &str) -> u64 {
+    std::fs::read_to_string(file)
+        .ok()
+        .and_then(|text| {
+            text.lines().find_map(|line| {
+                let (k, v) = line.split_once(' ')?;
+                (k == key).then(|| v.trim().parse().ok()).flatten()
+            })
+        })
+        .unwrap_or(0)
+}

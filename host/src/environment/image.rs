@@ -1,0 +1,425 @@
+//! The image a case's runs start from: the one named (pulled when missing), or built from its
+//! Dockerfile; the environment's `setup:` committed on top once, as an image of its own that
+//! later runs and invocations reuse; its id (what the report calls its digest) checked
+//! against the one the case was recorded with; and the files it holds in its working
+//! directory, exported once for every run's workspace.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use super::engine::Engine;
+use super::{DEFAULT_WORKDIR, Environment, EnvironmentError, ImageSource};
+
+/// The label every image and container evalhost makes carries.
+pub const LABEL: &str = "evalhost";
+
+/// An image ready for a case's runs.
+#[derive(Debug)]
+pub struct PreparedImage {
+    /// What containers start from: the image's id (`sha256:…`), the digest reports show.
+    pub id: String,
+    /// The image as the case named it (`debian:bookworm`, `build env/Dockerfile`).
+    pub source: String,
+    /// The registry digest of the named image (`NAME@sha256:…`), when it has one.
+    pub repo_digest: Option<String>,
+    /// Where the workspace is mounted and commands start.
+    pub workdir: String,
+    /// What the image holds in `workdir`, copied into every run's workspace.
+    pub workdir_files: tempfile::TempDir,
+    /// Said under every run of the case: a moved tag, a replaced `FROM`.
+    pub warnings: Vec<String>,
+}
+
+/// The images of one suite's environments, each prepared once (by the first run that needs
+/// it; the others wait for it).
+#[derive(Debug, Default)]
+pub struct Images {
+    engine: std::sync::OnceLock<Option<Engine>>,
+    /// Containers of evalhost processes that died, removed before the first image is
+    /// prepared (`reap.rs`).
+    reaped: tokio::sync::OnceCell<Vec<String>>,
+    prepared: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<Prepared>>>>,
+    /// `--locked-images`: a tag that moved since the case was recorded is an error.
+    pub locked: bool,
+}
+
+type Prepared = Result<Arc<PreparedImage>, Arc<EnvironmentError>>;
+
+impl Images {
+    pub fn new(locked: bool) -> Self {
+        Self {
+            engine: std::sync::OnceLock::new(),
+            reaped: tokio::sync::OnceCell::new(),
+            prepared: Mutex::default(),
+            locked,
+        }
+    }
+
+    /// The container engine, located once.
+    pub fn engine(&self) -> Result<&Engine, EnvironmentError> {
+        self.engine
+            .get_or_init(|| Engine::locate().ok())
+            .as_ref()
+            .ok_or(EnvironmentError::NoEngine)
+    }
+
+    /// The image of `environment`, prepared on the first call.
+    pub async fn prepare(
+        &self,
+        environment: &Environment,
+    ) -> Result<Arc<PreparedImage>, Arc<EnvironmentError>> {
+        let engine = self.engine().map_err(Arc::new)?;
+        self.reaped
+            .get_or_init(|| async { super::reap(engine).await.unwrap_or_default() })
+            .await;
+        let key = serde_json::to_string(environment).unwrap_or_default();
+        let cell = {
+            let mut prepared = self
+                .prepared
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            prepared.entry(key).or_default().clone()
+        };
+        cell.get_or_init(|| async {
+            prepare(engine, environment, self.locked)
+                .await
+                .map(Arc::new)
+                .map_err(Arc::new)
+        })
+        .await
+        .clone()
+    }
+}
+
+/// What `docker image inspect` says of an image.
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct Inspected {
+    id: String,
+    #[serde(default)]
+    repo_digests: Option<Vec<String>>,
+    config: Option<InspectedConfig>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct InspectedConfig {
+    #[serde(default)]
+    working_dir: Option<String>,
+}
+
+async fn inspect(engine: &Engine, reference: &str) -> Result<Option<Inspected>, EnvironmentError> {
+    let mut command = engine.command();
+    command
+        .args(["image", "inspect", "--", reference])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let output = command
+        .output()
+        .await
+        .map_err(|error| engine.spawn_error(error))?;
+    if !output.status.success() {
+        return Ok(None);
+    }
+    let mut images: Vec<Inspected> =
+        serde_json::from_slice(&output.stdout).map_err(|error| EnvironmentError::Failed {
+            what: format!("reading what `image inspect {reference}` said"),
+            status: "bad JSON".into(),
+            said: error.to_string(),
+        })?;
+    Ok(images.pop())
+}
+
+async fn prepare(
+    engine: &Engine,
+    environment: &Environment,
+    locked: bool,
+) -> Result<PreparedImage, EnvironmentError> {
+    let mut warnings = Vec::new();
+    let source = environment.image.describe();
+    let (base, repo_digest) = match &environment.image {
+        ImageSource::Image(reference) => {
+            let found = match inspect(engine, reference).await? {
+                Some(found) => found,
+                None => {
+                    engine
+                        .output(
+                            &format!("pulling image {reference}"),
+                            ["pull", "-q", reference],
+                        )
+                        .await?;
+                    inspect(engine, reference)
+                        .await?
+                        .ok_or_else(|| EnvironmentError::Failed {
+                            what: format!("pulling image {reference}"),
+                            status: "no image after the pull".into(),
+                            said: String::new(),
+                        })?
+                }
+            };
+            let repo_digest = match reference.split_once('@') {
+                Some(_) => Some(reference.clone()),
+                None => found
+                    .repo_digests
+                    .as_ref()
+                    .and_then(|digests| digests.first().cloned()),
+            };
+            (found, repo_digest)
+        }
+        ImageSource::Build {
+            dockerfile,
+            context,
+            from,
+        } => {
+            let built = build(engine, dockerfile, context, from, &mut warnings).await?;
+            (built, None)
+        }
+    };
+    if let Some(recorded) = &environment.digest
+        && *recorded != base.id
+    {
+        let moved = EnvironmentError::Moved {
+            image: source.clone(),
+            recorded: recorded.clone(),
+            now: base.id.clone(),
+        };
+        if locked {
+            return Err(moved);
+        }
+        warnings.push(moved.to_string());
+    }
+    let workdir = environment
+        .workdir
+        .clone()
+        .or_else(|| {
+            base.config
+                .as_ref()
+                .and_then(|c| c.working_dir.clone())
+                .filter(|w| w.starts_with('/') && w != "/")
+        })
+        .unwrap_or_else(|| DEFAULT_WORKDIR.to_owned());
+    let id = match environment.setup.is_empty() {
+        true => base.id.clone(),
+        false => set_up(engine, &base.id, environment, &workdir).await?,
+    };
+    let workdir_files = export_workdir(engine, &id, &workdir).await?;
+    Ok(PreparedImage {
+        id,
+        source,
+        repo_digest,
+        workdir,
+        workdir_files,
+        warnings,
+    })
+}
+
+/// Build `dockerfile` (its `FROM` lines naming a key of `from` replaced by the local image
+/// it maps to).
+async fn build(
+    engine: &Engine,
+    dockerfile: &Path,
+    context: &Path,
+    from: &std::collections::BTreeMap<String, String>,
+    warnings: &mut Vec<String>,
+) -> Result<Inspected, EnvironmentError> {
+    let what = format!("building {}", dockerfile.display());
+    let mut replaced = None;
+    let file = if from.is_empty() {
+        dockerfile.to_owned()
+    } else {
+        let text = std::fs::read_to_string(dockerfile).map_err(|error| EnvironmentError::Read {
+            path: dockerfile.to_owned(),
+            error,
+        })?;
+        let mut lines = Vec::new();
+        for line in text.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            match words.as_slice() {
+                [keyword, image, rest @ ..] if keyword.eq_ignore_ascii_case("FROM") => {
+                    match from.get(*image) {
+                        Some(local) => {
+                            warnings.push(format!(
+                                "{}: FROM {image} was replaced by the local image {local}",
+                                dockerfile.display()
+                            ));
+                            lines.push(format!("{keyword} {local} {}", rest.join(" ")));
+                        }
+                        None => lines.push(line.to_owned()),
+                    }
+                }
+                _ => lines.push(line.to_owned()),
+            }
+        }
+        let temp = tempfile::Builder::new()
+            .prefix("evalhost-Dockerfile-")
+            .tempfile()
+            .map_err(|error| EnvironmentError::Read {
+                path: dockerfile.to_owned(),
+                error,
+            })?;
+        std::fs::write(temp.path(), lines.join("\n") + "\n").map_err(|error| {
+            EnvironmentError::Read {
+                path: temp.path().to_owned(),
+                error,
+            }
+        })?;
+        let path = temp.path().to_owned();
+        replaced = Some(temp);
+        path
+    };
+    let tag = format!(
+        "evalhost-build/{}",
+        &hex(&Sha256::digest(dockerfile.as_os_str().as_encoded_bytes()))[..16]
+    );
+    let mut args: Vec<std::ffi::OsString> = vec!["build".into(), "-q".into(), "-f".into()];
+    args.push(file.into_os_string());
+    for arg in ["--label", &format!("{LABEL}=build"), "-t", &tag] {
+        args.push(arg.into());
+    }
+    args.push(context.as_os_str().to_owned());
+    let out = engine.output(&what, &args).await?;
+    drop(replaced);
+    let id = out.lines().last().unwrap_or_default().trim().to_owned();
+    inspect(engine, &id)
+        .await?
+        .ok_or_else(|| EnvironmentError::Failed {
+            what,
+            status: "no image after the build".into(),
+            said: out,
+        })
+}
+
+/// The image of `base` with `environment.setup` run on it (as root, with the engine's
+/// default network), made once: it is tagged by what it is made of, and reused.
+async fn set_up(
+    engine: &Engine,
+    base: &str,
+    environment: &Environment,
+    workdir: &str,
+) -> Result<String, EnvironmentError> {
+    let mut key = Sha256::new();
+    key.update(base.as_bytes());
+    key.update(serde_json::to_vec(&(&environment.setup, &environment.env)).unwrap_or_default());
+    let tag = format!("evalhost-setup:{}", &hex(&key.finalize())[..16]);
+    if let Some(found) = inspect(engine, &tag).await? {
+        return Ok(found.id);
+    }
+    let name = format!("evalhost-setup-{}", crate::process_group::new_marker());
+    let mut script = String::from("set -e\n");
+    for command in &environment.setup {
+        script.push_str(command);
+        script.push('\n');
+    }
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        "--name".into(),
+        name.clone(),
+        "--label".into(),
+        format!("{LABEL}=setup"),
+        "--label".into(),
+        format!("{LABEL}.pid={}", std::process::id()),
+        "--label".into(),
+        format!("{LABEL}.boot={}", super::reap::boot_id()),
+        "-w".into(),
+        workdir.into(),
+        "--user".into(),
+        "0:0".into(),
+    ];
+    for (name, value) in &environment.env {
+        args.push("-e".into());
+        args.push(format!("{name}={value}"));
+    }
+    args.extend(["--entrypoint".into(), "sh".into(), base.into(), "-c".into()]);
+    args.push(script);
+    let ran = engine
+        .output(
+            &format!(
+                "the environment's set-up ({})",
+                environment.setup.join("; ")
+            ),
+            &args,
+        )
+        .await;
+    let committed = match ran {
+        Ok(_) => {
+            engine
+                .output(
+                    "keeping the set-up's result",
+                    ["commit", name.as_str(), tag.as_str()],
+                )
+                .await
+        }
+        Err(error) => Err(error),
+    };
+    let _ = engine
+        .output("removing the set-up's container", ["rm", "-f", &name])
+        .await;
+    committed?;
+    inspect(engine, &tag)
+        .await?
+        .map(|found| found.id)
+        .ok_or_else(|| EnvironmentError::Failed {
+            what: "keeping the set-up's result".into(),
+            status: "no image after the commit".into(),
+            said: String::new(),
+        })
+}
+
+/// What `image` holds in `workdir`, copied out once through a container that never starts.
+async fn export_workdir(
+    engine: &Engine,
+    image: &str,
+    workdir: &str,
+) -> Result<tempfile::TempDir, EnvironmentError> {
+    let dir = tempfile::Builder::new()
+        .prefix("evalhost-image-workdir-")
+        .tempdir_in(crate::config::temp_parent())
+        .map_err(|error| EnvironmentError::Read {
+            path: crate::config::temp_parent().to_owned(),
+            error,
+        })?;
+    let created = engine
+        .output(
+            "reading the image's working directory",
+            [
+                "create",
+                "--label",
+                &format!("{LABEL}=export"),
+                "--label",
+                &format!("{LABEL}.pid={}", std::process::id()),
+                "--label",
+                &format!("{LABEL}.boot={}", super::reap::boot_id()),
+                image,
+            ],
+        )
+        .await?;
+    let source = format!("{created}:{workdir}/.");
+    let copied = engine
+        .output(
+            "reading the image's working directory",
+            ["cp".as_ref(), source.as_ref(), dir.path().as_os_str()] as [&std::ffi::OsStr; 3],
+        )
+        .await;
+    let _ = engine
+        .output("removing a container", ["rm", "-f", &created])
+        .await;
+    match copied {
+        Ok(_) => Ok(dir),
+        // An image without its working directory: the workspace starts empty.
+        Err(EnvironmentError::Failed { said, .. })
+            if said.contains("No such container:path")
+                || said.contains("Could not find the file") =>
+        {
+            Ok(dir)
+        }
+        Err(error) => Err(error),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
