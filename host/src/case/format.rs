@@ -2,7 +2,8 @@
 //! them, what each holds, its limits, and the words an editor shows for it. `parse.rs`
 //! checks a document against it (the field names, the `approve` values and the limits come
 //! from here) and `schema.rs` generates the JSON Schema from it. The `agent:` and `confine:`
-//! values are declared where they are read (`external.rs`, `confine.rs`).
+//! values are declared where they are read (`external.rs`, `confine.rs`); `environment:` is
+//! declared here and read by `environment.rs`.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -41,14 +42,14 @@ macro_rules! format_map {
 
 format_map! {
     /// An evalhost case file: one eval case (a superset of Mino's case format).
-    #[schemars(title = "evalhost case")]
+    #[schemars(title = "evalhost case", transform = prompt_or_task)]
     struct CaseFile {
         /// The case name; must equal the file name without `.yaml`.
         #[schemars(length(min = 1))]
         name: Text,
         /// What the case checks, for people reading the suite.
         description: Option<Text>,
-        /// What the user types: the agent's task.
+        /// What the user types: the agent's task (required, unless `task` gives it).
         #[schemars(length(min = 1))]
         prompt: Text,
         /// Replaces evalhost's default agent instructions.
@@ -61,7 +62,8 @@ format_map! {
         /// a live-only case.
         #[schemars(length(min = 1))]
         model: Option<Vec<Step>>,
-        /// How a run is judged: a list of one-key maps from grader name to its config.
+        /// How a run is judged: a list of one-key maps from grader name to its config
+        /// (required, unless `task` gives the verifier's grader: then these come after it).
         #[schemars(length(min = 1, max = MAX_GRADERS))]
         graders: Vec<GraderEntry>,
         /// Runs of this case, overriding `--runs`.
@@ -82,11 +84,155 @@ format_map! {
         /// HOME and TMPDIR; read the system but not the user's home; connect to the model
         /// endpoint only): docs/security.md.
         confine: Option<ConfineField>,
+        /// The container image this case's runs execute in, and how their container is made
+        /// (docs/environments.md): the agent's commands run there, with the workspace mounted.
+        environment: Option<Environment>,
+        /// A Harbor task directory, relative to this file (docs/harbor.md): the prompt
+        /// (`instruction.md`), environment, verifier, solution and timeout come from it, and
+        /// this file adds a model script, graders, runs and tags.
+        #[schemars(length(min = 1))]
+        task: Option<Text>,
         /// The live run the model script was recorded from (`evalhost record --live` writes
         /// it): with every step's `usage`, a replay reports what the recording cost at today's
         /// price of its model (`recorded_cost_usd`, docs/cost.md).
         recorded: Option<Recorded>,
     }
+}
+
+/// A case gives its prompt and graders, or a Harbor task that gives them; with a task, the
+/// prompt, environment and timeout are the task's. (Over the derived `required`: `prompt` and
+/// `graders` are declared as they are when given.)
+fn prompt_or_task(schema: &mut Schema) {
+    schema.insert("required".into(), json!(["name"]));
+    schema.insert(
+        "oneOf".into(),
+        json!([
+            { "required": ["prompt", "graders"], "not": { "required": ["task"] } },
+            {
+                "required": ["task"],
+                "not": { "anyOf": [
+                    { "required": ["prompt"] },
+                    { "required": ["environment"] },
+                    { "required": ["timeout_secs"] }
+                ] }
+            }
+        ]),
+    );
+}
+
+format_map! {
+    /// Where a case's runs execute: a container from an image (exactly one of `image` or
+    /// `build`).
+    #[schemars(transform = one_image)]
+    struct Environment {
+        /// An image by reference: `NAME[:TAG]` or `NAME@sha256:DIGEST` (pulled when missing).
+        #[schemars(regex(pattern = IMAGE_REFERENCE))]
+        image: Option<String>,
+        /// An image built from a Dockerfile: its path relative to the case file, or
+        /// `{dockerfile, context}`.
+        build: Option<BuildValue>,
+        /// The image id the case was recorded with: a tag that names another image since is
+        /// a warning (refused with `--locked-images`).
+        #[schemars(regex(pattern = r"^sha256:[0-9a-f]{64}$"))]
+        digest: Option<String>,
+        /// Where the workspace is mounted and commands start (an absolute path; default: the
+        /// image's `WORKDIR`, else `/workspace`).
+        #[schemars(regex(pattern = "^/"))]
+        workdir: Option<String>,
+        /// Variables every process of a run gets, over the image's.
+        #[schemars(extend("propertyNames" = {"pattern": ENV_NAME}))]
+        env: Option<BTreeMap<String, Text>>,
+        /// Shell commands run once on top of the image (as root, with the network), kept as an
+        /// image of its own: a list, or one command.
+        setup: Option<SetupValue>,
+        /// CPUs a run's container may use (fractions allowed).
+        #[schemars(extend("exclusiveMinimum" = 0))]
+        cpus: Option<f64>,
+        /// Memory a run's container may use: `512m`, `2g` (powers of 1024), or bytes; at
+        /// least `6m`.
+        memory: Option<MemoryValue>,
+        /// Processes a run's container may have at once (default 4096).
+        #[schemars(range(min = 1))]
+        pids: Option<u32>,
+        /// What a run's container may reach: `endpoint` (the run's model endpoint only, the
+        /// default) or `none`.
+        network: Option<NetworkValue>,
+    }
+}
+
+/// The ways an environment names its image: exactly one is given.
+pub(super) const IMAGES: [&str; 2] = ["image", "build"];
+
+/// An image reference as Docker reads one: `[HOST[:PORT]/]PATH[:TAG][@sha256:HEX]`, the path
+/// lowercase.
+pub(super) const IMAGE_REFERENCE: &str = r"^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$";
+
+/// A name an environment variable may have.
+pub(super) const ENV_NAME: &str = "^[A-Za-z_][A-Za-z0-9_]*$";
+
+/// An environment gives exactly one of [`IMAGES`].
+fn one_image(schema: &mut Schema) {
+    let one_of: Vec<Value> = IMAGES
+        .iter()
+        .map(|image| json!({ "required": [image] }))
+        .collect();
+    schema.insert("oneOf".into(), Value::Array(one_of));
+}
+
+format_map! {
+    /// A Dockerfile to build, and the directory it is built in.
+    struct Build {
+        /// The Dockerfile, relative to the case file.
+        #[schemars(length(min = 1))]
+        dockerfile: Text,
+        /// The build context, relative to the case file (default: the Dockerfile's folder).
+        #[schemars(length(min = 1))]
+        context: Option<Text>,
+    }
+}
+
+/// A Dockerfile's path, relative to the case file, or `{dockerfile, context}`.
+#[derive(JsonSchema)]
+#[schemars(untagged)]
+#[allow(dead_code)]
+pub(super) enum BuildValue {
+    Dockerfile(#[schemars(length(min = 1))] String),
+    Build(Build),
+}
+
+/// Shell commands, or one.
+#[derive(JsonSchema)]
+#[schemars(untagged)]
+#[allow(dead_code)]
+pub(super) enum SetupValue {
+    One(#[schemars(length(min = 1))] String),
+    List(Vec<SetupCommand>),
+}
+
+/// One set-up command.
+#[derive(JsonSchema)]
+#[schemars(transparent)]
+#[allow(dead_code)]
+pub(super) struct SetupCommand(#[schemars(length(min = 1))] String);
+
+/// A size with a unit (`512m`, `2g`), or bytes.
+#[derive(JsonSchema)]
+#[schemars(untagged)]
+#[allow(dead_code)]
+pub(super) enum MemoryValue {
+    Size(#[schemars(regex(pattern = r"^[0-9.]+\s*([bBkKmMgG]([iI]?[bB])?)?$"))] String),
+    Bytes(#[schemars(range(min = 6_291_456))] u64),
+}
+
+/// What a run's container may reach.
+#[derive(JsonSchema)]
+#[schemars(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub(super) enum NetworkValue {
+    /// The run's model endpoint, and nothing else (the default).
+    Endpoint,
+    /// Nothing at all.
+    None,
 }
 
 format_map! {

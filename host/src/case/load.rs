@@ -1,10 +1,12 @@
 //! Reading case files from disk: single files, and directories of them (and of their
-//! subdirectories) in name order.
+//! subdirectories) in name order. A directory holding `case.yaml` (a Nexus case) or
+//! `task.toml` (a Harbor task) is one case source, not searched further.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use super::agentcompany::{self, FixtureOptions};
+use super::harbor;
 use super::names::Names;
 use super::nexus;
 use super::parse::{Parsed, parse};
@@ -14,12 +16,17 @@ use super::{Case, CaseError, Location, Spool};
 /// Most cases loaded from one directory.
 pub const MAX_CASES_PER_DIR: usize = 256;
 
-/// Read, parse and validate one case file.
+/// Read, parse and validate one case file (or Harbor task directory).
 pub fn load_case(path: &Path) -> Result<Case, CaseError> {
-    read_case(path).map(|parsed| {
-        let mut case = parsed.case;
+    let read = if harbor::is_task_dir(path) {
+        harbor::load_task(path)
+    } else {
+        read_case(path).map(|parsed| parsed.case)
+    };
+    read.map(|mut case| {
         case.digest = case.content_digest();
         case.resolve_agent_files();
+        case.resolve_environment_files();
         case
     })
 }
@@ -131,6 +138,7 @@ fn load_each_source(
         let mut parsed = load_source(source, options)?;
         parsed.case.digest = parsed.case.content_digest();
         parsed.case.resolve_agent_files();
+        parsed.case.resolve_environment_files();
         if let Some(spool) = spool {
             spool.keep(&mut parsed.case);
         }
@@ -159,9 +167,15 @@ fn load_each_source(
         .collect()
 }
 
-/// One case source: a Nexus case directory, an AgentCompany fixture, or a case file.
+/// One case source: a Harbor task, a Nexus case directory, an AgentCompany fixture, or a
+/// case file.
 fn load_source(file: &Path, options: &LoadOptions) -> Result<Parsed, CaseError> {
-    if file.is_dir() {
+    if file.is_dir() && harbor::is_task_dir(file) {
+        Ok(Parsed {
+            case: harbor::load_task(file)?,
+            name_location: Location::line(file, 0),
+        })
+    } else if file.is_dir() {
         let name_location = Location::line(&file.join("case.yaml"), 0);
         Ok(Parsed {
             case: nexus::load_nexus_case(file)?,
@@ -185,7 +199,8 @@ fn load_source(file: &Path, options: &LoadOptions) -> Result<Parsed, CaseError> 
 type Source = Result<PathBuf, Box<CaseError>>;
 
 /// Every case source of the paths given to [`load_cases_with`], in load order: for each path,
-/// a case file, a Nexus case directory, or the case files and Nexus case directories of a
+/// a case file, a Nexus case directory, a Harbor task directory, or the case files, Nexus case
+/// directories and Harbor task directories of a
 /// directory and its subdirectories, depth first in name order (a subdirectory's cases at its
 /// place among the directory's files); and the problems met finding them (an unreadable entry,
 /// a directory holding more than [`MAX_CASES_PER_DIR`] cases, a symlink loop, no case at
@@ -234,7 +249,7 @@ impl<'a> Sources<'a> {
                 })));
             }
         };
-        if !metadata.is_dir() || nexus::is_case_dir(path) {
+        if !metadata.is_dir() || nexus::is_case_dir(path) || harbor::is_task_dir(path) {
             return self.ready.push_back(Ok(path.to_path_buf()));
         }
         self.walking = Some((path, 0));
@@ -300,7 +315,7 @@ impl<'a> Sources<'a> {
                     Err(error) => problems.push(read_error(&path, error)),
                 }
             } else if !nexus::is_ignored(&name) && path.is_dir() {
-                if nexus::is_case_dir(&path) {
+                if nexus::is_case_dir(&path) || harbor::is_task_dir(&path) {
                     sources.push(path);
                 } else {
                     subdirs.push(path);

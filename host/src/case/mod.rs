@@ -21,10 +21,12 @@
 pub mod agentcompany;
 pub(crate) mod case_name;
 mod confine;
+mod environment;
 mod error;
 mod external;
 mod format;
 mod grader_config;
+pub mod harbor;
 mod load;
 mod located;
 mod names;
@@ -37,6 +39,7 @@ mod spool;
 mod workspace;
 pub(crate) mod yaml;
 
+pub use environment::{EnvironmentArgError, environment_arg};
 pub use error::{CaseError, Location};
 pub use external::{ExternalAgent, ORACLE_SCRIPT, ORACLE_SOLUTION_DIR, PromptVia, Replaced};
 pub use grader_config::GraderConfig;

@@ -82,20 +82,44 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
         })
         .unwrap_or_default();
 
+    // A Harbor task gives the prompt, environment, verifier, solution and timeout
+    // (docs/harbor.md); the case adds a script, graders, runs and tags.
+    let task_node = fields.get("task");
+    let task = task_node.and_then(|node| task(doc, node));
+    if task_node.is_some() {
+        for (field, from) in [
+            ("prompt", "the task's instruction.md is the prompt"),
+            ("environment", "the task's environment/ is the environment"),
+            (
+                "timeout_secs",
+                "the task's [agent] timeout_sec is the run timeout (`evalhost run --timeout` overrides it)",
+            ),
+        ] {
+            if let Some(node) = fields.get(field) {
+                doc.note(doc.invalid(node, field, format!("{from}; drop `{field}` here")));
+            }
+        }
+    }
+
     let description = fields
         .get("description")
         .and_then(|node| doc.keep(doc.string(node, "description")))
+        .or_else(|| task.as_ref().map(|task| task.description.clone()))
         .unwrap_or_default();
-    let prompt = doc
-        .required(&fields, "prompt")
-        .and_then(|node| {
-            let prompt = doc.keep(doc.string(node, "prompt"))?;
-            if prompt.trim().is_empty() {
-                doc.note(doc.invalid(node, "prompt", "must not be empty"));
-            }
-            Some(prompt)
-        })
-        .unwrap_or_default();
+    let prompt = match (&task, task_node) {
+        (Some(task), _) => task.prompt.clone(),
+        (None, Some(_)) => String::new(),
+        (None, None) => doc
+            .required(&fields, "prompt")
+            .and_then(|node| {
+                let prompt = doc.keep(doc.string(node, "prompt"))?;
+                if prompt.trim().is_empty() {
+                    doc.note(doc.invalid(node, "prompt", "must not be empty"));
+                }
+                Some(prompt)
+            })
+            .unwrap_or_default(),
+    };
     let instructions = fields
         .get("instructions")
         .and_then(|node| doc.keep(doc.string(node, "instructions")));
@@ -111,14 +135,36 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
         .get("model")
         .map(|node| model(doc, node))
         .unwrap_or_default();
-    let graders = doc
-        .require(
-            &fields,
-            "graders",
-            &format!("missing required field; a case needs 1 to {MAX_GRADERS} graders"),
-        )
-        .map(|node| graders(doc, node))
-        .unwrap_or_default();
+    let graders = match task_node {
+        // The verifier's grader first, then the case's own.
+        Some(task_node) => {
+            let mut all = vec![super::harbor::verifier_grader(doc.loc(task_node))];
+            if let Some(node) = fields.get("graders") {
+                let own = graders(doc, node);
+                if own.len() >= MAX_GRADERS {
+                    doc.note(doc.invalid(
+                        node,
+                        "graders",
+                        format!(
+                            "with a task's verifier_reward a case adds at most {} graders, found {}",
+                            MAX_GRADERS - 1,
+                            own.len()
+                        ),
+                    ));
+                }
+                all.extend(own);
+            }
+            all
+        }
+        None => doc
+            .require(
+                &fields,
+                "graders",
+                &format!("missing required field; a case needs 1 to {MAX_GRADERS} graders"),
+            )
+            .map(|node| graders(doc, node))
+            .unwrap_or_default(),
+    };
     let runs = fields
         .get("runs")
         .and_then(|node| doc.keep(runs(doc, node)));
@@ -147,14 +193,25 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
         },
         None => true,
     };
-    let tags = fields
+    let mut all_tags = task
+        .as_ref()
+        .map(|task| task.tags.clone())
+        .unwrap_or_default();
+    for tag in fields
         .get("tags")
         .map(|node| tags(doc, node))
-        .unwrap_or_default();
+        .unwrap_or_default()
+    {
+        if !all_tags.contains(&tag) {
+            all_tags.push(tag);
+        }
+    }
+    let tags = all_tags;
 
     let mut timeout_secs = fields
         .get("timeout_secs")
-        .and_then(|node| doc.keep(timeout_secs(doc, node)));
+        .and_then(|node| doc.keep(timeout_secs(doc, node)))
+        .or_else(|| task.as_ref().and_then(|task| task.timeout_secs));
     let execution = fields
         .get("agent")
         .and_then(|node| {
@@ -169,6 +226,12 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
                         node,
                         "agent.timeout_secs",
                         "the run timeout is given twice; keep the case's `timeout_secs` and drop this one",
+                    ));
+                } else if task_node.is_some() {
+                    doc.note(doc.invalid(
+                        node,
+                        "agent.timeout_secs",
+                        "the task's [agent] timeout_sec is the run timeout; drop this one",
                     ));
                 }
                 timeout_secs = Some(secs);
@@ -190,6 +253,13 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
     let recorded_model = fields
         .get("recorded")
         .and_then(|node| recorded_model(doc, node));
+    let environment = match &task {
+        Some(task) => Some(task.environment.clone()),
+        None => fields
+            .get("environment")
+            .filter(|_| task_node.is_none())
+            .and_then(|node| super::environment::environment(doc, node, "environment")),
+    };
 
     Some(Parsed {
         name_location: name_node.map(|node| doc.loc(node)).unwrap_or_default(),
@@ -212,12 +282,33 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
             confine,
             recorded_model,
             digest: String::new(),
-            environment: None,
-            verifier: None,
-            solution: None,
+            environment,
+            verifier: task.as_ref().map(|task| task.verifier.clone()),
+            solution: task.and_then(|task| task.solution),
             body: Default::default(),
         },
     })
+}
+
+/// `task: DIR`: the Harbor task in `DIR` (relative to the case file), read; its problems are
+/// the case's.
+fn task(doc: &Doc, node: &Node) -> Option<super::harbor::Task> {
+    let written = doc.keep(doc.string(node, "task"))?;
+    let at = super::environment::normalise(Path::new(&written));
+    let dir = super::environment::case_dir(doc.path()).join(&at);
+    if written.is_empty() || !super::harbor::is_task_dir(&dir) {
+        doc.note(doc.invalid(
+            node,
+            "task",
+            format!(
+                "`{written}` is not a Harbor task directory: no {} in {} (the path is relative to the case file)",
+                super::harbor::TASK_FILE,
+                dir.display()
+            ),
+        ));
+        return None;
+    }
+    doc.keep(super::harbor::read_task(&dir, &at))
 }
 
 fn approve(doc: &Doc, node: &Node) -> Result<Approve, CaseError> {

@@ -25,7 +25,8 @@ const BUNDLE_REFERENCE: &str = r"^[^/#]+/[^/#]+$";
 /// ```
 /// let schema = evalhost::case::case_schema([]);
 /// assert_eq!(schema["title"], "evalhost case");
-/// assert_eq!(schema["required"], serde_json::json!(["name", "prompt", "graders"]));
+/// // `prompt` and `graders`, or a Harbor `task` that gives them.
+/// assert_eq!(schema["required"], serde_json::json!(["name"]));
 /// ```
 pub fn case_schema<'a>(graders: impl IntoIterator<Item = &'a GraderInfo>) -> Value {
     let mut schema = SchemaSettings::draft2020_12()
