@@ -291,6 +291,10 @@ pub struct RunArgs {
     /// grader needs something never recorded (a judgment) fails it anyway (docs/reports.md).
     #[arg(long)]
     pub strict: bool,
+    /// Refuse a case whose environment's image is no longer the one it was recorded with
+    /// (its `digest:`; a tag that moved), instead of warning (docs/environments.md).
+    #[arg(long)]
+    pub locked_images: bool,
     #[command(flatten)]
     pub history: crate::cli::history::RecordingArgs,
     /// Finish an interrupted run: the runs it recorded of cases with the same content

@@ -393,6 +393,9 @@ async fn export_workdir(
                 &format!("{LABEL}.pid={}", std::process::id()),
                 "--label",
                 &format!("{LABEL}.boot={}", super::reap::boot_id()),
+                // It never starts: any command will do (an image may have none).
+                "--entrypoint",
+                "/never-started",
                 image,
             ],
         )

@@ -53,6 +53,31 @@ pub(super) fn case_line(case: &CaseReport) -> Option<String> {
     })
 }
 
+/// The line of a case whose runs ran in its environment's container: the image they started
+/// from (the id of the first run's; a run of another image is named too).
+pub(super) fn environment_line(case: &CaseReport) -> Option<String> {
+    let mut images: Vec<&super::RunImage> = Vec::new();
+    for image in case.runs.iter().filter_map(|run| run.image.as_ref()) {
+        if !images.contains(&image) {
+            images.push(image);
+        }
+    }
+    let first = images.first()?;
+    let ids: Vec<String> = images.iter().map(|i| short_id(&i.digest)).collect();
+    Some(format!(
+        "Environment of {}: {} ({}): its runs' processes ran in a container of it, not under the confinement above.",
+        case.name,
+        first.source,
+        ids.join(", ")
+    ))
+}
+
+/// `sha256:0123456789ab`: an image id as `docker images` shortens it.
+fn short_id(digest: &str) -> String {
+    let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
+    format!("sha256:{}", &hex[..hex.len().min(12)])
+}
+
 fn connect_clause(widen: &Widening) -> &'static str {
     if widen.any_port {
         "connect to any TCP port"

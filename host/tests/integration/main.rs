@@ -86,7 +86,7 @@ mod case {
     mod schema;
 }
 
-/// The grader host: the sandbox, WIT versions, check, the examples, the built-ins, graders by path, the judge.
+/// The grader host: the sandbox, WIT versions, check, the examples, the built-ins, graders by path, the judge, a verifier's reward.
 mod grader {
     mod builtin;
     mod by_path;
@@ -95,6 +95,7 @@ mod grader {
     mod judge;
     mod sandbox;
     mod session;
+    mod verifier;
     mod versions;
 }
 
@@ -108,6 +109,7 @@ mod bundle {
 /// Environments: a case's agent in a container; the images and registry the tests use.
 mod environment {
     mod images;
+    mod run;
 }
 
 /// Live mode against fake providers on 127.0.0.1: the CLI, the provider streams, record.

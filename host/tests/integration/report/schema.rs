@@ -184,6 +184,11 @@ fn everything_report() -> SuiteReport {
                 },
             ],
             warnings: vec!["model endpoint: HEAD /api/x answered 404: not served".into()],
+            image: Some(evalhost::report::RunImage {
+                source: "127.0.0.1:5000/tools:1".into(),
+                digest: format!("sha256:{}", "ab".repeat(32)),
+                repo_digest: Some(format!("127.0.0.1:5000/tools@sha256:{}", "cd".repeat(32))),
+            }),
         },
         RunReport {
             run: 2,

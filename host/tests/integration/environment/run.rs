@@ -1,0 +1,201 @@
+//! A case's runs in its environment's container, through `evalhost run` with a real dockerd:
+//! the set-up installs a tool the host lacks and the agent uses it; the workspace starts with
+//! the image's working directory; the report names the image's digest; and, from the
+//! attacker's side, the network rules (the endpoint reachable, another loopback port and the
+//! outside not), each with a control that shows the test can fail.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::docker::{debian_image, require_docker};
+use crate::support::evalhost::{Evalhost, Output};
+
+/// Run `cases` (files in `dir`) with `--out dir/out`; the report.
+pub(super) fn run_in(dir: &Path, extra: &[&str], cases: &[&str]) -> (Output, Value) {
+    let out = dir.join("out");
+    let _ = std::fs::remove_dir_all(&out);
+    let outcome = Evalhost::new()
+        .args(["run", "--history", "off", "--out"])
+        .arg(&out)
+        .args(extra)
+        .args(cases.iter().map(|c| dir.join(c)))
+        .current_dir(dir)
+        .run();
+    let report = std::fs::read_to_string(out.join("report.json"))
+        .map(|text| serde_json::from_str(&text).unwrap())
+        .unwrap_or(Value::Null);
+    (outcome, report)
+}
+
+/// The first run of case `name` in `report`.
+pub(super) fn first_run<'a>(report: &'a Value, name: &str) -> &'a Value {
+    let case = report["cases"]
+        .as_array()
+        .and_then(|cases| cases.iter().find(|c| c["name"] == name))
+        .unwrap_or_else(|| panic!("no case {name} in {report}"));
+    &case["runs"][0]
+}
+
+const FIGLET: &str = "name: figlet
+prompt: Print a banner.
+approve: all
+environment:
+  image: IMAGE
+  setup:
+    - apt-get update -qq && apt-get install -y -qq --no-install-recommends figlet >/dev/null
+  network: none
+model:
+  - call: {tool: bash, arguments: {command: \"figlet ok > banner.txt; pwd > where.txt; cat seeded.txt\"}}
+  - text: done
+workspace:
+  files:
+    seeded.txt: from the case
+graders:
+  - result_status: {call: 1, status: completed}
+  - file_contains: {path: banner.txt, text: \"|_|\"}
+  - file_contains: {path: where.txt, text: /app}
+";
+
+#[test]
+fn a_set_up_installs_a_tool_the_host_lacks_and_the_agent_uses_it() {
+    let Some(()) = require_docker() else { return };
+    assert!(
+        !Path::new("/usr/bin/figlet").exists(),
+        "this test needs a host without figlet"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let image = debian_image();
+    std::fs::write(
+        dir.path().join("figlet.yaml"),
+        FIGLET.replace("IMAGE", image),
+    )
+    .unwrap();
+    let (outcome, report) = run_in(dir.path(), &[], &["figlet.yaml"]);
+    outcome.assert_code(0);
+    assert!(
+        outcome
+            .stdout()
+            .contains(&format!("Environment of figlet: {image} (sha256:")),
+        "{}",
+        outcome.stdout()
+    );
+    let run = first_run(&report, "figlet");
+    assert_eq!(run["image"]["source"], image);
+    let digest = run["image"]["digest"].as_str().unwrap();
+    assert!(
+        digest.starts_with("sha256:") && digest.len() == 71,
+        "{digest}"
+    );
+    // The set-up's image is kept: the digest is of it, not of the base.
+    let base = crate::support::docker::docker(&["image", "inspect", "-f", "{{.Id}}", image]);
+    assert_ne!(digest, base);
+    let banner =
+        std::fs::read_to_string(dir.path().join("out/figlet/run-1.workspace/banner.txt")).unwrap();
+    assert!(banner.contains("|_|"), "{banner}");
+
+    // Control: without the set-up, figlet is missing in the image as on the host.
+    let plain = FIGLET
+        .replace("IMAGE", image)
+        .replace("  setup:\n    - apt-get update -qq && apt-get install -y -qq --no-install-recommends figlet >/dev/null\n", "");
+    std::fs::write(dir.path().join("figlet.yaml"), plain).unwrap();
+    let (outcome, _) = run_in(dir.path(), &[], &["figlet.yaml"]);
+    outcome.assert_code(1);
+    outcome.assert_stdout_contains("file_contains banner.txt");
+    let log = std::fs::read_to_string(dir.path().join("out/figlet/run-1.jsonl")).unwrap();
+    assert!(log.contains("figlet: command not found"), "{log}");
+}
+
+/// An agent in bash alone: one Responses request to the endpoint over `/dev/tcp`, then a
+/// connection to another port of loopback and one to the outside; what it saw goes to
+/// `net.txt`.
+const AGENT: &str = r#"#!/bin/bash
+url=$OPENAI_BASE_URL
+hostport=${url#http://}; hostport=${hostport%%/*}
+path=/${url#http://*/}/responses
+if exec 3<>/dev/tcp/${hostport%:*}/${hostport#*:}; then
+  body='{"model":"scripted","input":"hi","stream":false}'
+  printf 'POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s' "$path" ${#body} "$body" >&3
+  grep -q 'hello from the model' <&3 && echo "endpoint answered" >> net.txt
+else
+  echo "endpoint unreachable" >> net.txt
+fi
+(exec 4<>/dev/tcp/127.0.0.1/$OTHER_PORT) 2>/dev/null && echo "reached port $OTHER_PORT" >> net.txt || echo "no port $OTHER_PORT" >> net.txt
+timeout 3 bash -c 'exec 5<>/dev/tcp/192.0.2.1/80' 2>/dev/null && echo "reached the outside" >> net.txt || echo "no outside" >> net.txt
+cat /etc/evalhost-where >> net.txt 2>/dev/null || echo "on the host" >> net.txt
+"#;
+
+const NETWORK: &str = "name: network
+prompt: hi
+environment:
+  image: IMAGE
+  setup: [\"echo in the container > /etc/evalhost-where\"]
+  network: NETWORK
+agent: {command: [./agent.sh]}
+model:
+  - text: hello from the model
+graders:
+  - final_text_contains: hello from the model
+";
+
+#[test]
+fn the_endpoint_is_reachable_from_the_container_and_nothing_else() {
+    let Some(()) = require_docker() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent.sh");
+    std::fs::write(&agent, AGENT).unwrap();
+    std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // A service on the host's loopback the agent must not reach.
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = other.local_addr().unwrap().port();
+    let case = |network: &str| {
+        NETWORK
+            .replace("IMAGE", debian_image())
+            .replace("NETWORK", network)
+    };
+    let net = |dir: &Path| {
+        std::fs::read_to_string(dir.join("out/network/run-1.workspace/net.txt")).unwrap()
+    };
+    let port_var = format!("OTHER_PORT={port}");
+    // The agent's variables come from the case; the port is told through a seeded file.
+    let with_port = |yaml: String| {
+        yaml.replace(
+            "agent: {command: [./agent.sh]}",
+            &format!("agent: {{command: [env, {port_var}, ./agent.sh]}}"),
+        )
+    };
+
+    std::fs::write(dir.path().join("network.yaml"), with_port(case("endpoint"))).unwrap();
+    let (outcome, _) = run_in(dir.path(), &[], &["network.yaml"]);
+    outcome.assert_code(0);
+    let seen = net(dir.path());
+    assert_eq!(
+        seen,
+        format!("endpoint answered\nno port {port}\nno outside\nin the container\n"),
+        "{}",
+        outcome.stdout()
+    );
+
+    // `network: none`: not even the endpoint.
+    std::fs::write(dir.path().join("network.yaml"), with_port(case("none"))).unwrap();
+    let (outcome, _) = run_in(dir.path(), &[], &["network.yaml"]);
+    assert!(
+        net(dir.path()).starts_with("endpoint unreachable\n"),
+        "{}",
+        outcome.stdout()
+    );
+
+    // Control: the same agent on the host, unconfined, reaches the port (the test can fail).
+    let host = case("endpoint").replace(
+        &format!("environment:\n  image: {}\n  setup: [\"echo in the container > /etc/evalhost-where\"]\n  network: endpoint\n", debian_image()),
+        "",
+    );
+    std::fs::write(dir.path().join("network.yaml"), with_port(host)).unwrap();
+    let (outcome, _) = run_in(dir.path(), &["--no-confine"], &["network.yaml"]);
+    outcome.assert_code(0);
+    assert_eq!(
+        net(dir.path()),
+        format!("endpoint answered\nreached port {port}\nno outside\non the host\n")
+    );
+    drop(other);
+}
