@@ -309,6 +309,10 @@ async fn set_up(
         return Ok(found.id);
     }
     let name = format!("evalhost-setup-{}", crate::process_group::new_marker());
+    let _scratch = Scratch {
+        engine,
+        name: name.clone(),
+    };
     let mut script = String::from("set -e\n");
     for command in &environment.setup {
         script.push_str(command);
@@ -382,11 +386,18 @@ async fn export_workdir(
             path: crate::config::temp_parent().to_owned(),
             error,
         })?;
-    let created = engine
+    let name = format!("evalhost-export-{}", crate::process_group::new_marker());
+    let _scratch = Scratch {
+        engine,
+        name: name.clone(),
+    };
+    engine
         .output(
             "reading the image's working directory",
             [
                 "create",
+                "--name",
+                &name,
                 "--label",
                 &format!("{LABEL}=export"),
                 "--label",
@@ -400,15 +411,12 @@ async fn export_workdir(
             ],
         )
         .await?;
-    let source = format!("{created}:{workdir}/.");
+    let source = format!("{name}:{workdir}/.");
     let copied = engine
         .output(
             "reading the image's working directory",
             ["cp".as_ref(), source.as_ref(), dir.path().as_os_str()] as [&std::ffi::OsStr; 3],
         )
-        .await;
-    let _ = engine
-        .output("removing a container", ["rm", "-f", &created])
         .await;
     match copied {
         Ok(_) => Ok(dir),
@@ -420,6 +428,21 @@ async fn export_workdir(
             Ok(dir)
         }
         Err(error) => Err(error),
+    }
+}
+
+/// A container of the image's preparation (the set-up's, the export's), removed however the
+/// preparation ends: also when the run preparing it is cancelled mid-way.
+struct Scratch<'a> {
+    engine: &'a Engine,
+    name: String,
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        let _ = self
+            .engine
+            .output_blocking(&["rm".into(), "-f".into(), self.name.clone().into()]);
     }
 }
 

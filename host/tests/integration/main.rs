@@ -74,11 +74,12 @@ mod endpoint {
     mod sse_parser;
 }
 
-/// Case sources: load, parse, the JSON Schema, Nexus and AgentCompany.
+/// Case sources: load, parse, the JSON Schema, Nexus, AgentCompany and Harbor.
 mod case {
     mod agentcompany;
     mod agentcompany_cli;
     mod agentcompany_replay;
+    mod harbor;
     mod load;
     mod nexus;
     mod nexus_cli;
@@ -109,6 +110,7 @@ mod bundle {
 /// Environments: a case's agent in a container; the images and registry the tests use.
 mod environment {
     mod images;
+    mod lifecycle;
     mod run;
 }
 
