@@ -111,6 +111,7 @@ mod bundle {
 mod environment {
     mod images;
     mod lifecycle;
+    mod pins;
     mod run;
 }
 
