@@ -126,7 +126,13 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
     let approve = fields
         .get("approve")
         .and_then(|node| doc.keep(approve(doc, node)))
-        .unwrap_or_default();
+        // A task's agent works in its own container, as a Harbor agent does: nothing to
+        // confirm unless the case says otherwise.
+        .unwrap_or(if task_node.is_some() {
+            Approve::All
+        } else {
+            Approve::default()
+        });
     let workspace_files = fields
         .get("workspace")
         .map(|node| seed_files(doc, node))

@@ -42,6 +42,8 @@ pub enum Command {
   evalhost run --runs 3 cases/mino/bash-denied.yaml
   evalhost run --live --runs 5 --k 2 cases/mino
   evalhost run --junit junit.xml --html report.html cases/mino
+  evalhost run --agent oracle cases/harbor
+  evalhost run --environment debian:bookworm my-suite/
 
 ", "Exit status:
   0  every case passed every run
@@ -215,8 +217,8 @@ Exit status: 0 stopped by Ctrl-C / SIGTERM; 2 bad usage, a port in use, or the s
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// Case files, AgentCompany fixtures (`*.jsonl`), Nexus case directories, or directories
-    /// of them (searched recursively, in name order).
+    /// Case files, AgentCompany fixtures (`*.jsonl`), Nexus case directories, Harbor task
+    /// directories (`task.toml`), or directories of them (searched recursively, in name order).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Runs per case (1–32; default 1, 3 with --live); a case's own `runs` field overrides it.
@@ -258,8 +260,15 @@ pub struct RunArgs {
     /// fixtures through `@mariozechner/pi-agent-core`'s Agent loop (the Node adapter in
     /// agents/pi-agent-core; fixtures must be recorded with its installed version). A preset
     /// also runs instead of the agent a case's own `agent:` names; a note names those cases.
+    /// `oracle` runs each case's solution instead (a Harbor task's `solution/solve.sh`, in
+    /// its container), proving the task solvable (docs/harbor.md).
     #[arg(long, value_name = "NAME")]
     pub agent: Option<AgentChoice>,
+    /// Run every case that names no environment of its own in a container of this image
+    /// (`NAME[:TAG]`, `NAME@sha256:DIGEST`), or of the environment map in this YAML file
+    /// (a case's `environment:`; docs/case-format.md).
+    #[arg(long, value_name = "IMAGE|FILE")]
+    pub environment: Option<String>,
     /// Keep session logs, evidence and report.json in this directory.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -372,7 +381,12 @@ fn parse_timeout(text: &str) -> Result<f64, String> {
 pub enum AgentChoice {
     Preset(evalhost::agent_preset::Preset),
     PiAgentCore,
+    /// Each case's own solution (a Harbor task's `solution/solve.sh`).
+    Oracle,
 }
+
+/// What `--agent oracle` names.
+pub const ORACLE: &str = "oracle";
 
 impl std::str::FromStr for AgentChoice {
     type Err = String;
@@ -383,10 +397,13 @@ impl std::str::FromStr for AgentChoice {
         if name == AGENT_NAME {
             return Ok(Self::PiAgentCore);
         }
+        if name == ORACLE {
+            return Ok(Self::Oracle);
+        }
         name.parse().map(Self::Preset).map_err(|_| {
             let known: Vec<&str> = Preset::ALL.iter().map(|p| p.as_str()).collect();
             format!(
-                "unknown agent `{name}` (known: {}, {AGENT_NAME})",
+                "unknown agent `{name}` (known: {}, {AGENT_NAME}, {ORACLE})",
                 known.join(", ")
             )
         })

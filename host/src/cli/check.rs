@@ -13,8 +13,8 @@ use evalhost::runner::prepare_loaded;
 /// `evalhost check`.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
-    /// Case files, AgentCompany fixtures (`*.jsonl`), Nexus case directories, or directories
-    /// of them (searched recursively).
+    /// Case files, AgentCompany fixtures (`*.jsonl`), Nexus case directories, Harbor task
+    /// directories (`task.toml`), or directories of them (searched recursively).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }

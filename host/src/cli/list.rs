@@ -12,8 +12,8 @@ use evalhost::report::render_table;
 /// `evalhost list`.
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
-    /// Case files, AgentCompany fixtures (`*.jsonl`), Nexus case directories, or directories
-    /// of them (searched recursively).
+    /// Case files, AgentCompany fixtures (`*.jsonl`), Nexus case directories, Harbor task
+    /// directories (`task.toml`), or directories of them (searched recursively).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Print a JSON array, one object per case (name, path, format, description, runs,
@@ -85,10 +85,13 @@ fn case_json(case: &Case) -> serde_json::Value {
     })
 }
 
-/// The case source format, from what was loaded: a Nexus case is a directory, an
-/// AgentCompany fixture a `.jsonl` file, anything else a YAML case file.
+/// The case source format, from what was loaded: a Harbor task is a directory holding
+/// `task.toml`, a Nexus case another directory, an AgentCompany fixture a `.jsonl` file,
+/// anything else a YAML case file.
 fn format(path: &Path) -> &'static str {
-    if path.is_dir() {
+    if evalhost::case::harbor::is_task_dir(path) {
+        "harbor"
+    } else if path.is_dir() {
         "nexus"
     } else if evalhost::case::agentcompany::is_fixture(path) {
         "agentcompany"

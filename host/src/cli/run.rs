@@ -45,6 +45,17 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         suite = suite.agent(AgentOverride::Command(command.clone()));
     } else if let Some(AgentChoice::Preset(preset)) = args.agent {
         suite = suite.agent(AgentOverride::Preset(preset));
+    } else if let Some(AgentChoice::Oracle) = args.agent {
+        suite = suite.agent(AgentOverride::Oracle);
+    }
+    if let Some(value) = &args.environment {
+        let environment = evalhost::case::environment_arg(value).map_err(|error| match error {
+            evalhost::case::EnvironmentArgError::File(problems) => {
+                Failure::usage(problems::error(problems))
+            }
+            other => Failure::usage(other),
+        })?;
+        suite = suite.environment(environment);
     }
     if args.live {
         suite = suite.live_from_config();

@@ -38,6 +38,7 @@ use crate::case::{
     CaseError, ExternalAgent, LoadOptions, RESIDENT_BYTES, Spool, load_each_spooled,
 };
 use crate::config::{ConfigSources, ProviderConfig};
+use crate::environment::Environment;
 use crate::grader::GraderHost;
 use crate::model::LiveModel;
 use crate::report::SuiteReport;
@@ -58,6 +59,10 @@ pub enum AgentOverride {
     /// AgentCompany fixtures through pi-agent-core's `Agent` (`--agent pi-agent-core`); the
     /// fixtures' `meta.piAgentCoreVersion` is checked against this adapter's version.
     PiAgentCore(PiAgentCore),
+    /// Each case's own solution, as Harbor's oracle agent (`--agent oracle`): a Harbor task's
+    /// `solution/solve.sh`, run in its container, proving the task solvable. A case without a
+    /// solution or an environment is a plan error.
+    Oracle,
 }
 
 /// A suite to plan and run. Every setter has the default of `evalhost run` without the flag.
@@ -68,6 +73,7 @@ pub struct Suite {
     tags: Vec<String>,
     partition: Option<Partition>,
     agent: Option<AgentOverride>,
+    environment: Option<Environment>,
     expected_agent_core_version: Option<String>,
     live: Option<LiveProvider>,
     runs: Option<u32>,
@@ -103,6 +109,7 @@ impl Suite {
             tags: Vec::new(),
             partition: None,
             agent: None,
+            environment: None,
             expected_agent_core_version: None,
             live: None,
             runs: None,
@@ -147,6 +154,15 @@ impl Suite {
     /// those cases); a case naming the same preset keeps its `args`.
     pub fn agent(mut self, agent: AgentOverride) -> Self {
         self.agent = Some(agent);
+        self
+    }
+
+    /// Run every case that names no environment of its own in this one (`--environment`):
+    /// its runs' commands execute in a container of this image ([`crate::case::environment_arg`]
+    /// reads the flag's value). Cases that run no agent (recorded sessions, recorded tool
+    /// results) are left as they are.
+    pub fn environment(mut self, environment: Environment) -> Self {
+        self.environment = Some(environment);
         self
     }
 
@@ -249,6 +265,7 @@ impl Suite {
             tags,
             partition,
             agent,
+            environment,
             expected_agent_core_version,
             live: live_provider,
             runs,
@@ -277,6 +294,7 @@ impl Suite {
         let replacing = match &agent {
             Some(AgentOverride::Command(_)) => "--agent-cmd".to_owned(),
             Some(AgentOverride::Preset(preset)) => format!("--agent {preset}"),
+            Some(AgentOverride::Oracle) => "--agent oracle".to_owned(),
             _ => String::new(),
         };
         let (pi_agent_core, replacement) = match agent {
@@ -290,6 +308,7 @@ impl Suite {
                 (Some(adapter), None)
             }
             Some(AgentOverride::Command(command)) => (None, Some(ExternalAgent::shell(&command))),
+            Some(AgentOverride::Oracle) => (None, Some(ExternalAgent::Oracle)),
             Some(AgentOverride::Preset(preset)) => (
                 None,
                 Some(ExternalAgent::Preset {
@@ -307,6 +326,7 @@ impl Suite {
             pi_agent_core,
             partition,
             replacement,
+            environment,
             k: options.k,
             runs: options.runs,
         };

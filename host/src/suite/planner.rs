@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use crate::agent_preset::Preset;
 use crate::bundle::BundleResolver;
 use crate::case::agentcompany::PiAgentCore;
-use crate::case::{Case, CaseError, Execution, ExternalAgent, Replaced};
+use crate::case::{Case, CaseError, Execution, ExternalAgent, Location, Replaced};
+use crate::environment::Environment;
 use crate::grader::GraderHost;
 use crate::runner::{Parking, Partition, PlannedCase, prepare_each};
 
@@ -29,6 +30,8 @@ pub(super) struct Policies {
     pub pi_agent_core: Option<PiAgentCore>,
     pub partition: Option<Partition>,
     pub replacement: Option<ExternalAgent>,
+    /// The environment of every case that runs an agent and names none (`--environment`).
+    pub environment: Option<Environment>,
     /// `--k`, and the runs of a case that does not say.
     pub k: Option<u32>,
     pub runs: u32,
@@ -122,6 +125,23 @@ impl<'a> Planner<'a> {
             return;
         }
         self.after_tags += 1;
+        if let Some(environment) = &policies.environment
+            && case.environment.is_none()
+            && matches!(case.execution, Execution::Agent | Execution::External(_))
+        {
+            case.environment = Some(environment.clone());
+        }
+        // The oracle replaces the agent before the replay check: it needs no script, but a
+        // solution and a container to run it in.
+        let oracle = matches!(policies.replacement, Some(ExternalAgent::Oracle));
+        let replaced_first = if oracle {
+            if let Err(problem) = oracle_can_run(&case) {
+                return self.load_problem(problem);
+            }
+            Some(case.run_agent_instead(&ExternalAgent::Oracle))
+        } else {
+            None
+        };
         if !policies.live
             && let Err(problem) = case.check_replayable()
         {
@@ -143,9 +163,10 @@ impl<'a> Planner<'a> {
         }
         // The command line's agent wins over the case's own (docs/cli.md); the plan's notes
         // name the cases whose `agent:` it replaced.
-        let replaced = match &policies.replacement {
-            Some(agent) => case.run_agent_instead(agent),
-            None => Replaced::NoAgent,
+        let replaced = match (replaced_first, &policies.replacement) {
+            (Some(replaced), _) => replaced,
+            (None, Some(agent)) => case.run_agent_instead(agent),
+            (None, None) => Replaced::NoAgent,
         };
         if policies.live {
             if !matches!(case.execution, Execution::Agent | Execution::External(_)) {
@@ -198,4 +219,21 @@ impl<'a> Planner<'a> {
             }
         }
     }
+}
+
+/// Whether `--agent oracle` can run `case`: it runs the case's solution (a Harbor task's
+/// `solution/solve.sh`), in the case's container.
+fn oracle_can_run(case: &Case) -> Result<(), CaseError> {
+    let missing = if case.solution.is_none() {
+        "has no solution/solve.sh (a Harbor task's reference solution, which the oracle runs)"
+    } else if case.environment.is_none() {
+        "has no environment; the oracle runs its solution only in the case's container"
+    } else {
+        return Ok(());
+    };
+    Err(CaseError::Invalid {
+        location: Location::line(&case.path, 0),
+        field: String::new(),
+        message: format!("--agent oracle: case {} {missing}", case.name),
+    })
 }

@@ -306,6 +306,7 @@ fn a_case_file_names_a_task_to_replay_it_with_a_script() {
     assert_eq!(case.prompt, "Write hello.txt.\n");
     assert_eq!(case.description, "Write hello.txt");
     assert_eq!(case.tags, ["example", "files", "replay"]);
+    assert_eq!(case.approve, Approve::All);
     assert_eq!(case.timeout_secs, Some(120.0));
     let graders: Vec<(&str, String)> = case
         .graders
