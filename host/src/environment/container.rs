@@ -42,6 +42,9 @@ pub struct ContainerSpec<'a> {
     /// The run's directories: the workspace is mounted at the image's working directory,
     /// HOME and the temp dir at their own paths (the paths evalhost gives the agent).
     pub workspace: &'a Path,
+    /// The workspace mounted read-only (an agent whose own sandbox does not run here, under
+    /// `approve: none`, as on the host).
+    pub workspace_read_only: bool,
     pub home: &'a Path,
     pub tmp: &'a Path,
     pub mounts: Vec<Mount>,
@@ -133,7 +136,7 @@ impl Container {
             push(&["-e", &format!("{key}={value}")]);
         }
         args.push("-v".into());
-        args.push(volume(spec.workspace, &workdir, false));
+        args.push(volume(spec.workspace, &workdir, spec.workspace_read_only));
         for dir in [spec.home, spec.tmp] {
             args.push("-v".into());
             args.push(volume(dir, &dir.to_string_lossy(), false));

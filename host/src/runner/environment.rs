@@ -74,6 +74,7 @@ pub(super) async fn start(
         image,
         environment,
         workspace: dirs.workspace,
+        workspace_read_only: dirs.workspace_read_only,
         home: dirs.home,
         tmp: dirs.tmp,
         mounts: agent_mounts(case, options),

@@ -63,7 +63,7 @@ mod agents {
     mod external;
     mod external_live;
     mod pi_agent_core;
-    mod presets;
+    pub(crate) mod presets;
 }
 
 /// evalhost's model endpoint: the scripted model server, the SSE parser, the official SDKs as its conformance test.
@@ -109,6 +109,7 @@ mod bundle {
 
 /// Environments: a case's agent in a container; the images and registry the tests use.
 mod environment {
+    mod agents;
     mod images;
     mod lifecycle;
     mod pins;

@@ -34,7 +34,7 @@ const AGENTS_LINE: &str = "Agents: codex 0.171.0, claude-code 2.1.332, pi 0.73.1
 
 /// `Some(())` when every program in `programs` is on PATH; otherwise skips (or, under
 /// `EVALHOST_REQUIRE_TOOLCHAINS=1`, fails) naming how to install what is missing.
-pub(super) fn installed(programs: &[&str]) -> Option<()> {
+pub(crate) fn installed(programs: &[&str]) -> Option<()> {
     let missing: Vec<String> = programs
         .iter()
         .filter(|p| !on_path(p))

@@ -1,0 +1,39 @@
+//! The agents inside the container: `cases/environments` (evalhost's own agent, a command
+//! agent of the case's own, Codex and Claude Code mounted from the host) passes with `--jobs 4`
+//! (four containers at once), each case only because its agent ran where the image's set-up
+//! left `/etc/evalhost-environment`; the same Codex case without its environment fails (the
+//! control: the host has no such file).
+
+use crate::support::common::repo;
+use crate::support::docker::{debian_image, require_docker};
+
+#[test]
+fn the_agents_run_inside_the_container() {
+    let Some(()) = require_docker() else { return };
+    if crate::agents::presets::installed(&["codex", "claude"]).is_none() {
+        return;
+    }
+    debian_image();
+    assert!(!std::path::Path::new("/etc/evalhost-environment").exists());
+    let dir = tempfile::tempdir().unwrap();
+    let suite = repo().join("cases/environments");
+    let (outcome, report) =
+        super::run::run_in(dir.path(), &["--jobs", "4"], &[suite.to_str().unwrap()]);
+    outcome.assert_code(0);
+    for case in ["own-agent", "command-agent", "codex", "claude-code"] {
+        let run = super::run::first_run(&report, case);
+        assert_eq!(run["pass"], true, "{case}: {run}");
+        assert_eq!(run["image"]["source"], "evalhost-test/debian:bookworm");
+    }
+
+    // Control: Codex on the host, where nothing left /etc/evalhost-environment.
+    let yaml = std::fs::read_to_string(suite.join("codex.yaml")).unwrap();
+    let start = yaml.find("environment:\n").unwrap();
+    let end = yaml.find("agent: ").unwrap();
+    let host = format!("{}{}", &yaml[..start], &yaml[end..]);
+    std::fs::write(dir.path().join("codex.yaml"), host).unwrap();
+    let (outcome, _) = super::run::run_in(dir.path(), &[], &["codex.yaml"]);
+    outcome.assert_code(1);
+    // `cat` found no such file: its exit code was not 0.
+    outcome.assert_stdout_contains("Request 2 did not contain \"Process exited with code 0\"");
+}
