@@ -26,12 +26,16 @@ pub enum RecordError {
 /// Render the replay case `name` (the file stem it will be written under, in directory `dir`)
 /// for `case`, from the session log of one live run of it. A command agent's files under `dir`
 /// are named relative to it, as a case file names the files beside it, so the recording can be
-/// moved with its directory.
+/// moved with its directory. A case with an environment keeps it, pinned to `image_digest`,
+/// the id of the image the live run used (a tag that moves later is then a warning on replay);
+/// a Harbor task's recording names the task (`task:`), which brings its prompt, environment
+/// and verifier.
 pub fn replay_case_yaml(
     case: &Case,
     name: &str,
     dir: &std::path::Path,
     records: &[Record],
+    image_digest: Option<&str>,
 ) -> Result<String, RecordError> {
     let preset = match &case.execution {
         Execution::External(agent) => agent.preset(),
@@ -48,7 +52,11 @@ pub fn replay_case_yaml(
     line(&mut out, "name", name);
     let description = format!("Recorded live from {}: {}", case.name, case.description);
     line(&mut out, "description", description.trim_end_matches(": "));
-    line(&mut out, "prompt", &case.prompt);
+    let task = harbor_task(case);
+    match &task {
+        Some(task) => line(&mut out, "task", &beside_dir(task, dir)),
+        None => line(&mut out, "prompt", &case.prompt),
+    }
     if let Some(instructions) = &case.instructions {
         line(&mut out, "instructions", instructions);
     }
@@ -91,8 +99,14 @@ pub fn replay_case_yaml(
             ExternalAgent::Oracle => String::new(),
         });
     }
-    if let Some(secs) = case.timeout_secs {
+    if let (Some(secs), None) = (case.timeout_secs, &task) {
         out.push_str(&format!("timeout_secs: {secs}\n"));
+    }
+    if let (Some(environment), None) = (&case.environment, &task) {
+        out.push_str(&format!(
+            "environment: {}\n",
+            environment_map(environment, dir, image_digest)
+        ));
     }
     if !case.confine.is_empty() {
         out.push_str(&confine_line(&case.confine));
@@ -144,11 +158,83 @@ pub fn replay_case_yaml(
             usage.input_tokens, usage.cached_input_tokens, usage.output_tokens
         ));
     }
-    out.push_str("graders:\n");
-    for grader in &case.graders {
+    // A task brings its `verifier_reward` entry; the case's own come after it.
+    let own = match &task {
+        Some(_) => case.graders.get(1..).unwrap_or_default(),
+        None => &case.graders[..],
+    };
+    if !own.is_empty() {
+        out.push_str("graders:\n");
+    }
+    for grader in own {
         out.push_str(&format!("  - {}: {}\n", grader.name, grader.config));
     }
     Ok(out)
+}
+
+/// The Harbor task directory a case runs (its verifier's `tests/` is in it, beside
+/// `task.toml`).
+fn harbor_task(case: &Case) -> Option<std::path::PathBuf> {
+    let task = case.verifier.as_ref()?.tests.parent()?;
+    task.join("task.toml").is_file().then(|| task.to_owned())
+}
+
+/// `path` as a case file in `dir` names it: relative when under `dir`.
+fn beside_dir(path: &std::path::Path, dir: &std::path::Path) -> String {
+    match path.strip_prefix(dir) {
+        Ok(relative) if !relative.as_os_str().is_empty() => relative.display().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
+/// The `environment:` map as a case file writes it (JSON, which YAML reads), its image
+/// pinned to the digest the recorded run used.
+fn environment_map(
+    environment: &crate::environment::Environment,
+    dir: &std::path::Path,
+    image_digest: Option<&str>,
+) -> serde_json::Value {
+    use crate::environment::ImageSource;
+    use serde_json::json;
+    let mut map = serde_json::Map::new();
+    match &environment.image {
+        ImageSource::Image(reference) => {
+            map.insert("image".into(), json!(reference));
+        }
+        ImageSource::Build {
+            dockerfile,
+            context,
+            ..
+        } => {
+            map.insert(
+                "build".into(),
+                json!({"dockerfile": beside_dir(dockerfile, dir), "context": beside_dir(context, dir)}),
+            );
+        }
+    }
+    if let Some(digest) = image_digest.or(environment.digest.as_deref()) {
+        map.insert("digest".into(), json!(digest));
+    }
+    if let Some(workdir) = &environment.workdir {
+        map.insert("workdir".into(), json!(workdir));
+    }
+    if !environment.env.is_empty() {
+        map.insert("env".into(), json!(environment.env));
+    }
+    if !environment.setup.is_empty() {
+        map.insert("setup".into(), json!(environment.setup));
+    }
+    if let Some(cpus) = environment.cpus {
+        map.insert("cpus".into(), json!(cpus));
+    }
+    if let Some(bytes) = environment.memory_bytes {
+        map.insert("memory".into(), json!(bytes.to_string()));
+    }
+    if let Some(pids) = environment.pids {
+        map.insert("pids".into(), json!(pids));
+    }
+    map.insert("network".into(), json!(environment.network.as_str()));
+    serde_json::Value::Object(map)
 }
 
 /// A command word as a case file in `dir` writes it: an absolute path under `dir` relative to
@@ -353,7 +439,8 @@ mod tests {
             response(2, OutputItem::Message { text: "ok".into() }, 60, 32, 2),
         ];
         let yaml =
-            super::replay_case_yaml(&case, "c-recorded", Path::new("/cases"), &records).unwrap();
+            super::replay_case_yaml(&case, "c-recorded", Path::new("/cases"), &records, None)
+                .unwrap();
         assert!(!yaml.contains("first"), "one step for request 2: {yaml}");
         assert!(
             yaml.contains("recorded: {model: \"gpt-5.4\"}\nmodel:\n"),
@@ -375,6 +462,39 @@ mod tests {
                 output_tokens: 7,
             })
         );
+    }
+
+    /// A case with an environment keeps it in its recording, pinned to the digest of the
+    /// image the live run used; loading the recording reads the same environment back.
+    #[test]
+    fn a_recorded_environment_is_kept_and_pinned_to_the_runs_image() {
+        use crate::session::{Event, OutputItem, Record};
+
+        let live = "name: c\nprompt: Go.\nenvironment:\n  image: debian:bookworm\n  setup: [\"apt-get install -y jq\"]\n  memory: 512m\n  network: none\ngraders:\n  - final_text_contains: ok\n";
+        let case = crate::case::parse_case(Path::new("c.yaml"), live).unwrap();
+        let records = vec![Record {
+            at_ms: 0,
+            event: Event::ModelResponse {
+                n: 1,
+                output: vec![OutputItem::Message { text: "ok".into() }],
+                input_tokens: 1,
+                output_tokens: 1,
+                cached_input_tokens: 0,
+            },
+        }];
+        let digest = format!("sha256:{}", "ab".repeat(32));
+        let yaml = super::replay_case_yaml(
+            &case,
+            "c-recorded",
+            Path::new("/cases"),
+            &records,
+            Some(&digest),
+        )
+        .unwrap();
+        let replay = crate::case::parse_case(Path::new("c-recorded.yaml"), &yaml).unwrap();
+        let mut expected = case.environment.clone().unwrap();
+        expected.digest = Some(digest);
+        assert_eq!(replay.environment, Some(expected), "{yaml}");
     }
 
     /// A command agent's files in the recording's directory are written relative to it, so

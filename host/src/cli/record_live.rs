@@ -80,7 +80,8 @@ pub fn record_live(
     let dir = std::path::absolute(dir)
         .with_context(|| format!("{}: its directory", output.display()))
         .map_err(Failure::usage)?;
-    let yaml = replay_case_yaml(&case, &name, &dir, &records).map_err(Failure::usage)?;
+    let digest = run.image.as_ref().map(|image| image.digest.as_str());
+    let yaml = replay_case_yaml(&case, &name, &dir, &records, digest).map_err(Failure::usage)?;
     std::fs::write(&output, yaml)
         .with_context(|| format!("failed to write {}", output.display()))
         .map_err(Failure::internal)?;

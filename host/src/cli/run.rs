@@ -22,7 +22,8 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         options.timeout_secs = args.timeout;
         options.k = args.k;
         options.confine = confine;
-        options.images = std::sync::Arc::new(evalhost::environment::Images::new(args.locked_images));
+        options.images =
+            std::sync::Arc::new(evalhost::environment::Images::new(args.locked_images));
     });
     if args.strict {
         suite = suite.strict();

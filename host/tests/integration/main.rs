@@ -112,6 +112,7 @@ mod environment {
     mod agents;
     mod images;
     mod lifecycle;
+    mod live;
     mod pins;
     mod run;
 }
