@@ -105,14 +105,9 @@ impl Container {
         // No interface but loopback: the endpoint is forwarded in by `crate::confine`.
         push(&["--network", "none"]);
         push(&["--security-opt", "no-new-privileges"]);
-        push(&[
-            "--cap-drop",
-            "NET_RAW",
-            "--cap-drop",
-            "MKNOD",
-            "--cap-drop",
-            "AUDIT_WRITE",
-        ]);
+        // No capability at all, root or not: the set-up (its own container) is where root's
+        // work is done; a run's processes own the workspace, HOME and TMPDIR, and nothing else.
+        push(&["--cap-drop", "ALL"]);
         push(&["--pids-limit", &pids.to_string()]);
         if let Some(cpus) = environment.cpus {
             push(&["--cpus", &cpus.to_string()]);

@@ -122,6 +122,8 @@ else
 fi
 (exec 4<>/dev/tcp/127.0.0.1/$OTHER_PORT) 2>/dev/null && echo "reached port $OTHER_PORT" >> net.txt || echo "no port $OTHER_PORT" >> net.txt
 timeout 3 bash -c 'exec 5<>/dev/tcp/192.0.2.1/80' 2>/dev/null && echo "reached the outside" >> net.txt || echo "no outside" >> net.txt
+[ -S /var/run/docker.sock ] && echo "docker socket" >> net.txt || echo "no docker socket" >> net.txt
+grep CapEff /proc/self/status | tr -d '\t' >> net.txt
 cat /etc/evalhost-where >> net.txt 2>/dev/null || echo "on the host" >> net.txt
 "#;
 
@@ -171,7 +173,9 @@ fn the_endpoint_is_reachable_from_the_container_and_nothing_else() {
     let seen = net(dir.path());
     assert_eq!(
         seen,
-        format!("endpoint answered\nno port {port}\nno outside\nin the container\n"),
+        format!(
+            "endpoint answered\nno port {port}\nno outside\nno docker socket\nCapEff:0000000000000000\nin the container\n"
+        ),
         "{}",
         outcome.stdout()
     );
@@ -193,9 +197,74 @@ fn the_endpoint_is_reachable_from_the_container_and_nothing_else() {
     std::fs::write(dir.path().join("network.yaml"), with_port(host)).unwrap();
     let (outcome, _) = run_in(dir.path(), &["--no-confine"], &["network.yaml"]);
     outcome.assert_code(0);
+    // evalhost runs as root here, beside dockerd's socket: on the host, unconfined, the
+    // agent sees both.
+    let seen = net(dir.path());
+    assert!(
+        seen.starts_with(&format!(
+            "endpoint answered\nreached port {port}\nno outside\ndocker socket\nCapEff:"
+        )) && !seen.contains("CapEff:0000000000000000")
+            && seen.ends_with("on the host\n"),
+        "{seen}"
+    );
+    drop(other);
+}
+
+const PROBE: &str = "name: probe
+prompt: Look around.
+approve: all
+environment:
+  image: IMAGE
+model:
+  - call: {tool: bash, arguments: {command: \"COMMAND\"}}
+  - text: done
+graders:
+  - result_status: {call: 1, status: completed}
+";
+
+#[test]
+fn evalhosts_own_agent_reaches_nothing_from_the_container() {
+    let Some(()) = require_docker() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = other.local_addr().unwrap().port();
+    let command = format!(
+        "[ -S /var/run/docker.sock ] && echo docker-socket || echo no-docker-socket; grep CapEff /proc/self/status; (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo reached-{port} || echo unreached-{port}"
+    );
+    let case = PROBE
+        .replace("IMAGE", crate::support::docker::busybox_image())
+        .replace("COMMAND", &command);
+    let result = |dir: &Path| -> String {
+        let log = std::fs::read_to_string(dir.join("out/probe/run-1.jsonl")).unwrap();
+        log.lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .find(|record| record["type"] == "tool_result")
+            .map(|record| record["output"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    std::fs::write(dir.path().join("probe.yaml"), &case).unwrap();
+    let (outcome, _) = run_in(dir.path(), &[], &["probe.yaml"]);
+    outcome.assert_code(0);
     assert_eq!(
-        net(dir.path()),
-        format!("endpoint answered\nreached port {port}\nno outside\non the host\n")
+        result(dir.path()),
+        format!("no-docker-socket\nCapEff:\t0000000000000000\nunreached-{port}\n")
+    );
+
+    // Control: the same command on the host, unconfined, finds the socket and the port.
+    let host = case.replace(
+        &format!(
+            "environment:\n  image: {}\n",
+            crate::support::docker::busybox_image()
+        ),
+        "",
+    );
+    std::fs::write(dir.path().join("probe.yaml"), host).unwrap();
+    let (outcome, _) = run_in(dir.path(), &["--no-confine"], &["probe.yaml"]);
+    outcome.assert_code(0);
+    let seen = result(dir.path());
+    assert!(
+        seen.starts_with("docker-socket\n") && seen.ends_with(&format!("reached-{port}\n")),
+        "{seen}"
     );
     drop(other);
 }
