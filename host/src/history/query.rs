@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::StoreError;
 use super::backend::Value;
 use super::store::{CASE_COLUMNS, CaseRun, RUN_COLUMNS, RecordedCase, RecordedRun, Store};
-use crate::report::{CaseReport, RunReport};
+use crate::report::{CaseReport, RunImage, RunReport};
 
 /// Which runs `history` lists.
 #[derive(Debug, Clone, Default)]
@@ -285,17 +285,21 @@ impl Store {
     /// The runs of case `ord` of `run_id`, in run order.
     pub fn case_runs(&mut self, run_id: &str, ord: u32) -> Result<Vec<CaseRun>, StoreError> {
         let rows = self.backend.query(
-            "SELECT report, session_log IS NOT NULL, evidence IS NOT NULL FROM case_runs WHERE suite_run = ? AND case_ord = ? ORDER BY run",
+            "SELECT report, session_log IS NOT NULL, evidence IS NOT NULL, image_source, image_digest, image_repo_digest FROM case_runs WHERE suite_run = ? AND case_ord = ? ORDER BY run",
             &[run_id.into(), ord.into()],
         )?;
         rows.iter()
             .map(|row| {
                 let report: RunReport = serde_json::from_str(&row.text(0))
                     .map_err(|e| self.data(format!("a run of run {run_id}: {e}")))?;
+                // A run recorded before the image had columns (schema 3) may still have it in
+                // its report.
+                let image = image_columns(row, 3).or_else(|| report.image.clone());
                 Ok(CaseRun {
                     report,
                     has_session_log: bool_column(row, 1),
                     has_evidence: bool_column(row, 2),
+                    image,
                 })
             })
             .collect()
@@ -448,6 +452,16 @@ fn bool_column(row: &super::backend::Row, i: usize) -> bool {
         Some(Value::Text(v)) => v == "t" || v == "true",
         _ => false,
     }
+}
+
+/// The image of columns `image_source`, `image_digest`, `image_repo_digest` from `first` on
+/// (`None`: a run on the host).
+fn image_columns(row: &super::backend::Row, first: usize) -> Option<RunImage> {
+    Some(RunImage {
+        source: row.opt_text(first)?,
+        digest: row.opt_text(first + 1)?,
+        repo_digest: row.opt_text(first + 2),
+    })
 }
 
 /// `LIMIT`/`OFFSET` for a page (no limit when `limit` is 0).

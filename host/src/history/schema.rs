@@ -7,7 +7,8 @@
 //! - `case_results`: one row per case of a suite run: its name, digest, tags, numbers, and its
 //!   report (`CaseReport` without its runs) as JSON.
 //! - `case_runs`: one row per run of a case: its numbers, its `RunReport` as JSON, and its
-//!   session log, evidence and workspace changes (`WorkspaceChanges` JSON), zstd-compressed.
+//!   session log, evidence and workspace changes (`WorkspaceChanges` JSON), zstd-compressed,
+//!   and the image its container started from (a case with an `environment:`).
 
 use super::StoreError;
 use super::backend::{Backend, Value};
@@ -85,6 +86,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
      CREATE INDEX suite_runs_branch ON suite_runs (git_branch, started_ms);",
     // 3: flaky marks of a page of cases (`evalhost view`'s comparison) from the index alone.
     "CREATE INDEX case_results_name_digest ON case_results (name, digest, runs, passed);",
+    // 4: the image a run's container started from (issue 37): as the case named it, its id,
+    // its registry digest; NULL for a run on the host.
+    "ALTER TABLE case_runs ADD COLUMN image_source TEXT;
+     ALTER TABLE case_runs ADD COLUMN image_digest TEXT;
+     ALTER TABLE case_runs ADD COLUMN image_repo_digest TEXT;",
 ];
 
 /// The version `backend`'s store is at (0: empty).
@@ -211,5 +217,88 @@ mod tests {
         assert_eq!(version(store.backend.as_mut()).unwrap(), VERSION);
         let run = store.resolve("0011").unwrap();
         assert_eq!((run.id.as_str(), run.cost_usd), ("00112233aabbccdd", None));
+    }
+
+    /// A run's report as JSON, with `image` when given.
+    fn run_json(run: u32, image: Option<serde_json::Value>) -> String {
+        let mut report = serde_json::json!({
+            "run": run, "pass": true, "error": null,
+            "usage": {"requests": 1, "input_tokens": 7, "output_tokens": 3, "synthetic": false},
+            "tool_calls": 0, "duration_ms": 5, "verdicts": [],
+        });
+        if let Some(image) = image {
+            report["image"] = image;
+        }
+        report.to_string()
+    }
+
+    /// A version 3 store (before the image had columns) keeps its case runs when a later
+    /// evalhost opens it: a run on the host has no image, a run whose report named its image
+    /// still shows it, and a new run's image lands in the new columns.
+    #[test]
+    fn a_version_3_store_migrates_and_keeps_its_runs_images() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.db");
+        let mut old = crate::history::sqlite::Sqlite::open(&path, true).unwrap();
+        migrate_to(&mut old, "h.db", 3).unwrap();
+        let in_report =
+            serde_json::json!({"source": "evalhost-test/busybox:1", "digest": "sha256:00aa"});
+        for (run, image) in [(1, None), (2, Some(in_report))] {
+            old.execute(
+                "INSERT INTO case_runs (suite_run, case_ord, run, pass, input_tokens, output_tokens, duration_ms, report) VALUES ('00112233aabbccdd', 0, ?, 1, 7, 3, 5, ?)",
+                &[Value::from(run), run_json(run, image).into()],
+            )
+            .unwrap();
+        }
+        assert!(
+            old.query("SELECT image_digest FROM case_runs", &[])
+                .is_err(),
+            "version 3 has no image columns"
+        );
+        drop(old);
+
+        let mut store = crate::history::Location::Sqlite(path).open().unwrap();
+        assert_eq!(version(store.backend.as_mut()).unwrap(), VERSION);
+        let runs = store.case_runs("00112233aabbccdd", 0).unwrap();
+        assert_eq!(runs.len(), 2);
+        assert_eq!(runs[0].image, None);
+        let image = runs[1].image.as_ref().expect("the image its report named");
+        assert_eq!(
+            (image.source.as_str(), image.digest.as_str()),
+            ("evalhost-test/busybox:1", "sha256:00aa")
+        );
+
+        let mut new: crate::report::RunReport = serde_json::from_str(&run_json(3, None)).unwrap();
+        new.image = Some(crate::report::RunImage {
+            source: "debian:bookworm".into(),
+            digest: "sha256:11bb".into(),
+            repo_digest: Some("debian@sha256:22cc".into()),
+        });
+        store
+            .write(|s| s.insert_case_run("00112233aabbccdd", 0, &new, Default::default()))
+            .unwrap();
+        let rows = store
+            .backend
+            .query(
+                "SELECT image_source, image_digest, image_repo_digest FROM case_runs WHERE run = 3",
+                &[],
+            )
+            .unwrap();
+        assert_eq!(
+            (
+                rows[0].opt_text(0),
+                rows[0].opt_text(1),
+                rows[0].opt_text(2)
+            ),
+            (
+                Some("debian:bookworm".into()),
+                Some("sha256:11bb".into()),
+                Some("debian@sha256:22cc".into())
+            )
+        );
+        assert_eq!(
+            store.case_runs("00112233aabbccdd", 0).unwrap()[2].image,
+            new.image
+        );
     }
 }

@@ -7,7 +7,7 @@ use super::StoreError;
 use super::backend::{Backend, Row};
 use super::location::Location;
 use super::{blob, schema};
-use crate::report::{AgentVersion, CaseReport, GitState, RunReport, SuiteReport};
+use crate::report::{AgentVersion, CaseReport, GitState, RunImage, RunReport, SuiteReport};
 
 /// A connection to one history store.
 pub struct Store {
@@ -141,12 +141,14 @@ pub struct RecordedCase {
     pub cost_usd: Option<f64>,
 }
 
-/// One run of a case: its report, and whether its session log and evidence are stored.
+/// One run of a case: its report, whether its session log and evidence are stored, and the
+/// image its container started from (`None`: it ran on the host).
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseRun {
     pub report: RunReport,
     pub has_session_log: bool,
     pub has_evidence: bool,
+    pub image: Option<RunImage>,
 }
 
 pub(super) const RUN_COLUMNS: &str = "id, command, status, started_ms, ended_ms, evalhost_version, git_commit, git_branch, git_dirty, mode, provider, model, agents, runs_per_case, k, cases, runs, passed, input_tokens, output_tokens, duration_ms, cost_usd, source";
@@ -248,9 +250,10 @@ impl Store {
         logs: RunLogs,
     ) -> Result<(), StoreError> {
         let json = serde_json::to_string(report).map_err(|e| self.data(e.to_string()))?;
+        let image = report.image.as_ref();
         if let Some((from_run, from_ord)) = &logs.copy_from {
             self.backend.execute(
-                "INSERT INTO case_runs (suite_run, case_ord, run, pass, input_tokens, output_tokens, duration_ms, cost_usd, report, session_log, evidence, workspace) SELECT ?, ?, run, pass, input_tokens, output_tokens, duration_ms, cost_usd, report, session_log, evidence, workspace FROM case_runs WHERE suite_run = ? AND case_ord = ? AND run = ? ON CONFLICT (suite_run, case_ord, run) DO NOTHING",
+                "INSERT INTO case_runs (suite_run, case_ord, run, pass, input_tokens, output_tokens, duration_ms, cost_usd, report, session_log, evidence, workspace, image_source, image_digest, image_repo_digest) SELECT ?, ?, run, pass, input_tokens, output_tokens, duration_ms, cost_usd, report, session_log, evidence, workspace, image_source, image_digest, image_repo_digest FROM case_runs WHERE suite_run = ? AND case_ord = ? AND run = ? ON CONFLICT (suite_run, case_ord, run) DO NOTHING",
                 &[
                     run_id.into(),
                     ord.into(),
@@ -262,7 +265,7 @@ impl Store {
             return Ok(());
         }
         self.backend.execute(
-            "INSERT INTO case_runs (suite_run, case_ord, run, pass, input_tokens, output_tokens, duration_ms, cost_usd, report, session_log, evidence, workspace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (suite_run, case_ord, run) DO NOTHING",
+            "INSERT INTO case_runs (suite_run, case_ord, run, pass, input_tokens, output_tokens, duration_ms, cost_usd, report, session_log, evidence, workspace, image_source, image_digest, image_repo_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (suite_run, case_ord, run) DO NOTHING",
             &[
                 run_id.into(),
                 ord.into(),
@@ -276,6 +279,9 @@ impl Store {
                 logs.session_log.into(),
                 logs.evidence.into(),
                 logs.workspace.into(),
+                image.map(|i| i.source.clone()).into(),
+                image.map(|i| i.digest.clone()).into(),
+                image.and_then(|i| i.repo_digest.clone()).into(),
             ],
         )?;
         Ok(())
