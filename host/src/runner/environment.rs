@@ -38,6 +38,12 @@ pub(super) async fn prepare(
         .prepare(environment)
         .await
         .map_err(|e| failed(case, e))?;
+    let empty = std::fs::read_dir(image.workdir_files.path())
+        .map(|mut entries| entries.next().is_none())
+        .unwrap_or(false);
+    if empty {
+        return Ok(image);
+    }
     let copied = tokio::process::Command::new("cp")
         .arg("-a")
         .arg(image.workdir_files.path().join("."))
