@@ -85,3 +85,40 @@ fn shards_and_their_merged_report_are_imported_once_each() {
     refused.assert_code(2);
     refused.assert_stderr_contains(&format!("history import {}", bad.display()));
 }
+
+#[test]
+fn an_imported_run_in_a_container_keeps_its_image() {
+    let dir = tempfile::tempdir().unwrap();
+    // Recorded nowhere: only its --out directory and report.json.
+    let Some((stdout, report)) = super::records::run_in_a_container(dir.path(), "off") else {
+        return;
+    };
+    assert!(!stdout.contains("Recorded as run"), "{stdout}");
+    let image = &report["cases"][0]["runs"][0]["image"];
+    let expected = (
+        image["source"].as_str().unwrap().to_owned(),
+        image["digest"].as_str().unwrap().to_owned(),
+    );
+    let db = dir.path().join("team.db");
+    let imported = Evalhost::new()
+        .args(["history", "import", "--history"])
+        .arg(&db)
+        .arg(dir.path().join("out/report.json"))
+        .run();
+    imported.assert_code(0);
+    let mut history = store(&db);
+    let id = history.runs(&RunFilter::default()).unwrap()[0].id.clone();
+    assert_eq!(
+        super::records::stored_images(&mut history, &id),
+        vec![expected.clone(); 2]
+    );
+    let column: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT image_digest FROM case_runs WHERE run = 1",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(column, expected.1);
+}

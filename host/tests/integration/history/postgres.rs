@@ -122,3 +122,41 @@ fn an_unreachable_postgres_history_is_a_warning_not_a_failed_run() {
     ));
     assert!(!output.stderr().contains("s3cret"), "{}", output.stderr());
 }
+
+#[test]
+fn a_run_in_a_container_records_its_image_into_a_postgres_history() {
+    if crate::support::docker::require_docker().is_none() {
+        return;
+    }
+    let Some(server) = PostgresServer::start() else {
+        return;
+    };
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let Some((stdout, report)) = super::records::run_in_a_container(dir.path(), &url) else {
+        return;
+    };
+    let id = recorded_id(&stdout);
+    let image = &report["cases"][0]["runs"][0]["image"];
+    let source = image["source"].as_str().unwrap().to_owned();
+    let digest = image["digest"].as_str().unwrap().to_owned();
+    assert!(digest.starts_with("sha256:"), "{image}");
+
+    let mut store = Location::Postgres(url.clone()).open_existing().unwrap();
+    assert_eq!(
+        super::records::stored_images(&mut store, &id),
+        vec![(source.clone(), digest.clone()); 2]
+    );
+    // In the store's own columns, not only inside each run's report.
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let columns: Vec<(String, String)> = client
+        .query(
+            "SELECT image_source, image_digest FROM case_runs ORDER BY run",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    assert_eq!(columns, vec![(source, digest); 2]);
+}

@@ -184,3 +184,107 @@ fn four_processes_writing_one_store_at_once_lose_nothing() {
         }
     }
 }
+
+/// A case whose agent runs in a container of `IMAGE`.
+pub(crate) const IN_A_CONTAINER: &str = "name: x\nprompt: Go.\nenvironment:\n  image: IMAGE\nmodel:\n  - text: ok\ngraders:\n  - final_text_contains: ok\n";
+
+/// `evalhost run --runs 2 --out DIR/out --history STORE` on [`IN_A_CONTAINER`] of busybox,
+/// written in `dir`; what it printed and its report.json. `None` without Docker (the test is
+/// skipped).
+pub(crate) fn run_in_a_container(dir: &Path, db: &str) -> Option<(String, serde_json::Value)> {
+    crate::support::docker::require_docker()?;
+    let image = crate::support::docker::busybox_image();
+    let case = dir.join("x.yaml");
+    std::fs::write(&case, IN_A_CONTAINER.replace("IMAGE", image)).unwrap();
+    let out = dir.join("out");
+    let output = Evalhost::new()
+        .args(["run", "--runs", "2", "--history", db, "--out"])
+        .arg(&out)
+        .arg(&case)
+        .run();
+    output.assert_code(0);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    Some((output.stdout().to_owned(), report))
+}
+
+/// The image each run of case `x` of `run` was stored with: (source, digest).
+pub(crate) fn stored_images(
+    store: &mut evalhost::history::Store,
+    run: &str,
+) -> Vec<(String, String)> {
+    let run = store.resolve(run).unwrap();
+    let (_, _, runs) = store.case(&run.id, "x").unwrap().unwrap();
+    runs.iter()
+        .map(|r| {
+            let image = r
+                .image
+                .as_ref()
+                .expect("a run in a container has its image");
+            (image.source.clone(), image.digest.clone())
+        })
+        .collect()
+}
+
+#[test]
+fn a_run_in_a_container_is_recorded_with_its_image_and_the_view_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let Some((stdout, report)) = run_in_a_container(dir.path(), db.to_str().unwrap()) else {
+        return;
+    };
+    let id = recorded_id(&stdout);
+    let image = &report["cases"][0]["runs"][0]["image"];
+    let digest = image["digest"]
+        .as_str()
+        .expect("the report names the image");
+    assert!(digest.starts_with("sha256:"), "{image}");
+    let source = crate::support::docker::BUSYBOX_IMAGE;
+    assert_eq!(image["source"], source);
+
+    let mut store = store(&db);
+    assert_eq!(
+        stored_images(&mut store, &id),
+        vec![(source.to_owned(), digest.to_owned()); 2],
+        "each run's image is the report's"
+    );
+    // In the store's own columns, not only inside each run's report.
+    let columns: Vec<(String, String)> = rusqlite::Connection::open(&db)
+        .unwrap()
+        .prepare("SELECT image_source, image_digest FROM case_runs ORDER BY run")
+        .unwrap()
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(columns, vec![(source.to_owned(), digest.to_owned()); 2]);
+    // Control: a case on the host has none.
+    let host = Evalhost::new()
+        .args(["run", "cases/mino/write-then-read.yaml", "--history"])
+        .arg(&db)
+        .run();
+    host.assert_code(0);
+    let host_id = recorded_id(host.stdout());
+    let host_run = store.resolve(&host_id).unwrap();
+    let (_, _, runs) = store
+        .case(&host_run.id, "write-then-read")
+        .unwrap()
+        .unwrap();
+    assert_eq!(runs[0].image, None);
+
+    // `evalhost view` shows it in each run of the case.
+    let view = crate::view::store::View::start(&db, &[]);
+    let page = view.get(&format!("/runs/{id}/cases/x"));
+    assert_eq!(page.status, 200, "{page:?}");
+    let short = &digest["sha256:".len()..][..12];
+    let title = match image["repo_digest"].as_str() {
+        Some(repo) => format!("{digest} · {repo}"),
+        None => digest.to_owned(),
+    };
+    let line =
+        format!("image <code>{source}</code> · <code title=\"{title}\">sha256:{short}</code>");
+    assert_eq!(page.body.matches(&line).count(), 2, "{}", page.body);
+    let page = view.get(&format!("/runs/{host_id}/cases/write-then-read"));
+    assert_eq!(page.status, 200, "{page:?}");
+    assert!(!page.body.contains("run-image"), "{}", page.body);
+}
