@@ -118,7 +118,6 @@ pub mod model;
 mod on_path;
 mod parallel;
 pub mod private_file;
-#[cfg(feature = "run")]
 mod process_group;
 pub mod report;
 #[cfg(feature = "run")]

@@ -8,25 +8,17 @@
 //! run's container (started with evalhost's labels, its commands executed, removed however
 //! the run ends); `reap.rs` removes the containers an evalhost that died left behind.
 
-#[cfg(feature = "run")]
 mod container;
-#[cfg(feature = "run")]
 mod engine;
-#[cfg(feature = "run")]
 mod image;
-#[cfg(feature = "run")]
 mod reap;
 mod spec;
 
 use std::path::PathBuf;
 
-#[cfg(feature = "run")]
 pub use container::{Container, ContainerSpec, Mount};
-#[cfg(feature = "run")]
 pub use engine::Engine;
-#[cfg(feature = "run")]
 pub use image::{Images, LABEL, PreparedImage};
-#[cfg(feature = "run")]
 pub use reap::reap;
 pub use spec::{
     DEFAULT_PIDS, DEFAULT_WORKDIR, Environment, ImageSource, Network, VERIFIER_LOGS, Verifier,

@@ -72,7 +72,8 @@ impl<'a> Gathered<'a> {
             g.repeated |= case.summary.runs > 1;
             g.failed += usize::from(!case.summary.pass);
             g.confinement.extend(super::confinement::case_line(&case));
-            g.confinement.extend(super::confinement::environment_line(&case));
+            g.confinement
+                .extend(super::confinement::environment_line(&case));
             let j = &case.summary.judge;
             if !j.is_empty() {
                 g.judge.push_str(&format!(
