@@ -246,7 +246,7 @@ impl Container {
     pub async fn copy_in(&self, dir: &Path, path: &str) -> Result<(), EnvironmentError> {
         let what = format!("copying {} to {path} in the container", dir.display());
         self.engine
-            .output(&what, ["exec", &self.name, "mkdir", "-p", path])
+            .output(&what, ["exec", "-u", "0", &self.name, "mkdir", "-p", path])
             .await?;
         let mut source = dir.as_os_str().to_owned();
         source.push("/.");

@@ -217,7 +217,9 @@ async fn run_verifier(
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let child = command.spawn().map_err(|e| e.to_string())?;
-    let timeout = std::time::Duration::from_secs_f64(verifier.timeout_secs);
+    // (A task's timeout is checked when it is read; a bad one here is never a panic.)
+    let timeout = std::time::Duration::try_from_secs_f64(verifier.timeout_secs)
+        .unwrap_or(std::time::Duration::from_secs(600));
     let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
         Ok(Ok(output)) => output,
         Ok(Err(error)) => return Err(format!("the verifier could not be run: {error}")),
