@@ -43,18 +43,22 @@ fn gone_within(pid: u32, limit: Duration) -> Vec<String> {
     }
 }
 
+/// Write the sleeper case into `dir`, with this run timeout; its path.
+fn write_sleeper(dir: &std::path::Path, timeout: &str) -> std::path::PathBuf {
+    let path = dir.join("sleeper.yaml");
+    let yaml = SLEEPER
+        .replace("IMAGE", busybox_image())
+        .replace("TIMEOUT", timeout);
+    std::fs::write(&path, yaml).unwrap();
+    path
+}
+
 /// Start `evalhost run` on the sleeper and wait until its container runs.
 fn start_sleeper(dir: &std::path::Path) -> std::process::Child {
-    std::fs::write(
-        dir.join("sleeper.yaml"),
-        SLEEPER
-            .replace("IMAGE", busybox_image())
-            .replace("TIMEOUT", "300"),
-    )
-    .unwrap();
+    let case = write_sleeper(dir, "300");
     let child = Evalhost::new()
         .args(["run", "--history", "off"])
-        .arg(dir.join("sleeper.yaml"))
+        .arg(case)
         .current_dir(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -85,16 +89,10 @@ fn start_sleeper(dir: &std::path::Path) -> std::process::Child {
 fn a_run_that_times_out_leaves_no_container() {
     let Some(()) = require_docker() else { return };
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("sleeper.yaml"),
-        SLEEPER
-            .replace("IMAGE", busybox_image())
-            .replace("TIMEOUT", "2"),
-    )
-    .unwrap();
+    let case = write_sleeper(dir.path(), "2");
     let child = Evalhost::new()
         .args(["run", "--history", "off"])
-        .arg(dir.path().join("sleeper.yaml"))
+        .arg(case)
         .stdout(Stdio::piped())
         .spawn();
     let pid = child.id();

@@ -24,6 +24,21 @@ fn codex_steps() -> Vec<Step> {
     ]
 }
 
+/// `evalhost run --live --runs 1 --agent codex TASK` in `project`.
+fn run_live(project: &Project, task: &std::path::Path) -> crate::support::evalhost::Output {
+    project.evalhost(&[
+        "run",
+        "--live",
+        "--runs",
+        "1",
+        "--agent",
+        "codex",
+        "--history",
+        "off",
+        task.to_str().unwrap(),
+    ])
+}
+
 #[test]
 fn a_harbor_task_runs_live_with_codex_in_its_container_and_records_a_replay() {
     let Some(()) = require_docker() else { return };
@@ -34,17 +49,7 @@ fn a_harbor_task_runs_live_with_codex_in_its_container_and_records_a_replay() {
     let task = repo().join("cases/harbor/hello-world");
     let fake = FakeProvider::start(codex_steps(), Step::Status(400, None, "unexpected request"));
     let project = Project::for_fake("openai-chat", &fake, "");
-    let live = project.evalhost(&[
-        "run",
-        "--live",
-        "--runs",
-        "1",
-        "--agent",
-        "codex",
-        "--history",
-        "off",
-        task.to_str().unwrap(),
-    ]);
+    let live = run_live(&project, &task);
     live.assert_code(0);
     live.assert_stdout_contains("Environment of hello-world: build ");
     live.assert_stdout_contains("All cases passed.");
@@ -64,17 +69,7 @@ fn a_harbor_task_runs_live_with_codex_in_its_container_and_records_a_replay() {
         Step::Status(400, None, "unexpected request"),
     );
     let wrong_project = Project::for_fake("openai-chat", &wrong, "");
-    let failed = wrong_project.evalhost(&[
-        "run",
-        "--live",
-        "--runs",
-        "1",
-        "--agent",
-        "codex",
-        "--history",
-        "off",
-        task.to_str().unwrap(),
-    ]);
+    let failed = run_live(&wrong_project, &task);
     failed.assert_code(1);
     failed.assert_stdout_contains("verifier_reward");
 
