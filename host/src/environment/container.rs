@@ -121,11 +121,13 @@ impl Container {
                 &bytes.to_string(),
             ]);
         }
-        let uid = nix::unistd::getuid();
-        if !uid.is_root() {
-            // The run's directories are the invoking user's: so are the container's processes.
-            push(&["--user", &format!("{uid}:{}", nix::unistd::getgid())]);
-        }
+        // The run's directories are the invoking user's (0700): so are the container's
+        // processes, whatever user the image names (root without capabilities when evalhost
+        // runs as root).
+        push(&[
+            "--user",
+            &format!("{}:{}", nix::unistd::getuid(), nix::unistd::getgid()),
+        ]);
         push(&["-w", &workdir]);
         for (key, value) in &environment.env {
             push(&["-e", &format!("{key}={value}")]);

@@ -349,7 +349,7 @@ fn an_unknown_agent_is_a_usage_error() {
     let stderr = output.stderr();
     assert_eq!(
         stderr,
-        "error: invalid value 'nope' for '--agent <NAME>': unknown agent `nope` (known: codex, claude-code, pi, mini-swe-agent, gemini-cli, pi-agent-core)\n\nFor more information, try '--help'.\n"
+        "error: invalid value 'nope' for '--agent <NAME>': unknown agent `nope` (known: codex, claude-code, pi, mini-swe-agent, gemini-cli, pi-agent-core, oracle)\n\nFor more information, try '--help'.\n"
     );
 }
 
