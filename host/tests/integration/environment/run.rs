@@ -268,3 +268,58 @@ fn evalhosts_own_agent_reaches_nothing_from_the_container() {
     );
     drop(other);
 }
+
+const BROKEN: &str = "name: broken
+prompt: Go.
+environment:
+  ENVIRONMENT
+model:
+  - text: ok
+graders:
+  - final_text_contains: ok
+";
+
+#[test]
+fn an_environment_that_cannot_be_made_is_a_named_run_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |environment: &str| {
+        std::fs::write(
+            dir.path().join("broken.yaml"),
+            BROKEN.replace("ENVIRONMENT", environment),
+        )
+        .unwrap();
+    };
+    // No engine at all: named, with what to do (no Docker needed for this one).
+    write("image: debian:bookworm");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let outcome = Evalhost::new()
+        .args(["run", "--history", "off"])
+        .arg(dir.path().join("broken.yaml"))
+        .env("PATH", &bin)
+        .env_remove("EVALHOST_DOCKER")
+        .run();
+    outcome.assert_code(1);
+    outcome.assert_stdout_contains(
+        "broken run 1: case broken: environment: no container engine: neither `docker` nor `podman` is on PATH",
+    );
+
+    let Some(()) = require_docker() else { return };
+    // An image no registry serves (nothing on the internet is reachable either).
+    write("image: 127.0.0.1:9/evalhost-test/missing:1");
+    let (outcome, _) = run_in(dir.path(), &[], &["broken.yaml"]);
+    outcome.assert_code(1);
+    outcome.assert_stdout_contains(
+        "broken run 1: case broken: environment: pulling image 127.0.0.1:9/evalhost-test/missing:1 failed (exit status: 1): ",
+    );
+    // A set-up command that fails: its output is in the error.
+    write(&format!(
+        "image: {}\n  setup: [\"echo no such tool >&2; exit 3\"]",
+        crate::support::docker::busybox_image()
+    ));
+    let (outcome, _) = run_in(dir.path(), &[], &["broken.yaml"]);
+    outcome.assert_code(1);
+    outcome.assert_stdout_contains(
+        "broken run 1: case broken: environment: the environment's set-up (echo no such tool >&2; exit 3) failed (exit status: 3): no such tool",
+    );
+}
