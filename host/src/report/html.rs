@@ -234,6 +234,9 @@ pub(crate) fn run_block(html: &mut String, run: &RunReport, detail: Option<&Rend
             ""
         }
     );
+    if let Some(image) = &run.image {
+        image_line(html, image);
+    }
     html.push_str(r#"<div class="columns"><div><h3>Transcript</h3>"#);
     match detail {
         Some(detail) => html.push_str(&detail.transcript),
@@ -246,6 +249,27 @@ pub(crate) fn run_block(html: &mut String, run: &RunReport, detail: Option<&Rend
         html.push_str(&detail.workspace);
     }
     html.push_str("</div></details>\n");
+}
+
+/// `image debian:bookworm · sha256:0123456789ab`: the image a run's container started from
+/// (docs/environments.md), its id shortened as `docker images` shows it (the whole id, and the
+/// registry digest when there is one, on hover).
+fn image_line(html: &mut String, image: &super::RunImage) {
+    let hex = image
+        .digest
+        .strip_prefix("sha256:")
+        .unwrap_or(&image.digest);
+    let title = match &image.repo_digest {
+        Some(repo) => format!("{} · {repo}", image.digest),
+        None => image.digest.clone(),
+    };
+    let _ = write!(
+        html,
+        r#"<p class="meta run-image">image <code>{}</code> · <code title="{}">sha256:{}</code></p>"#,
+        text(&image.source),
+        attribute(&title),
+        text(&hex.chars().take(12).collect::<String>()),
+    );
 }
 
 fn verdicts(html: &mut String, run: &RunReport) {

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use super::page::{self, Page, PageError, attr, esc};
 use crate::evidence::Evidence;
 use crate::history::{CaseRun, RecordedCase, Store};
-use crate::report::{CaseReport, RunImage, WorkspaceChanges};
+use crate::report::{CaseReport, WorkspaceChanges};
 
 pub(crate) fn page(store: &mut Store, id: &str, name: &str) -> Result<Page, PageError> {
     let run = store.resolve(id)?;
@@ -115,39 +115,25 @@ pub(crate) fn runs_html(
         }
         // Every run open: the page is the case's, asked for to be read.
         let mut block = String::new();
-        crate::report::html::run_block(&mut block, &run.report, detail.as_ref());
+        // The image the run's container started from, as the store keeps it.
+        let with_image;
+        let report = match (&run.report.image, &run.image) {
+            (None, Some(image)) => {
+                with_image = crate::report::RunReport {
+                    image: Some(image.clone()),
+                    ..run.report.clone()
+                };
+                &with_image
+            }
+            _ => &run.report,
+        };
+        crate::report::html::run_block(&mut block, report, detail.as_ref());
         let block = block.replacen(
             r#"<details class="run">"#,
             r#"<details class="run" open>"#,
             1,
         );
-        // The image first in the run's body: what its commands ran in.
-        let body = r#"<div class="body">"#;
-        let block = match &run.image {
-            Some(image) => block.replacen(body, &format!("{body}{}", image_line(image)), 1),
-            None => block,
-        };
         html.push_str(&block);
     }
     Ok(html)
-}
-
-/// `image debian:bookworm · sha256:0123456789ab`: the image a run's container started from, its
-/// id shortened as `docker images` shows it (the whole id, and the registry digest when there
-/// is one, on hover).
-fn image_line(image: &RunImage) -> String {
-    let hex = image
-        .digest
-        .strip_prefix("sha256:")
-        .unwrap_or(&image.digest);
-    let title = match &image.repo_digest {
-        Some(repo) => format!("{} · {repo}", image.digest),
-        None => image.digest.clone(),
-    };
-    format!(
-        r#"<p class="meta run-image">image <code>{}</code> · <code title="{}">sha256:{}</code></p>"#,
-        esc(&image.source),
-        attr(&title),
-        esc(&hex.chars().take(12).collect::<String>()),
-    )
 }

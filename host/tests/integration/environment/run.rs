@@ -71,7 +71,12 @@ fn a_set_up_installs_a_tool_the_host_lacks_and_the_agent_uses_it() {
         FIGLET.replace("IMAGE", image),
     )
     .unwrap();
-    let (outcome, report) = run_in(dir.path(), &[], &["figlet.yaml"]);
+    let html = dir.path().join("report.html");
+    let (outcome, report) = run_in(
+        dir.path(),
+        &["--html", html.to_str().unwrap()],
+        &["figlet.yaml"],
+    );
     outcome.assert_code(0);
     assert!(
         outcome
@@ -88,6 +93,14 @@ fn a_set_up_installs_a_tool_the_host_lacks_and_the_agent_uses_it() {
         "{digest}"
     );
     // The set-up's image is kept: the digest is of it, not of the base.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains(&format!(
+            r#"image <code>{image}</code> · <code title="{digest}">{}</code>"#,
+            &digest[..19]
+        )),
+        "the HTML report names the run's image"
+    );
     let base = crate::support::docker::docker(&["image", "inspect", "-f", "{{.Id}}", image]);
     assert_ne!(digest, base);
     let banner =
