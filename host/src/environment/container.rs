@@ -80,15 +80,6 @@ impl Container {
             crate::process_group::new_marker(),
             spec.run
         );
-        let volume = |host: &Path, container: &str, read_only: bool| -> OsString {
-            let mut arg = host.as_os_str().to_owned();
-            arg.push(":");
-            arg.push(container);
-            if read_only {
-                arg.push(":ro");
-            }
-            arg
-        };
         let workdir = spec.image.workdir.clone();
         let pids = environment.pids.unwrap_or(DEFAULT_PIDS);
         let mut args: Vec<OsString> = Vec::new();
@@ -132,15 +123,16 @@ impl Container {
         for (key, value) in &environment.env {
             push(&["-e", &format!("{key}={value}")]);
         }
-        args.push("-v".into());
-        args.push(volume(spec.workspace, &workdir, spec.workspace_read_only));
+        let mut binds = vec![(spec.workspace, workdir.clone(), spec.workspace_read_only)];
         for dir in [spec.home, spec.tmp] {
-            args.push("-v".into());
-            args.push(volume(dir, &dir.to_string_lossy(), false));
+            binds.push((dir, dir.to_string_lossy().into_owned(), false));
         }
         for mount in &spec.mounts {
-            args.push("-v".into());
-            args.push(volume(&mount.host, &mount.container, true));
+            binds.push((&mount.host, mount.container.clone(), true));
+        }
+        for (host, inside, read_only) in binds {
+            args.push("--mount".into());
+            args.push(bind(host, &inside, read_only));
         }
         for arg in ["--entrypoint", "sh", &spec.image.id, "-c", HOLD] {
             args.push(arg.into());
@@ -307,6 +299,20 @@ impl Drop for Container {
                     .output_blocking(&["rm".into(), "-f".into(), self.name.clone().into()]);
         }
     }
+}
+
+/// `--mount`'s value binding `host` at `inside`: each field quoted as CSV (the engine reads it
+/// so), so that a path may hold `,`, `:` or `"`.
+fn bind(host: &Path, inside: &str, read_only: bool) -> OsString {
+    let quoted = |field: &str| format!("\"{}\"", field.replace('"', "\"\""));
+    let mut value = OsString::from("type=bind,");
+    value.push(quoted(&format!("source={}", host.display())));
+    value.push(",");
+    value.push(quoted(&format!("target={inside}")));
+    if read_only {
+        value.push(",readonly");
+    }
+    value
 }
 
 /// `(oom kills, refused forks)` of the cgroup of `pid`.
