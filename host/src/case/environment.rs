@@ -251,7 +251,6 @@ fn build(doc: &Doc, node: &Node, field: &str, base: &Path) -> Option<ImageSource
     Some(ImageSource::Build {
         dockerfile,
         context,
-        from: BTreeMap::new(),
     })
 }
 
@@ -698,7 +697,6 @@ mod tests {
             ImageSource::Build {
                 dockerfile: dir.join("env/Dockerfile"),
                 context: dir.join("env"),
-                from: BTreeMap::new(),
             }
         );
         assert_eq!(from_file.memory_bytes, Some(512 << 20));
@@ -747,5 +745,18 @@ mod tests {
         );
         assert_eq!(keys("/$defs/Build/properties"), sorted(Build::FIELDS));
         assert_eq!(schema["required"], serde_json::json!(["name"]));
+    }
+
+    #[test]
+    fn confine_is_refused_beside_an_environment() {
+        let yaml =
+            format!("{CASE}environment:\n  image: debian:bookworm\nconfine: {{connect: [5432]}}\n");
+        let error = crate::case::parse_case(Path::new("c.yaml"), &yaml)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("confine: does not apply to a case with an environment"),
+            "{error}"
+        );
     }
 }

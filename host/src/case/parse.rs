@@ -266,6 +266,14 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
             .filter(|_| task_node.is_none())
             .and_then(|node| super::environment::environment(doc, node, "environment")),
     };
+    // A container is its runs' confinement: `confine:` widens the sandbox it replaces.
+    if let (Some(_), Some(node)) = (&environment, fields.get("confine")) {
+        doc.note(doc.invalid(
+            node,
+            "confine",
+            "does not apply to a case with an environment: its runs are confined by their container (what they reach is environment.network)",
+        ));
+    }
 
     Some(Parsed {
         name_location: name_node.map(|node| doc.loc(node)).unwrap_or_default(),

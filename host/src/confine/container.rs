@@ -147,7 +147,12 @@ impl InContainer {
                 "the run's endpoint has no session to serve it in the container",
             ));
         };
-        let listeners = forward::listeners_in(self.container.pid(), &[self.endpoint_port])
+        let pid = self.container.pid().ok_or_else(|| {
+            std::io::Error::other(
+                "the container's processes are not in evalhost's PID namespace (is the container engine's socket from another machine or container?), so the model endpoint cannot be served into it; use `network: none`, or run evalhost beside the engine",
+            )
+        })?;
+        let listeners = forward::listeners_in(pid, &[self.endpoint_port])
             .map_err(|error| {
                 std::io::Error::other(format!(
                     "serving the model endpoint in the container (this needs evalhost to run as root, or `network: none`): {error}"

@@ -441,6 +441,19 @@ impl RunConfinement {
         }
     }
 
+    /// The counters of the run's container's limits before a command (`None`: not in a
+    /// container), for [`RunConfinement::limit_hit`] after it.
+    pub(crate) fn limit_counts(&self) -> Option<(u64, u64)> {
+        self.in_container()
+            .map(|container| container.limit_counts())
+    }
+
+    /// The limit of the run's container a command ran into since `before`, as the agent is
+    /// told (`the environment's memory limit (32 MiB) was reached: ...`).
+    pub(crate) fn limit_hit(&self, before: Option<(u64, u64)>) -> Option<String> {
+        self.in_container()?.limit_hit(before?)
+    }
+
     /// Whether the kernel confines the run's processes (namespaces, or a Landlock ruleset).
     pub(crate) fn is_confined(&self) -> bool {
         match &self.layer {

@@ -5,10 +5,12 @@
 //!
 //! Three things remove it: [`Container::remove`] at the run's end; its `Drop` (a run timed
 //! out or cancelled drops it); and, should evalhost itself die, the container's first
-//! process: it waits on its standard input, which the engine closes when the client attached
-//! to it (a child of evalhost holding the only write end) goes, and the container — started
-//! with `--rm` — is removed by the engine. `reap.rs` removes what is left after a crash of
-//! the engine's client.
+//! process: it waits on its standard input, which the engine closes when its client (a child
+//! of evalhost, attached to it) sees its own input end — evalhost holds the only write end —
+//! and the container, started with `--rm`, is removed by the engine. `reap.rs` removes what is
+//! left after a crash of the engine's client too. The engine's `--init` is the container's
+//! first process, so that processes orphaned in it are reaped (none counts against its
+//! process limit after it ended).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -25,8 +27,9 @@ use super::{DEFAULT_PIDS, Environment, EnvironmentError};
 /// How long a container may take to start.
 const START_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// The first process: says it is up, then waits for its standard input to close.
-const HOLD: &str = "echo ready; read -r _ || :";
+/// The holder (the first process under the engine's init): says it is up and its pid in the
+/// container, then waits for its standard input to close.
+const HOLD: &str = "echo ready $$; read -r _ || :";
 
 /// A host path mounted read-only in the container (an agent mounted from the host).
 #[derive(Debug, Clone)]
@@ -58,14 +61,18 @@ pub struct ContainerSpec<'a> {
 pub struct Container {
     engine: Engine,
     name: String,
-    /// Its first process, in evalhost's PID namespace.
-    pid: i32,
+    /// Its first process, in evalhost's PID namespace; `None` when the engine runs in another
+    /// (a Docker socket mounted into evalhost's own container): then neither the endpoint can
+    /// be served into it nor its cgroup's counters read.
+    pid: Option<i32>,
     workdir: String,
     workspace: PathBuf,
     memory_bytes: Option<u64>,
     pids: u32,
-    /// The client attached to the first process's standard input (see the module's doc).
+    /// The client attached to the holder's standard input (see the module's doc).
     _holder: tokio::process::Child,
+    /// The holder's pid in the container (which [`Container::kill_all`] spares).
+    holder_pid: u32,
     removed: AtomicBool,
 }
 
@@ -84,12 +91,29 @@ impl Container {
         let pids = environment.pids.unwrap_or(DEFAULT_PIDS);
         let mut args: Vec<OsString> = Vec::new();
         let mut push = |items: &[&str]| args.extend(items.iter().map(OsString::from));
-        push(&["run", "--rm", "-i", "--name", &name]);
+        if let Some(home) = [spec.home, spec.tmp]
+            .into_iter()
+            .find(|dir| dir.starts_with(&workdir))
+        {
+            return Err(EnvironmentError::Failed {
+                what: format!("starting a container of {}", spec.image.source),
+                status: "its working directory is refused".into(),
+                said: format!(
+                    "workdir {workdir} holds the run's own directory {} (mounted at its own path): choose a working directory such as /app",
+                    home.display()
+                ),
+            });
+        }
+        push(&["run", "--rm", "-i", "--init", "--name", &name]);
         push(&["--label", &format!("{LABEL}=run")]);
         push(&["--label", &format!("{LABEL}.pid={}", std::process::id())]);
         push(&[
             "--label",
             &format!("{LABEL}.boot={}", super::reap::boot_id()),
+        ]);
+        push(&[
+            "--label",
+            &format!("{LABEL}.pidns={}", super::reap::pid_namespace()),
         ]);
         push(&["--label", &format!("{LABEL}.case={}", spec.case)]);
         push(&["--label", &format!("{LABEL}.run={}", spec.run)]);
@@ -120,8 +144,9 @@ impl Container {
             &format!("{}:{}", nix::unistd::getuid(), nix::unistd::getgid()),
         ]);
         push(&["-w", &workdir]);
-        for (key, value) in &environment.env {
-            push(&["-e", &format!("{key}={value}")]);
+        // By name: the values are in the client's environment, not on its command line.
+        for key in environment.env.keys() {
+            push(&["-e", key]);
         }
         let mut binds = vec![(spec.workspace, workdir.clone(), spec.workspace_read_only)];
         for dir in [spec.home, spec.tmp] {
@@ -139,6 +164,7 @@ impl Container {
         }
         let mut command = engine.command();
         command
+            .envs(&environment.env)
             .args(&args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -154,7 +180,11 @@ impl Container {
             tokio::io::BufReader::new(holder.stdout.take().ok_or_else(|| failed(String::new()))?);
         let mut line = String::new();
         let started = tokio::time::timeout(START_TIMEOUT, stdout.read_line(&mut line)).await;
-        if !matches!(started, Ok(Ok(_))) || line.trim() != "ready" {
+        let holder_pid = line
+            .trim()
+            .strip_prefix("ready ")
+            .and_then(|pid| pid.parse::<u32>().ok());
+        let (Ok(Ok(_)), Some(holder_pid)) = (started, holder_pid) else {
             let _ = holder.start_kill();
             let output = holder.wait_with_output().await.ok();
             let _ = engine
@@ -164,11 +194,12 @@ impl Container {
                 .map(|o| super::engine::said(&o.stderr, line.as_bytes()))
                 .unwrap_or_default();
             return Err(failed(said));
-        }
+        };
         let mut container = Container {
             engine: engine.clone(),
             name,
-            pid: 0,
+            pid: None,
+            holder_pid,
             workdir,
             workspace: spec.workspace.to_owned(),
             memory_bytes: environment.memory_bytes,
@@ -176,15 +207,17 @@ impl Container {
             _holder: holder,
             removed: AtomicBool::new(false),
         };
-        let pid = engine
+        let inspected = engine
             .output(
                 "finding the container's first process",
-                ["inspect", "-f", "{{.State.Pid}}", &container.name],
+                ["inspect", "-f", "{{.Id}} {{.State.Pid}}", &container.name],
             )
             .await?;
-        container.pid = pid
-            .parse()
-            .map_err(|_| failed(format!("its pid is {pid:?}")))?;
+        container.pid = inspected
+            .split_once(' ')
+            .and_then(|(id, pid)| Some((id, pid.trim().parse::<i32>().ok()?)))
+            .filter(|(id, pid)| is_its_process(*pid, id))
+            .map(|(_, pid)| pid);
         Ok(container)
     }
 
@@ -194,8 +227,8 @@ impl Container {
     }
 
     /// Its first process, in evalhost's PID namespace (whose network namespace ports are
-    /// forwarded into).
-    pub fn pid(&self) -> i32 {
+    /// forwarded into): `None` when the engine runs in another.
+    pub fn pid(&self) -> Option<i32> {
         self.pid
     }
 
@@ -251,10 +284,101 @@ impl Container {
             .map(|_| ())
     }
 
+    /// Run `script` with `sh -c` in the container as root (without capabilities, as every
+    /// process of it): directories evalhost makes there.
+    pub async fn as_root(&self, what: &str, script: &str) -> Result<(), EnvironmentError> {
+        self.engine
+            .output(what, ["exec", "-u", "0", &self.name, "sh", "-c", script])
+            .await
+            .map(|_| ())
+    }
+
+    /// Kill every process the run left in the container (as the run's user, who started
+    /// them all): all but the engine's init, the holder and the killing shell itself.
+    pub async fn kill_all(&self) -> Result<(), EnvironmentError> {
+        let script = format!(
+            "for p in /proc/[0-9]*; do p=${{p#/proc/}}; case $p in 1|{}|$$) ;; *) kill -KILL $p 2>/dev/null;; esac; done; true",
+            self.holder_pid
+        );
+        self.engine
+            .output(
+                "stopping what the agent left running",
+                ["exec", &self.name, "sh", "-c", &script],
+            )
+            .await
+            .map(|_| ())
+    }
+
+    /// Run `command` with `sh -c` in the container as the run's user, from its working
+    /// directory, with `vars` (passed by name); its exit code and the last `keep` bytes of
+    /// what it printed (stdout and stderr, interleaved as they came), or `None` when it did
+    /// not end within `timeout` (what it left running goes with the container).
+    pub async fn run_captured(
+        &self,
+        command: &str,
+        vars: &std::collections::BTreeMap<String, String>,
+        timeout: Duration,
+        keep: usize,
+    ) -> Result<Option<(Option<i32>, String)>, EnvironmentError> {
+        let (reader, writer) = std::io::pipe().map_err(|e| self.engine.spawn_error(e))?;
+        let stderr = writer.try_clone().map_err(|e| self.engine.spawn_error(e))?;
+        let mut exec = self.engine.command();
+        exec.args(["exec", "-w", &self.workdir]);
+        for name in vars.keys() {
+            exec.args(["-e", name]);
+        }
+        exec.args([self.name.as_str(), "sh", "-c", command])
+            .envs(vars)
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(stderr);
+        let mut child = exec.spawn().map_err(|e| self.engine.spawn_error(e))?;
+        // Its copies of the pipe's write end went with the command: end-of-file comes when
+        // the command ends.
+        drop(exec);
+        let mut reader =
+            tokio::net::unix::pipe::Receiver::from_owned_fd(std::os::fd::OwnedFd::from(reader))
+                .map_err(|e| self.engine.spawn_error(e))?;
+        let read_all = async {
+            use tokio::io::AsyncReadExt;
+            let mut tail: Vec<u8> = Vec::new();
+            let mut chunk = vec![0u8; 16 * 1024];
+            while let Ok(n) = reader.read(&mut chunk).await {
+                if n == 0 {
+                    break;
+                }
+                tail.extend_from_slice(&chunk[..n]);
+                if tail.len() > 2 * keep {
+                    tail.drain(..tail.len() - keep);
+                }
+            }
+            let status = child.wait().await;
+            (status, tail)
+        };
+        let Ok((status, tail)) = tokio::time::timeout(timeout, read_all).await else {
+            return Ok(None);
+        };
+        let status = status.map_err(|e| self.engine.spawn_error(e))?;
+        let tail = &tail[tail.len().saturating_sub(keep)..];
+        let text = String::from_utf8_lossy(tail).into_owned();
+        Ok(Some((status.code(), text)))
+    }
+
+    /// The contents of the file `path` in the container, when it is there (read as root).
+    pub async fn read_file(&self, path: &str) -> Option<String> {
+        self.engine
+            .output(
+                "reading a file",
+                ["exec", "-u", "0", &self.name, "cat", path],
+            )
+            .await
+            .ok()
+    }
+
     /// How often the kernel has killed a process of the container for its memory limit, and
     /// refused it a process for its pids limit (cgroup v1 or v2; 0 when unreadable).
     pub fn limit_counts(&self) -> (u64, u64) {
-        cgroup_counts(self.pid)
+        self.pid.map_or((0, 0), cgroup_counts)
     }
 
     /// The limit a command ran into since `before` ([`Container::limit_counts`]), as an error
@@ -313,6 +437,14 @@ fn bind(host: &Path, inside: &str, read_only: bool) -> OsString {
         value.push(",readonly");
     }
     value
+}
+
+/// Whether `pid` of evalhost's PID namespace is the container `id`'s process: its cgroup names
+/// the container (the engine's pid is of the engine's namespace, which may be another).
+fn is_its_process(pid: i32, id: &str) -> bool {
+    pid > 0
+        && !id.is_empty()
+        && std::fs::read_to_string(format!("/proc/{pid}/cgroup")).is_ok_and(|c| c.contains(id))
 }
 
 /// `(oom kills, refused forks)` of the cgroup of `pid`.

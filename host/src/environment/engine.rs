@@ -56,8 +56,25 @@ impl Engine {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        self.output_with(what, args, &std::collections::BTreeMap::new())
+            .await
+    }
+
+    /// [`Engine::output`] with `vars` in the client's environment (which `-e NAME` passes on,
+    /// so that no value is on a command line).
+    pub(crate) async fn output_with<I, S>(
+        &self,
+        what: &str,
+        args: I,
+        vars: &std::collections::BTreeMap<String, String>,
+    ) -> Result<String, EnvironmentError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let mut command = self.command();
         command
+            .envs(vars)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

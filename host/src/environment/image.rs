@@ -20,8 +20,12 @@ pub const LABEL: &str = "evalhost";
 /// An image ready for a case's runs.
 #[derive(Debug)]
 pub struct PreparedImage {
-    /// What containers start from: the image's id (`sha256:…`), the digest reports show.
+    /// What containers start from: the image's id (`sha256:…`); with a set-up, the id of the
+    /// image it committed.
     pub id: String,
+    /// The id of the image the case names (pulled or built), before any set-up: what a case's
+    /// `digest:` pins and what reports call the run's digest.
+    pub named_id: String,
     /// The image as the case named it (`debian:bookworm`, `build env/Dockerfile`).
     pub source: String,
     /// The registry digest of the named image (`NAME@sha256:…`), when it has one.
@@ -30,9 +34,23 @@ pub struct PreparedImage {
     pub workdir: String,
     /// What the image holds in `workdir`, copied into every run's workspace.
     pub workdir_files: tempfile::TempDir,
-    /// Said under every run of the case: a moved tag, a replaced `FROM`.
+    /// Those files' paths (relative, `/`-separated), SHA-256 and sizes: to graders they are
+    /// seeded, not made by the agent. Hashed once, up to [`MAX_LISTED_FILES`].
+    pub workdir_listing: Vec<ImageFile>,
+    /// Said under every run of the case: a moved tag.
     pub warnings: Vec<String>,
 }
+
+/// A regular file the image holds in its working directory.
+#[derive(Debug, Clone)]
+pub struct ImageFile {
+    pub path: String,
+    pub sha256: String,
+    pub size: u64,
+}
+
+/// Files of an image's working directory listed for graders; past it the rest are not.
+pub const MAX_LISTED_FILES: usize = 20_000;
 
 /// The images of one suite's environments, each prepared once (by the first run that needs
 /// it; the others wait for it).
@@ -76,7 +94,15 @@ impl Images {
         self.reaped
             .get_or_init(|| async { super::reap(engine).await.unwrap_or_default() })
             .await;
-        let key = serde_json::to_string(environment).unwrap_or_default();
+        // What the image is made of (not the run's limits or network).
+        let key = serde_json::to_string(&(
+            &environment.image,
+            &environment.digest,
+            &environment.workdir,
+            &environment.env,
+            &environment.setup,
+        ))
+        .unwrap_or_default();
         let cell = {
             let mut prepared = self
                 .prepared
@@ -173,11 +199,7 @@ async fn prepare(
         ImageSource::Build {
             dockerfile,
             context,
-            from,
-        } => {
-            let built = build(engine, dockerfile, context, from, &mut warnings).await?;
-            (built, None)
-        }
+        } => (build(engine, dockerfile, context).await?, None),
     };
     if let Some(recorded) = &environment.digest
         && *recorded != base.id
@@ -207,82 +229,86 @@ async fn prepare(
         false => set_up(engine, &base.id, environment, &workdir).await?,
     };
     let workdir_files = export_workdir(engine, &id, &workdir).await?;
+    let root = workdir_files.path().to_owned();
+    let workdir_listing = tokio::task::spawn_blocking(move || list_files(&root))
+        .await
+        .unwrap_or_default();
     Ok(PreparedImage {
         id,
+        named_id: base.id,
         source,
         repo_digest,
         workdir,
         workdir_files,
+        workdir_listing,
         warnings,
     })
 }
 
-/// Build `dockerfile` (its `FROM` lines naming a key of `from` replaced by the local image
-/// it maps to).
+/// The regular files under `root` (symbolic links not followed), hashed; at most
+/// [`MAX_LISTED_FILES`].
+fn list_files(root: &Path) -> Vec<ImageFile> {
+    use std::io::Read;
+    let mut files = Vec::new();
+    let mut pending = vec![root.to_owned()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if kind.is_dir() {
+                pending.push(path);
+            } else if kind.is_file() && files.len() < MAX_LISTED_FILES {
+                let Ok(mut file) = std::fs::File::open(&path) else {
+                    continue;
+                };
+                let mut hasher = Sha256::new();
+                let mut buffer = vec![0u8; 64 * 1024];
+                let mut size = 0u64;
+                while let Ok(n) = file.read(&mut buffer) {
+                    if n == 0 {
+                        break;
+                    }
+                    hasher.update(&buffer[..n]);
+                    size += n as u64;
+                }
+                let Ok(relative) = path.strip_prefix(root) else {
+                    continue;
+                };
+                files.push(ImageFile {
+                    path: relative.to_string_lossy().into_owned(),
+                    sha256: hex(&hasher.finalize()),
+                    size,
+                });
+            }
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files
+}
+
+/// Build `dockerfile` with its context.
 async fn build(
     engine: &Engine,
     dockerfile: &Path,
     context: &Path,
-    from: &std::collections::BTreeMap<String, String>,
-    warnings: &mut Vec<String>,
 ) -> Result<Inspected, EnvironmentError> {
     let what = format!("building {}", dockerfile.display());
-    let mut replaced = None;
-    let file = if from.is_empty() {
-        dockerfile.to_owned()
-    } else {
-        let text = std::fs::read_to_string(dockerfile).map_err(|error| EnvironmentError::Read {
-            path: dockerfile.to_owned(),
-            error,
-        })?;
-        let mut lines = Vec::new();
-        for line in text.lines() {
-            let words: Vec<&str> = line.split_whitespace().collect();
-            match words.as_slice() {
-                [keyword, image, rest @ ..] if keyword.eq_ignore_ascii_case("FROM") => {
-                    match from.get(*image) {
-                        Some(local) => {
-                            warnings.push(format!(
-                                "{}: FROM {image} was replaced by the local image {local}",
-                                dockerfile.display()
-                            ));
-                            lines.push(format!("{keyword} {local} {}", rest.join(" ")));
-                        }
-                        None => lines.push(line.to_owned()),
-                    }
-                }
-                _ => lines.push(line.to_owned()),
-            }
-        }
-        let temp = tempfile::Builder::new()
-            .prefix("evalhost-Dockerfile-")
-            .tempfile()
-            .map_err(|error| EnvironmentError::Read {
-                path: dockerfile.to_owned(),
-                error,
-            })?;
-        std::fs::write(temp.path(), lines.join("\n") + "\n").map_err(|error| {
-            EnvironmentError::Read {
-                path: temp.path().to_owned(),
-                error,
-            }
-        })?;
-        let path = temp.path().to_owned();
-        replaced = Some(temp);
-        path
-    };
     let tag = format!(
         "evalhost-build/{}",
         &hex(&Sha256::digest(dockerfile.as_os_str().as_encoded_bytes()))[..16]
     );
     let mut args: Vec<std::ffi::OsString> = vec!["build".into(), "-q".into(), "-f".into()];
-    args.push(file.into_os_string());
+    args.push(dockerfile.as_os_str().to_owned());
     for arg in ["--label", &format!("{LABEL}=build"), "-t", &tag] {
         args.push(arg.into());
     }
     args.push(context.as_os_str().to_owned());
     let out = engine.output(&what, &args).await?;
-    drop(replaced);
     let id = out.lines().last().unwrap_or_default().trim().to_owned();
     inspect(engine, &id)
         .await?
@@ -303,16 +329,15 @@ async fn set_up(
 ) -> Result<String, EnvironmentError> {
     let mut key = Sha256::new();
     key.update(base.as_bytes());
-    key.update(serde_json::to_vec(&(&environment.setup, &environment.env)).unwrap_or_default());
+    key.update(
+        serde_json::to_vec(&(&environment.setup, &environment.env, workdir)).unwrap_or_default(),
+    );
     let tag = format!("evalhost-setup:{}", &hex(&key.finalize())[..16]);
     if let Some(found) = inspect(engine, &tag).await? {
         return Ok(found.id);
     }
     let name = format!("evalhost-setup-{}", crate::process_group::new_marker());
-    let _scratch = Scratch {
-        engine,
-        name: name.clone(),
-    };
+    let scratch = Scratch::new(engine, &name);
     let mut script = String::from("set -e\n");
     for command in &environment.setup {
         script.push_str(command);
@@ -328,24 +353,27 @@ async fn set_up(
         format!("{LABEL}.pid={}", std::process::id()),
         "--label".into(),
         format!("{LABEL}.boot={}", super::reap::boot_id()),
+        "--label".into(),
+        format!("{LABEL}.pidns={}", super::reap::pid_namespace()),
         "-w".into(),
         workdir.into(),
         "--user".into(),
         "0:0".into(),
     ];
-    for (name, value) in &environment.env {
-        args.push("-e".into());
-        args.push(format!("{name}={value}"));
+    // By name: the values are in the client's environment, not on its command line.
+    for name in environment.env.keys() {
+        args.extend(["-e".into(), name.clone()]);
     }
     args.extend(["--entrypoint".into(), "sh".into(), base.into(), "-c".into()]);
     args.push(script);
     let ran = engine
-        .output(
+        .output_with(
             &format!(
                 "the environment's set-up ({})",
                 environment.setup.join("; ")
             ),
             &args,
+            &environment.env,
         )
         .await;
     let committed = match ran {
@@ -359,9 +387,7 @@ async fn set_up(
         }
         Err(error) => Err(error),
     };
-    let _ = engine
-        .output("removing the set-up's container", ["rm", "-f", &name])
-        .await;
+    scratch.remove().await;
     committed?;
     inspect(engine, &tag)
         .await?
@@ -387,10 +413,7 @@ async fn export_workdir(
             error,
         })?;
     let name = format!("evalhost-export-{}", crate::process_group::new_marker());
-    let _scratch = Scratch {
-        engine,
-        name: name.clone(),
-    };
+    let scratch = Scratch::new(engine, &name);
     engine
         .output(
             "reading the image's working directory",
@@ -404,6 +427,8 @@ async fn export_workdir(
                 &format!("{LABEL}.pid={}", std::process::id()),
                 "--label",
                 &format!("{LABEL}.boot={}", super::reap::boot_id()),
+                "--label",
+                &format!("{LABEL}.pidns={}", super::reap::pid_namespace()),
                 // It never starts: any command will do (an image may have none).
                 "--entrypoint",
                 "/never-started",
@@ -418,6 +443,7 @@ async fn export_workdir(
             ["cp".as_ref(), source.as_ref(), dir.path().as_os_str()] as [&std::ffi::OsStr; 3],
         )
         .await;
+    scratch.remove().await;
     match copied {
         Ok(_) => Ok(dir),
         // An image without its working directory: the workspace starts empty.
@@ -431,18 +457,40 @@ async fn export_workdir(
     }
 }
 
-/// A container of the image's preparation (the set-up's, the export's), removed however the
-/// preparation ends: also when the run preparing it is cancelled mid-way.
+/// A container of the image's preparation (the set-up's, the export's): removed by
+/// [`Scratch::remove`] when the preparation is done with it, else (the run preparing it was
+/// cancelled mid-way) when dropped.
 struct Scratch<'a> {
     engine: &'a Engine,
     name: String,
+    removed: bool,
+}
+
+impl<'a> Scratch<'a> {
+    fn new(engine: &'a Engine, name: &str) -> Self {
+        Self {
+            engine,
+            name: name.to_owned(),
+            removed: false,
+        }
+    }
+
+    async fn remove(mut self) {
+        self.removed = true;
+        let _ = self
+            .engine
+            .output("removing a container", ["rm", "-f", &self.name])
+            .await;
+    }
 }
 
 impl Drop for Scratch<'_> {
     fn drop(&mut self) {
-        let _ = self
-            .engine
-            .output_blocking(&["rm".into(), "-f".into(), self.name.clone().into()]);
+        if !self.removed {
+            let _ =
+                self.engine
+                    .output_blocking(&["rm".into(), "-f".into(), self.name.clone().into()]);
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! Containers an evalhost that died left behind (killed with SIGKILL, its engine client with
-//! it): every container labelled with this boot of this machine and a pid no process has any
-//! more is removed when the next evalhost starts a suite with environments. (A daemon shared
-//! by several machines keeps the others' containers: their boot differs.)
+//! it): every container labelled with this boot of this machine, evalhost's PID namespace and
+//! a pid no process has any more is removed when the next evalhost prepares an image. (A
+//! daemon shared by several machines or containers keeps the others' containers: their boot
+//! or namespace differs.)
 
 use super::EnvironmentError;
 use super::engine::Engine;
@@ -19,7 +20,7 @@ pub async fn reap(engine: &Engine) -> Result<Vec<String>, EnvironmentError> {
                 &format!("label={LABEL}.pid"),
                 "--format",
                 &format!(
-                    "{{{{.Names}}}} {{{{.Label \"{LABEL}.pid\"}}}} {{{{.Label \"{LABEL}.boot\"}}}}"
+                    "{{{{.Names}}}} {{{{.Label \"{LABEL}.pid\"}}}} {{{{.Label \"{LABEL}.boot\"}}}} {{{{.Label \"{LABEL}.pidns\"}}}}"
                 ),
             ],
         )
@@ -27,13 +28,16 @@ pub async fn reap(engine: &Engine) -> Result<Vec<String>, EnvironmentError> {
     let mut removed = Vec::new();
     for line in listed.lines() {
         let mut words = line.split_whitespace();
-        let (Some(name), Some(pid), Some(boot)) = (words.next(), words.next(), words.next()) else {
+        let (Some(name), Some(pid), Some(boot), Some(pidns)) =
+            (words.next(), words.next(), words.next(), words.next())
+        else {
             continue;
         };
         let Ok(pid) = pid.parse::<u32>() else {
             continue;
         };
-        if boot != boot_id() || is_alive(pid) {
+        // Only a container of an evalhost of this PID namespace, whose pid means the same.
+        if boot != boot_id() || pidns != pid_namespace() || is_alive(pid) {
             continue;
         }
         if engine
@@ -50,6 +54,17 @@ pub async fn reap(engine: &Engine) -> Result<Vec<String>, EnvironmentError> {
 /// Whether a process `pid` exists.
 fn is_alive(pid: u32) -> bool {
     pid == std::process::id() || std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// evalhost's PID namespace (its inode): containers carry it, so that evalhosts of other
+/// containers sharing one engine never reap each other's.
+pub(crate) fn pid_namespace() -> &'static str {
+    static NAMESPACE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NAMESPACE.get_or_init(|| {
+        std::fs::read_link("/proc/self/ns/pid")
+            .map(|link| link.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    })
 }
 
 /// This boot of this machine (`/proc/sys/kernel/random/boot_id`): containers carry it, so

@@ -73,14 +73,11 @@ pub const DEFAULT_WORKDIR: &str = "/workspace";
 pub enum ImageSource {
     /// An image by reference: `NAME[:TAG]` or `NAME@sha256:…`; pulled when not present.
     Image(String),
-    /// An image built from a Dockerfile (paths absolute, resolved beside the case).
+    /// An image built from a Dockerfile (paths absolute, resolved beside the case). A base
+    /// its `FROM` pins by digest must be present locally or pullable.
     Build {
         dockerfile: PathBuf,
         context: PathBuf,
-        /// Images the Dockerfile's `FROM` names, replaced by local ones (a Harbor task's
-        /// digest-pinned base on a machine that cannot pull it): `FROM` → local image.
-        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-        from: BTreeMap<String, String>,
     },
 }
 

@@ -294,7 +294,9 @@ impl Store {
                     .map_err(|e| self.data(format!("a run of run {run_id}: {e}")))?;
                 // A run recorded before the image had columns (schema 3) may still have it in
                 // its report.
-                let image = image_columns(row, 3).or_else(|| report.image.clone());
+                // The report has the whole image (its set-up's id too); the columns, for
+                // queries, what it pins.
+                let image = report.image.clone().or_else(|| image_columns(row, 3));
                 Ok(CaseRun {
                     report,
                     has_session_log: bool_column(row, 1),
@@ -460,6 +462,7 @@ fn image_columns(row: &super::backend::Row, first: usize) -> Option<RunImage> {
     Some(RunImage {
         source: row.opt_text(first)?,
         digest: row.opt_text(first + 1)?,
+        setup_digest: None,
         repo_digest: row.opt_text(first + 2),
     })
 }

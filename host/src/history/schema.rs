@@ -272,6 +272,7 @@ mod tests {
         new.image = Some(crate::report::RunImage {
             source: "debian:bookworm".into(),
             digest: "sha256:11bb".into(),
+            setup_digest: None,
             repo_digest: Some("debian@sha256:22cc".into()),
         });
         store

@@ -391,8 +391,13 @@ pub struct RunReport {
 pub struct RunImage {
     /// As the case named it: `debian:bookworm`, `build tasks/hello/environment/Dockerfile`.
     pub source: String,
-    /// The image's id (`sha256:…`): what ran, whatever the tag names later.
+    /// The id (`sha256:…`) of the image the case named (pulled or built): what a case's
+    /// `digest:` pins, whatever the tag names later.
     pub digest: String,
+    /// The id of the image the environment's `setup:` made of it, which the run's container
+    /// started from; absent without a set-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup_digest: Option<String>,
     /// The registry digest of the named image (`NAME@sha256:…`), when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repo_digest: Option<String>,

@@ -65,6 +65,29 @@ pub(super) async fn prepare(
     }
 }
 
+/// `seeded` (the case's seed files) and the files the image put in the workspace that no seed
+/// file replaced, in path order.
+pub(super) fn with_image_files(
+    mut seeded: Vec<crate::evidence::SeededFile>,
+    image: &PreparedImage,
+) -> Vec<crate::evidence::SeededFile> {
+    let by_case: std::collections::BTreeSet<String> =
+        seeded.iter().map(|f| f.path.clone()).collect();
+    seeded.extend(
+        image
+            .workdir_listing
+            .iter()
+            .filter(|f| !by_case.contains(&f.path))
+            .map(|f| crate::evidence::SeededFile {
+                path: f.path.clone(),
+                sha256: f.sha256.clone(),
+                size: f.size,
+            }),
+    );
+    seeded.sort_by(|a, b| a.path.cmp(&b.path));
+    seeded
+}
+
 /// The run's container, with the agent mounted (a preset mounted from the host, a command
 /// agent's files beside its case) and, for the oracle, the task's solution copied in.
 pub(super) async fn start(
@@ -109,9 +132,9 @@ pub(super) async fn start(
     Ok(Arc::new(container))
 }
 
-/// What the agent needs mounted: a preset's program when it is mounted from the host; a
-/// command agent's program and files when they are absolute paths on the host (the ones
-/// beside its case file), their directories at the same paths.
+/// What the agent needs mounted: a preset's program when it is mounted from the host; for a
+/// command agent whose command names files beside its case file (made absolute when the case
+/// was read), the case file's directory, read-only at its own path.
 fn agent_mounts(case: &Case, options: &RunOptions) -> Vec<Mount> {
     let Execution::External(agent) = &case.execution else {
         return Vec::new();
@@ -130,21 +153,26 @@ fn agent_mounts(case: &Case, options: &RunOptions) -> Vec<Mount> {
             .into_iter()
             .collect(),
         ExternalAgent::Command { command, .. } => {
-            let mut dirs: Vec<&Path> = command
+            // As `Case::resolve_agent_files` made its words absolute.
+            let dir = case
+                .path
+                .parent()
+                .filter(|dir| !dir.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let Ok(dir) = std::path::absolute(dir) else {
+                return Vec::new();
+            };
+            let dir = dir.as_path();
+            let names_one = command
                 .iter()
-                .map(Path::new)
-                .filter(|p| p.is_absolute() && p.is_file())
-                .filter_map(Path::parent)
-                .filter(|dir| *dir != Path::new("/"))
-                .collect();
-            dirs.sort();
-            dirs.dedup();
-            dirs.into_iter()
-                .map(|dir| Mount {
+                .any(|word| Path::new(word).starts_with(dir) && Path::new(word).is_file());
+            match names_one {
+                true => vec![Mount {
                     host: dir.to_owned(),
                     container: dir.display().to_string(),
-                })
-                .collect()
+                }],
+                false => Vec::new(),
+            }
         }
         ExternalAgent::Oracle => Vec::new(),
     }
@@ -191,96 +219,69 @@ async fn run_verifier(
     container: &Container,
     verifier: &Verifier,
 ) -> Result<(Option<i32>, String, Result<Rewards, String>), String> {
-    let engine = container.engine();
-    let name = container.name();
-    let prepare = format!("rm -rf {VERIFIER_LOGS} && mkdir -p {VERIFIER_LOGS} /tests");
-    engine
-        .output(
-            "preparing the verifier",
-            ["exec", "-u", "0", name, "sh", "-c", &prepare],
-        )
+    // Nothing the agent left running acts while the verifier runs, nor has written its reward.
+    container.kill_all().await.map_err(|e| e.to_string())?;
+    let prepare = format!(
+        "rm -rf {VERIFIER_LOGS} /tests && mkdir -p {VERIFIER_LOGS} /tests && chmod 0777 {VERIFIER_LOGS}"
+    );
+    container
+        .as_root("preparing the verifier", &prepare)
         .await
         .map_err(|e| e.to_string())?;
     container
         .copy_in(&verifier.tests, "/tests")
         .await
         .map_err(|e| e.to_string())?;
-    let mut command = engine.command();
-    command.args(["exec", "-u", "0", "-w", container.workdir()]);
-    for (key, value) in &verifier.env {
-        command.arg("-e").arg(format!("{key}={value}"));
-    }
-    command
-        .args([name, "sh", "-c"])
-        .arg(&verifier.command)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let child = command.spawn().map_err(|e| e.to_string())?;
     // (A task's timeout is checked when it is read; a bad one here is never a panic.)
     let timeout = std::time::Duration::try_from_secs_f64(verifier.timeout_secs)
         .unwrap_or(std::time::Duration::from_secs(600));
-    let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
-        Ok(Ok(output)) => output,
-        Ok(Err(error)) => return Err(format!("the verifier could not be run: {error}")),
-        // What it left running goes with the container, removed at the run's end.
-        Err(_) => {
-            return Err(format!(
-                "the verifier timed out after {} s",
-                verifier.timeout_secs
-            ));
-        }
+    let ran = container
+        .run_captured(
+            &verifier.command,
+            &verifier.env,
+            timeout,
+            VERIFIER_OUTPUT_TAIL,
+        )
+        .await
+        .map_err(|e| format!("the verifier could not be run: {e}"))?;
+    let Some((exit_code, output)) = ran else {
+        return Err(format!(
+            "the verifier timed out after {} s",
+            verifier.timeout_secs
+        ));
     };
-    let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&output.stderr));
-    let start = text.ceil_char_boundary(text.len().saturating_sub(VERIFIER_OUTPUT_TAIL));
-    let text = text[start..].to_owned();
-    let rewards = read_rewards(container).await;
-    Ok((output.status.code(), text, rewards))
+    Ok((exit_code, output, read_rewards(container).await))
 }
 
-/// `reward.json` (names to numbers), else `reward.txt` (one number, named `reward`).
+/// `reward.txt` (one number, named `reward`), else `reward.json` (names to numbers): Harbor's
+/// order.
 async fn read_rewards(container: &Container) -> Result<Rewards, String> {
-    let cat = |file: &'static str| async move {
-        container
-            .engine()
-            .output(
-                "reading the verifier's reward",
-                [
-                    "exec",
-                    "-u",
-                    "0",
-                    container.name(),
-                    "cat",
-                    &format!("{VERIFIER_LOGS}/{file}"),
-                ],
-            )
-            .await
-            .ok()
-    };
-    if let Some(json) = cat("reward.json").await {
-        let map: std::collections::BTreeMap<String, serde_json::Value> =
-            serde_json::from_str(&json).map_err(|e| {
-                format!("{VERIFIER_LOGS}/reward.json is not a JSON object of numbers: {e}")
-            })?;
-        return map
-            .into_iter()
-            .map(|(key, value)| match value.as_f64() {
-                Some(number) => Ok((key, number)),
-                None => Err(format!(
-                    "{VERIFIER_LOGS}/reward.json: `{key}` is {value}, not a number"
-                )),
-            })
-            .collect();
-    }
-    match cat("reward.txt").await {
-        Some(text) => text
+    if let Some(text) = container
+        .read_file(&format!("{VERIFIER_LOGS}/reward.txt"))
+        .await
+    {
+        return text
             .trim()
             .parse::<f64>()
             .map(|reward| Rewards::from([("reward".to_owned(), reward)]))
-            .map_err(|_| format!("{VERIFIER_LOGS}/reward.txt holds {text:?}, not a number")),
-        None => Err(format!(
-            "the verifier wrote no reward ({VERIFIER_LOGS}/reward.txt or reward.json)"
-        )),
+            .map_err(|_| format!("{VERIFIER_LOGS}/reward.txt holds {text:?}, not a number"));
     }
+    let Some(json) = container
+        .read_file(&format!("{VERIFIER_LOGS}/reward.json"))
+        .await
+    else {
+        return Err(format!(
+            "the verifier wrote no reward ({VERIFIER_LOGS}/reward.txt or reward.json)"
+        ));
+    };
+    let map: std::collections::BTreeMap<String, serde_json::Value> = serde_json::from_str(&json)
+        .map_err(|e| format!("{VERIFIER_LOGS}/reward.json is not a JSON object of numbers: {e}"))?;
+    map.into_iter()
+        .map(|(key, value)| match value.as_f64() {
+            Some(number) => Ok((key, number)),
+            None => Err(format!(
+                "{VERIFIER_LOGS}/reward.json: `{key}` is {value}, not a number"
+            )),
+        })
+        .collect()
 }

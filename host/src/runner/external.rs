@@ -145,6 +145,7 @@ fn launch(
 /// future is dropped (cancellation).
 pub(crate) async fn run_agent(
     launch: Launch,
+    reach: Reach,
     timeout: RunTimeout,
     workspace: &Path,
     home: &Path,
@@ -159,7 +160,7 @@ pub(crate) async fn run_agent(
         error,
     };
     let mut cmd = confinement
-        .command(&launch.program, workspace, Reach::Endpoint)
+        .command(&launch.program, workspace, reach)
         .map_err(spawn_error)?;
     cmd.args(&launch.args)
         .env_clear()
@@ -492,18 +493,23 @@ pub(crate) async fn external_turn(
     };
     let confined = confinement.is_confined();
     let launched = Instant::now();
-    let container = confinement.in_container();
-    let limits_before = container.map(|c| c.limit_counts());
+    let in_container = confinement.in_container().is_some();
+    let limits_before = confinement.limit_counts();
     let exit = match launch(agent, agents, prompt, approve, home, confined, &env) {
         Ok(mut launch) => {
             // In a container, the agent's program as the container has it.
-            if let (Some(_), Some(preset)) = (container, agent.preset()) {
+            if let (true, Some(preset)) = (in_container, agent.preset()) {
                 launch.program = match preset.in_container(&launch.program) {
                     crate::agent_preset::InContainer::Mounted { program, .. } => program.into(),
                     crate::agent_preset::InContainer::OnImagePath(name) => name.into(),
                 };
             }
-            run_agent(launch, timeout, workspace, home, confinement, env).await
+            // The oracle asks no model: it gets no endpoint.
+            let reach = match agent {
+                ExternalAgent::Oracle => Reach::Nothing,
+                _ => Reach::Endpoint,
+            };
+            run_agent(launch, reach, timeout, workspace, home, confinement, env).await
         }
         Err(e) => Err(e),
     };
@@ -514,8 +520,8 @@ pub(crate) async fn external_turn(
         Err(e) => (String::new(), Some(e.to_string())),
     };
     // A limit of the run's container the agent ran into is named first.
-    if let (Some(container), Some(before), Some(failed)) = (container, limits_before, &failure)
-        && let Some(hit) = container.limit_hit(before)
+    if let Some(failed) = &failure
+        && let Some(hit) = confinement.limit_hit(limits_before)
     {
         failure = Some(format!("{hit}; {failed}"));
     }

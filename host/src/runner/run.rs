@@ -111,10 +111,14 @@ pub(crate) async fn run_once(
         }
         None => None,
     };
-    let seeded_files = seed_workspace(&workspace, case).map_err(|source| RunError::Seed {
+    let mut seeded_files = seed_workspace(&workspace, case).map_err(|source| RunError::Seed {
         case: case.name.clone(),
         error: source,
     })?;
+    if let Some(image) = &image {
+        // The image's files are seeded too, to graders: not the agent's work.
+        seeded_files = super::environment::with_image_files(seeded_files, image);
+    }
 
     let dirs = crate::confine::RunDirs {
         workspace: &workspace,
@@ -250,7 +254,8 @@ pub(crate) async fn run_once(
         warnings,
         image: image.map(|image| crate::report::RunImage {
             source: image.source.clone(),
-            digest: image.id.clone(),
+            digest: image.named_id.clone(),
+            setup_digest: (image.id != image.named_id).then(|| image.id.clone()),
             repo_digest: image.repo_digest.clone(),
         }),
         session_log: log.into_file()?,
@@ -377,11 +382,31 @@ fn agent_limits(
     (limits, Some(recorded.clone()))
 }
 
-/// Write the case's seed files; return their digests for the evidence.
+/// Write the case's seed files; return their digests for the evidence. The workspace may
+/// hold what an environment's image put there: a symbolic link where a seed file goes is
+/// replaced, never followed, and one on its way is an error.
 fn seed_workspace(workspace: &Path, case: &crate::case::Case) -> std::io::Result<Vec<SeededFile>> {
     let mut seeded = Vec::with_capacity(case.workspace_files.len());
     for file in &case.workspace_files {
         let path = workspace.join(&file.path);
+        let mut on_the_way = workspace.to_path_buf();
+        let parts: Vec<&str> = file.path.split('/').collect();
+        for (i, part) in parts.iter().enumerate() {
+            on_the_way.push(part);
+            let Ok(meta) = std::fs::symlink_metadata(&on_the_way) else {
+                break;
+            };
+            if meta.file_type().is_symlink() {
+                if i + 1 < parts.len() {
+                    return Err(std::io::Error::other(format!(
+                        "{}: a symbolic link is on the way to {}",
+                        parts[..=i].join("/"),
+                        file.path
+                    )));
+                }
+                std::fs::remove_file(&on_the_way)?;
+            }
+        }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }

@@ -62,15 +62,18 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
     };
     let path = std::env::var_os("PATH").unwrap_or_else(|| FALLBACK_PATH.into());
     // In a run's container, the image's bash (on the image's PATH).
-    let container = ctx.confinement.as_ref().and_then(|c| c.in_container());
-    let bash = match container {
-        Some(_) => "bash".into(),
-        None => match find_bash(&path) {
+    let in_container = ctx
+        .confinement
+        .as_ref()
+        .is_some_and(|c| c.in_container().is_some());
+    let bash = match in_container {
+        true => "bash".into(),
+        false => match find_bash(&path) {
             Some(bash) => bash,
             None => return ToolOutput::failed("Could not start bash: no `bash` on PATH."),
         },
     };
-    let limits_before = container.map(|c| c.limit_counts());
+    let limits_before = ctx.confinement.as_ref().and_then(|c| c.limit_counts());
     let marker = crate::process_group::new_marker();
     let made = match &ctx.confinement {
         Some(confinement) => confinement.command(&bash, &ctx.workspace, Reach::Nothing),
@@ -168,8 +171,10 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
     }
     let mut text = String::from_utf8_lossy(&output).into_owned();
     // A limit of the run's container the command ran into is named, whatever it did.
-    if let (Some(container), Some(before)) = (container, limits_before)
-        && let Some(hit) = container.limit_hit(before)
+    if let Some(hit) = ctx
+        .confinement
+        .as_ref()
+        .and_then(|c| c.limit_hit(limits_before))
     {
         text = with_note(text, &hit);
     }

@@ -87,7 +87,6 @@ pub(super) fn read_task(dir: &Path, at: &Path) -> Result<Task, CaseError> {
         _ => ImageSource::Build {
             dockerfile: named(&format!("{}/{}", files::ENVIRONMENT, files::DOCKERFILE)),
             context: named(files::ENVIRONMENT),
-            from: Default::default(),
         },
     };
     problems.finish(Some(Task {

@@ -89,7 +89,6 @@ fn a_task_directory_is_one_case_with_its_environment_verifier_and_solution() {
         ImageSource::Build {
             dockerfile: dir.join("environment/Dockerfile"),
             context: dir.join("environment"),
-            from: Default::default(),
         }
     );
     assert_eq!(environment.cpus, Some(2.0));

@@ -137,43 +137,43 @@ fn the_next_evalhost_reaps_a_container_whose_evalhost_is_gone() {
     // A container labelled as a dead evalhost's of this boot (as one left by an evalhost
     // killed together with its engine client).
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
-    let dead_pid = {
+    let pidns = std::fs::read_link("/proc/self/ns/pid").unwrap();
+    let pidns = format!("evalhost.pidns={}", pidns.display());
+    // A pid no process (nor thread: their ids share the space) has now.
+    let dead_pid = loop {
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let pid = child.id();
         child.wait().unwrap();
-        pid
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            break pid;
+        }
     };
-    let name = format!("evalhost-reap-test-{}", std::process::id());
-    crate::support::docker::docker(&[
-        "run",
-        "-d",
-        "--name",
-        &name,
-        "--label",
-        &format!("evalhost.pid={dead_pid}"),
-        "--label",
-        &format!("evalhost.boot={}", boot.trim()),
-        "--entrypoint",
-        "sleep",
-        busybox_image(),
-        "300",
-    ]);
-    // Control: one of a live process is kept.
-    let live = format!("evalhost-reap-live-{}", std::process::id());
-    crate::support::docker::docker(&[
-        "run",
-        "-d",
-        "--name",
-        &live,
-        "--label",
-        &format!("evalhost.pid={}", std::process::id()),
-        "--label",
-        &format!("evalhost.boot={}", boot.trim()),
-        "--entrypoint",
-        "sleep",
-        busybox_image(),
-        "300",
-    ]);
+    let labelled = |name: &str, pid: u32, pidns: &str| {
+        crate::support::docker::docker(&[
+            "run",
+            "-d",
+            "--name",
+            name,
+            "--label",
+            &format!("evalhost.pid={pid}"),
+            "--label",
+            &format!("evalhost.boot={}", boot.trim()),
+            "--label",
+            pidns,
+            "--entrypoint",
+            "sleep",
+            busybox_image(),
+            "300",
+        ]);
+    };
+    let me = std::process::id();
+    labelled(&format!("evalhost-reap-dead-{me}"), dead_pid, &pidns);
+    // Controls: one of a live process is kept, and so is one of another PID namespace (an
+    // evalhost in another container sharing the engine), whatever its pid is here.
+    let live = format!("evalhost-reap-live-{me}");
+    labelled(&live, me, &pidns);
+    let elsewhere = format!("evalhost-reap-elsewhere-{me}");
+    labelled(&elsewhere, dead_pid, "evalhost.pidns=pid:[1]");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("sleeper.yaml"),
@@ -185,9 +185,19 @@ fn the_next_evalhost_reaps_a_container_whose_evalhost_is_gone() {
     .unwrap();
     let (outcome, _) = run_in(dir.path(), &[], &["sleeper.yaml"]);
     outcome.assert_code(0);
-    assert_eq!(containers_of(dead_pid), Vec::<String>::new());
-    assert_eq!(containers_of(std::process::id()).len(), 1);
-    crate::support::docker::docker(&["rm", "-f", &live]);
+    let names = |pid: u32| {
+        crate::support::docker::docker(&[
+            "ps",
+            "-a",
+            "--format",
+            "{{.Names}}",
+            "--filter",
+            &format!("label=evalhost.pid={pid}"),
+        ])
+    };
+    assert_eq!(names(dead_pid), elsewhere);
+    assert_eq!(names(me), live);
+    crate::support::docker::docker(&["rm", "-f", &live, &elsewhere]);
 }
 
 const LIMITS: &str = "name: limits

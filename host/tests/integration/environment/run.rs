@@ -92,7 +92,6 @@ fn a_set_up_installs_a_tool_the_host_lacks_and_the_agent_uses_it() {
         digest.starts_with("sha256:") && digest.len() == 71,
         "{digest}"
     );
-    // The set-up's image is kept: the digest is of it, not of the base.
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
         page.contains(&format!(
@@ -101,11 +100,23 @@ fn a_set_up_installs_a_tool_the_host_lacks_and_the_agent_uses_it() {
         )),
         "the HTML report names the run's image"
     );
+    // The digest is the named image's (what a case pins); the set-up's image is what ran.
     let base = crate::support::docker::docker(&["image", "inspect", "-f", "{{.Id}}", image]);
-    assert_ne!(digest, base);
+    assert_eq!(digest, base);
+    let setup = run["image"]["setup_digest"].as_str().unwrap();
+    assert!(setup.starts_with("sha256:") && setup != base, "{setup}");
     let banner =
         std::fs::read_to_string(dir.path().join("out/figlet/run-1.workspace/banner.txt")).unwrap();
     assert!(banner.contains("|_|"), "{banner}");
+    // Pinned to that digest (as `record --live` writes it), the case with its set-up is the
+    // same image: no moved tag, also under --locked-images.
+    std::fs::write(
+        dir.path().join("figlet.yaml"),
+        FIGLET.replace("IMAGE", &format!("{image}\n  digest: \"{digest}\"")),
+    )
+    .unwrap();
+    let (outcome, _) = run_in(dir.path(), &["--locked-images"], &["figlet.yaml"]);
+    outcome.assert_code(0);
 
     // Control: without the set-up, figlet is missing in the image as on the host.
     let plain = FIGLET
@@ -335,4 +346,79 @@ fn an_environment_that_cannot_be_made_is_a_named_run_error() {
     outcome.assert_stdout_contains(
         "broken run 1: case broken: environment: the environment's set-up (echo no such tool >&2; exit 3) failed (exit status: 3): no such tool",
     );
+}
+
+#[test]
+fn environment_on_the_command_line_runs_the_cases_that_name_none_in_it() {
+    let Some(()) = require_docker() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let image = crate::support::docker::busybox_image();
+    // The case names no environment; the second one names its own, which stands.
+    std::fs::write(
+        dir.path().join("probe.yaml"),
+        PROBE
+            .replace("environment:\n  image: IMAGE\n", "")
+            .replace("COMMAND", "pwd > where.txt"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("own.yaml"),
+        PROBE
+            .replace("name: probe", "name: own")
+            .replace("IMAGE", debian_image())
+            .replace("COMMAND", "pwd > where.txt"),
+    )
+    .unwrap();
+    let (outcome, report) = run_in(
+        dir.path(),
+        &["--environment", image],
+        &["probe.yaml", "own.yaml"],
+    );
+    outcome.assert_code(0);
+    assert_eq!(first_run(&report, "probe")["image"]["source"], image);
+    assert_eq!(first_run(&report, "own")["image"]["source"], debian_image());
+    let where_ = std::fs::read_to_string(dir.path().join("out/probe/run-1.workspace/where.txt"));
+    assert_eq!(where_.unwrap(), "/app\n", "the image's WORKDIR");
+
+    // Control: without the flag the case runs on the host, in its temp workspace.
+    let (outcome, report) = run_in(dir.path(), &[], &["probe.yaml"]);
+    outcome.assert_code(0);
+    assert!(first_run(&report, "probe").get("image").is_none());
+    let where_ = std::fs::read_to_string(dir.path().join("out/probe/run-1.workspace/where.txt"));
+    assert!(where_.unwrap().ends_with("/workspace\n"));
+}
+
+/// The agent leaves a process that escapes its call (`setsid env -i`: no marker, no group)
+/// and keeps writing a full reward where the verifier writes its own.
+const FORGER: &str = "name: forger
+task: ./task
+model:
+  - call: {tool: bash, arguments: {command: \"mkdir -p /tmp/f; setsid env -i sh -c 'while :; do echo 1 > /logs/verifier/reward.txt 2>/dev/null; sleep 0.1; done' >/dev/null 2>&1 < /dev/null &\"}}
+  - text: done
+";
+
+#[test]
+fn nothing_the_agent_left_running_forges_the_verifiers_reward() {
+    let Some(()) = require_docker() else { return };
+    debian_image();
+    let dir = tempfile::tempdir().unwrap();
+    let task = dir.path().join("task");
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(crate::support::common::repo().join("cases/harbor/hello-world"))
+        .arg(&task)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    // The verifier gives 0, then waits: a forger still running would overwrite it with 1.
+    std::fs::write(
+        task.join("tests/test.sh"),
+        "#!/bin/bash\necho 0 > /logs/verifier/reward.txt\nsleep 1\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("forger.yaml"), FORGER).unwrap();
+    let (outcome, report) = run_in(dir.path(), &[], &["forger.yaml"]);
+    outcome.assert_code(1);
+    let verdict = first_run(&report, "forger")["verdicts"][0].to_string();
+    assert!(verdict.contains("reward 0"), "{verdict}");
 }

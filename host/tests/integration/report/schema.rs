@@ -187,6 +187,7 @@ fn everything_report() -> SuiteReport {
             image: Some(evalhost::report::RunImage {
                 source: "127.0.0.1:5000/tools:1".into(),
                 digest: format!("sha256:{}", "ab".repeat(32)),
+                setup_digest: Some(format!("sha256:{}", "ef".repeat(32))),
                 repo_digest: Some(format!("127.0.0.1:5000/tools@sha256:{}", "cd".repeat(32))),
             }),
         },
