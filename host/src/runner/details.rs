@@ -35,7 +35,11 @@ pub(crate) const MAX_CHANGED_FILES: usize = 50;
 /// the history's).
 pub(crate) fn changes(case: &Case, artifacts: &RunArtifacts) -> WorkspaceChanges {
     match case.whole() {
-        Ok(whole) => workspace_changes(&artifacts.workspace(), &whole.workspace_files),
+        Ok(whole) => workspace_changes(
+            &artifacts.workspace(),
+            &whole.workspace_files,
+            &artifacts.evidence.seeded_files,
+        ),
         Err(e) => WorkspaceChanges {
             unavailable: Some(e.to_string()),
             ..WorkspaceChanges::default()
@@ -43,8 +47,14 @@ pub(crate) fn changes(case: &Case, artifacts: &RunArtifacts) -> WorkspaceChanges
     }
 }
 
-/// The finished `workspace` compared with the files `seeded` into it.
-pub(crate) fn workspace_changes(workspace: &Path, seeded: &[SeedFile]) -> WorkspaceChanges {
+/// The finished `workspace` compared with the files `seeded` into it, and with the files of
+/// `known` (the evidence's seeded files: an environment's image's among them, known by
+/// digest and size, not content) that `seeded` lacks.
+pub(crate) fn workspace_changes(
+    workspace: &Path,
+    seeded: &[SeedFile],
+    known: &[crate::evidence::SeededFile],
+) -> WorkspaceChanges {
     let mut changes = WorkspaceChanges::default();
     let listed = Tree::open(workspace).and_then(|tree| {
         let (found, partial) = list_files(&tree)?;
@@ -92,9 +102,26 @@ pub(crate) fn workspace_changes(workspace: &Path, seeded: &[SeedFile]) -> Worksp
             }
         }
     }
+    let from_image: BTreeMap<&str, &crate::evidence::SeededFile> = known
+        .iter()
+        .filter(|f| !seeded_paths.contains_key(f.path.as_str()))
+        .map(|f| (f.path.as_str(), f))
+        .collect();
+    for path in from_image.keys() {
+        if !partial && !found.contains_key(*path) {
+            all.push((path, ChangeKind::Deleted, "", Contents::Text(String::new())));
+        }
+    }
     for (path, now) in &found {
-        if !seeded_paths.contains_key(path.as_str()) {
-            all.push((path, ChangeKind::Created, "", now.clone()));
+        if seeded_paths.contains_key(path.as_str()) {
+            continue;
+        }
+        match from_image.get(path.as_str()) {
+            None => all.push((path, ChangeKind::Created, "", now.clone())),
+            Some(image) if !same_as_image(&tree, path, now, image) => {
+                all.push((path, ChangeKind::Modified, "", now.clone()))
+            }
+            Some(_) => {}
         }
     }
     all.sort_by(|a, b| a.0.cmp(b.0));
@@ -112,6 +139,29 @@ pub(crate) fn workspace_changes(workspace: &Path, seeded: &[SeedFile]) -> Worksp
         .collect();
     changes.partial = partial;
     changes
+}
+
+/// Whether the workspace's `path` (listed as `now`) is still the image's `file`: the same
+/// size, and up to [`MAX_FILE_BYTES`] the same SHA-256 (a larger file of the same size is
+/// taken as unchanged).
+fn same_as_image(
+    tree: &Tree,
+    path: &str,
+    now: &Contents,
+    file: &crate::evidence::SeededFile,
+) -> bool {
+    use sha2::{Digest, Sha256};
+    let Contents::Unread(size) = now else {
+        return false;
+    };
+    if *size != file.size {
+        return false;
+    }
+    if *size > MAX_FILE_BYTES {
+        return true;
+    }
+    tree.read(Path::new(path), *size)
+        .is_ok_and(|read| hex::encode(Sha256::digest(&read.bytes)) == file.sha256)
 }
 
 /// What is known of a file in the finished workspace.
@@ -264,7 +314,7 @@ mod tests {
             seed("src/main.rs", "fn main() {}\n"),
             seed("gone.txt", "bye\n"),
         ];
-        let changes = workspace_changes(ws, &seeded);
+        let changes = workspace_changes(ws, &seeded, &[]);
         let summary: Vec<(&str, &str)> = changes
             .files
             .iter()
@@ -297,7 +347,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let big: String = (0..10_000).map(|i| format!("line {i}\n")).collect();
         std::fs::write(dir.path().join("big.txt"), &big).unwrap();
-        let changes = workspace_changes(dir.path(), &[]);
+        let changes = workspace_changes(dir.path(), &[], &[]);
         let file = &changes.files[0];
         assert!(file.diff.len() <= MAX_DIFF_BYTES);
         assert!(
@@ -316,7 +366,7 @@ mod tests {
         for i in 0..(MAX_CHANGED_FILES + 7) {
             std::fs::write(dir.path().join(format!("f{i:03}")), "x").unwrap();
         }
-        let changes = workspace_changes(dir.path(), &[]);
+        let changes = workspace_changes(dir.path(), &[], &[]);
         assert_eq!(changes.files.len(), MAX_CHANGED_FILES);
         assert_eq!(changes.omitted, 7);
     }
@@ -335,7 +385,7 @@ mod tests {
         std::os::unix::fs::symlink(secret.path(), ws.join("ssh")).unwrap();
         std::os::unix::fs::symlink(secret.path().join("id_rsa"), ws.join("key")).unwrap();
         nix::unistd::mkfifo(&ws.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
-        let changes = workspace_changes(ws, &[]);
+        let changes = workspace_changes(ws, &[], &[]);
         let diffed = changes.files.iter().filter(|f| !f.diff.is_empty()).count();
         let over: Vec<_> = changes
             .files
@@ -361,6 +411,42 @@ mod tests {
                 .files
                 .iter()
                 .all(|f| f.path != "key" && f.path != "ssh")
+        );
+    }
+
+    /// An environment's image's files (known by digest): unchanged ones are not the agent's
+    /// work; changed, removed and new ones are.
+    #[test]
+    fn the_images_files_count_only_when_the_run_changed_them() {
+        use sha2::{Digest, Sha256};
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path();
+        let known = |path: &str, content: &str| crate::evidence::SeededFile {
+            path: path.into(),
+            sha256: hex::encode(Sha256::digest(content.as_bytes())),
+            size: content.len() as u64,
+        };
+        std::fs::write(ws.join("kept.txt"), "as built\n").unwrap();
+        std::fs::write(ws.join("changed.txt"), "as edXted\n").unwrap();
+        std::fs::write(ws.join("new.txt"), "mine\n").unwrap();
+        let image = [
+            known("kept.txt", "as built\n"),
+            known("changed.txt", "as built\n"),
+            known("removed.txt", "as built\n"),
+        ];
+        let changes = workspace_changes(ws, &[], &image);
+        let summary: Vec<(&str, &str)> = changes
+            .files
+            .iter()
+            .map(|f| (f.path.as_str(), f.kind.as_str()))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("changed.txt", "modified"),
+                ("new.txt", "created"),
+                ("removed.txt", "deleted"),
+            ]
         );
     }
 }
