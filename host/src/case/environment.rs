@@ -168,6 +168,9 @@ pub(super) fn environment(doc: &Doc, node: &Node, field: &str) -> Option<Environ
 }
 
 /// The directory a case file's relative paths start from.
+/// Bytes of a case's environment files [`Case::with_files_digest`] reads at most.
+pub(crate) const FILES_DIGEST_BYTES: usize = 16 << 20;
+
 pub(super) fn case_dir(path: &Path) -> PathBuf {
     match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
@@ -438,6 +441,73 @@ fn resolve(environment: &mut Environment, base: &Path) {
 }
 
 impl Case {
+    /// The case's digest with the files its environment, verifier and solution name folded
+    /// in (a Dockerfile, a task's `tests/` and `solution/`, up to [`FILES_DIGEST_BYTES`]):
+    /// a changed verifier is a changed case to `--resume` and the history. Call it before
+    /// [`Case::resolve_environment_files`], with `digest` the content's.
+    pub(crate) fn with_files_digest(&self, digest: String) -> String {
+        use sha2::{Digest, Sha256};
+        let base = if self.path.is_dir() {
+            self.path.clone()
+        } else {
+            case_dir(&self.path)
+        };
+        let mut named: Vec<PathBuf> = Vec::new();
+        if let Some(Environment {
+            image: ImageSource::Build { dockerfile, .. },
+            ..
+        }) = &self.environment
+        {
+            named.push(base.join(dockerfile));
+        }
+        if let Some(verifier) = &self.verifier {
+            named.push(base.join(&verifier.tests));
+        }
+        if let Some(solution) = &self.solution {
+            named.push(base.join(solution));
+        }
+        if named.is_empty() {
+            return digest;
+        }
+        let mut hasher = Sha256::new();
+        hasher.update(digest.as_bytes());
+        let mut budget = FILES_DIGEST_BYTES;
+        for root in named {
+            let mut files = Vec::new();
+            let mut pending = vec![root];
+            while let Some(path) = pending.pop() {
+                match std::fs::symlink_metadata(&path) {
+                    Ok(meta) if meta.is_dir() => {
+                        if let Ok(entries) = std::fs::read_dir(&path) {
+                            pending.extend(entries.flatten().map(|e| e.path()));
+                        }
+                    }
+                    Ok(meta) if meta.is_file() => files.push(path),
+                    _ => {}
+                }
+            }
+            files.sort();
+            for file in files {
+                let Ok(bytes) = std::fs::read(&file) else {
+                    continue;
+                };
+                budget = budget.saturating_sub(bytes.len());
+                if budget == 0 {
+                    break;
+                }
+                hasher.update(
+                    file.strip_prefix(&base)
+                        .unwrap_or(&file)
+                        .as_os_str()
+                        .as_encoded_bytes(),
+                );
+                hasher.update([0]);
+                hasher.update(Sha256::digest(&bytes));
+            }
+        }
+        hex::encode(hasher.finalize())
+    }
+
     /// The paths of the case's environment, verifier and solution made absolute: they are
     /// written relative to the case file (a Harbor task's, to its directory). Loading calls
     /// it after the case's digest is taken, so the digest does not depend on where the case
@@ -758,5 +828,19 @@ mod tests {
             error.contains("confine: does not apply to a case with an environment"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_changed_dockerfile_changes_the_cases_digest() {
+        let (dir, file) = case_dir_with_dockerfile();
+        std::fs::write(
+            &file,
+            format!("{CASE}environment:\n  build: env/Dockerfile\n"),
+        )
+        .unwrap();
+        let before = load_case(&file).unwrap().digest;
+        assert_eq!(load_case(&file).unwrap().digest, before, "a load is stable");
+        std::fs::write(dir.path().join("env/Dockerfile"), "FROM y\n").unwrap();
+        assert_ne!(load_case(&file).unwrap().digest, before);
     }
 }

@@ -24,7 +24,7 @@ pub fn load_case(path: &Path) -> Result<Case, CaseError> {
         read_case(path).map(|parsed| parsed.case)
     };
     read.map(|mut case| {
-        case.digest = case.content_digest();
+        case.digest = case.with_files_digest(case.content_digest());
         case.resolve_agent_files();
         case.resolve_environment_files();
         case
@@ -136,7 +136,7 @@ fn load_each_source(
 ) -> Vec<Result<Case, CaseError>> {
     let parsed = crate::parallel::map_in_order(sources, |source| {
         let mut parsed = load_source(source, options)?;
-        parsed.case.digest = parsed.case.content_digest();
+        parsed.case.digest = parsed.case.with_files_digest(parsed.case.content_digest());
         parsed.case.resolve_agent_files();
         parsed.case.resolve_environment_files();
         if let Some(spool) = spool {

@@ -1,7 +1,7 @@
 //! A Harbor task as a real benchmark run: `evalhost run --live --agent codex` on the task
 //! directory, unchanged, against a provider (a fake one on 127.0.0.1 answers what a model
 //! would), Codex in the task's container, the task's verifier judging; then `record --live`
-//! turns the same run into a replay case that names the task and pins its image, and the
+//! turns the same run into a replay case that names the task (which brings its environment), and the
 //! replay passes offline.
 
 use serde_json::json;
@@ -73,7 +73,7 @@ fn a_harbor_task_runs_live_with_codex_in_its_container_and_records_a_replay() {
     failed.assert_code(1);
     failed.assert_stdout_contains("verifier_reward");
 
-    // Recorded: the replay case names the task and pins the image the live run used.
+    // Recorded: the replay case names the task, which brings its environment and verifier.
     let recorder =
         FakeProvider::start(codex_steps(), Step::Status(400, None, "unexpected request"));
     let project = Project::for_fake("openai-chat", &recorder, "");
