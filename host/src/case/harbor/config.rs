@@ -398,7 +398,7 @@ fn network(doc: &TomlDoc, entry: &Entry) {
 fn user(doc: &TomlDoc, entry: &Entry) {
     doc.refused(
         entry,
-        "refused: the agent and the verifier run as the image's own user (its USER); evalhost does not switch users",
+        "refused: the agent and the verifier run as evalhost's own user, who owns the run's directories; evalhost does not switch users",
     );
 }
 

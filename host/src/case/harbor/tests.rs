@@ -180,7 +180,7 @@ fn each_field_evalhost_cannot_honour_is_refused_at_its_line() {
         ),
         (
             "[verifier]\nuser = \"root\"\n",
-            "task.toml:2:1: verifier.user: refused: the agent and the verifier run as the image's own user",
+            "task.toml:2:1: verifier.user: refused: the agent and the verifier run as evalhost's own user",
         ),
         (
             "[solution]\nenv = { A = \"1\" }\n",
