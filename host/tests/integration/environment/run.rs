@@ -2,7 +2,8 @@
 //! the set-up installs a tool the host lacks and the agent uses it; the workspace starts with
 //! the image's working directory; the report names the image's digest; and, from the
 //! attacker's side, the network rules (the endpoint reachable, another loopback port and the
-//! outside not), each with a control that shows the test can fail.
+//! outside — an address of the host beyond its loopback — not), each with a control that
+//! shows the test can fail.
 
 use std::path::Path;
 
@@ -145,7 +146,7 @@ else
   echo "endpoint unreachable" >> net.txt
 fi
 (exec 4<>/dev/tcp/127.0.0.1/$OTHER_PORT) 2>/dev/null && echo "reached port $OTHER_PORT" >> net.txt || echo "no port $OTHER_PORT" >> net.txt
-timeout 3 bash -c 'exec 5<>/dev/tcp/192.0.2.1/80' 2>/dev/null && echo "reached the outside" >> net.txt || echo "no outside" >> net.txt
+timeout 3 bash -c "exec 5<>/dev/tcp/$OUTSIDE" 2>/dev/null && echo "reached the outside" >> net.txt || echo "no outside" >> net.txt
 [ -S /var/run/docker.sock ] && echo "docker socket" >> net.txt || echo "no docker socket" >> net.txt
 grep CapEff /proc/self/status | tr -d '\t' >> net.txt
 cat /etc/evalhost-where >> net.txt 2>/dev/null || echo "on the host" >> net.txt
@@ -182,12 +183,28 @@ fn the_endpoint_is_reachable_from_the_container_and_nothing_else() {
     let net = |dir: &Path| {
         std::fs::read_to_string(dir.join("out/network/run-1.workspace/net.txt")).unwrap()
     };
+    // And one beyond the loopback: on every interface, reached at one of the host's own
+    // addresses that is not loopback (`hostname -I`).
+    let outside = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let addresses = std::process::Command::new("hostname")
+        .arg("-I")
+        .output()
+        .unwrap();
+    let gateway = String::from_utf8_lossy(&addresses.stdout)
+        .split_whitespace()
+        .find(|a| {
+            a.parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| !ip.is_loopback())
+        })
+        .expect("the host has an IPv4 address beyond the loopback")
+        .to_owned();
+    let outside_var = format!("OUTSIDE={gateway}/{}", outside.local_addr().unwrap().port());
     let port_var = format!("OTHER_PORT={port}");
     // The agent's variables come from the case; the port is told through a seeded file.
     let with_port = |yaml: String| {
         yaml.replace(
             "agent: {command: [./agent.sh]}",
-            &format!("agent: {{command: [env, {port_var}, ./agent.sh]}}"),
+            &format!("agent: {{command: [env, {port_var}, {outside_var}, ./agent.sh]}}"),
         )
     };
 
@@ -226,12 +243,12 @@ fn the_endpoint_is_reachable_from_the_container_and_nothing_else() {
     let seen = net(dir.path());
     assert!(
         seen.starts_with(&format!(
-            "endpoint answered\nreached port {port}\nno outside\ndocker socket\nCapEff:"
+            "endpoint answered\nreached port {port}\nreached the outside\ndocker socket\nCapEff:"
         )) && !seen.contains("CapEff:0000000000000000")
             && seen.ends_with("on the host\n"),
         "{seen}"
     );
-    drop(other);
+    drop((other, outside));
 }
 
 const PROBE: &str = "name: probe
