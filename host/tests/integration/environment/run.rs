@@ -439,3 +439,49 @@ fn nothing_the_agent_left_running_forges_the_verifiers_reward() {
     let verdict = first_run(&report, "forger")["verdicts"][0].to_string();
     assert!(verdict.contains("reward 0"), "{verdict}");
 }
+
+const BUILT: &str = "name: built
+prompt: Add a file.
+approve: all
+environment:
+  build: env/Dockerfile
+model:
+  - call: {tool: bash, arguments: {command: \"cat readme.txt > copy.txt\"}}
+  - text: done
+graders:
+  - file_contains: {path: copy.txt, text: from the image}
+  - workspace_diff: {created: [copy.txt]}
+";
+
+#[test]
+fn a_built_images_working_directory_starts_the_workspace_and_is_not_the_agents_work() {
+    let Some(()) = require_docker() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("env")).unwrap();
+    std::fs::write(
+        dir.path().join("env/Dockerfile"),
+        format!(
+            "FROM {}\nRUN mkdir -p /app && echo from the image > /app/readme.txt\nWORKDIR /app\n",
+            crate::support::docker::busybox_image()
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("built.yaml"), BUILT).unwrap();
+    let (outcome, report) = run_in(dir.path(), &[], &["built.yaml"]);
+    outcome.assert_code(0);
+    let run = first_run(&report, "built");
+    let source = run["image"]["source"].as_str().unwrap();
+    assert!(
+        source.starts_with("build ") && source.ends_with("env/Dockerfile"),
+        "{source}"
+    );
+    // Control: the image's file counts as the agent's when the grader says it made it.
+    std::fs::write(
+        dir.path().join("built.yaml"),
+        BUILT.replace("created: [copy.txt]", "created: [copy.txt, readme.txt]"),
+    )
+    .unwrap();
+    let (outcome, _) = run_in(dir.path(), &[], &["built.yaml"]);
+    outcome.assert_code(1);
+    outcome.assert_stdout_contains("workspace_diff");
+}
