@@ -408,7 +408,7 @@ async fn export_workdir(
     let dir = tempfile::Builder::new()
         .prefix("evalhost-image-workdir-")
         .tempdir_in(crate::config::temp_parent())
-        .map_err(|error| EnvironmentError::Read {
+        .map_err(|error| EnvironmentError::TempDir {
             path: crate::config::temp_parent().to_owned(),
             error,
         })?;

@@ -44,8 +44,8 @@ pub enum EnvironmentError {
         status: String,
         said: String,
     },
-    #[error("failed to read `{path}`: {error}")]
-    Read {
+    #[error("failed to make a temporary directory in `{path}`: {error}")]
+    TempDir {
         path: PathBuf,
         error: std::io::Error,
     },

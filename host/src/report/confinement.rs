@@ -75,7 +75,7 @@ pub(super) fn environment_line(case: &CaseReport) -> Option<String> {
 /// `sha256:0123456789ab`: an image id as `docker images` shortens it.
 fn short_id(digest: &str) -> String {
     let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
-    format!("sha256:{}", &hex[..hex.len().min(12)])
+    format!("sha256:{}", hex.chars().take(12).collect::<String>())
 }
 
 fn connect_clause(widen: &Widening) -> &'static str {
