@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use super::run::run_in;
+use super::run::{bash_case, first_tool_output, run_in};
 use crate::support::docker::{busybox_image, containers_labelled, debian_image, require_docker};
 use crate::support::evalhost::Evalhost;
 
@@ -200,26 +200,18 @@ fn the_next_evalhost_reaps_a_container_whose_evalhost_is_gone() {
     crate::support::docker::docker(&["rm", "-f", &live, &elsewhere]);
 }
 
-const LIMITS: &str = "name: limits
-prompt: Use too much.
-approve: all
-environment:
-  image: IMAGE
-  memory: 32m
-  pids: 24
-  network: none
-model:
-  - call: {tool: bash, arguments: {command: \"COMMAND\"}}
-  - text: done
-graders:
-  - result_status: {call: 1, status: completed}
-";
+/// What the limits case runs in: a Debian image with small limits, and no network.
+fn limited() -> String {
+    format!(
+        "  image: {}\n  memory: 32m\n  pids: 24\n  network: none\n",
+        debian_image()
+    )
+}
 
 #[test]
 fn limits_hit_give_a_named_error() {
     let Some(()) = require_docker() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let image = debian_image();
     let cases = [
         // Past the memory limit: the kernel kills the process holding it.
         (
@@ -235,24 +227,21 @@ fn limits_hit_give_a_named_error() {
     for (command, named) in cases {
         std::fs::write(
             dir.path().join("limits.yaml"),
-            LIMITS.replace("IMAGE", image).replace("COMMAND", command),
+            bash_case("limits", &limited(), command),
         )
         .unwrap();
         let _ = run_in(dir.path(), &[], &["limits.yaml"]);
-        let log = std::fs::read_to_string(dir.path().join("out/limits/run-1.jsonl")).unwrap();
-        assert!(log.contains(named), "{named}\n{log}");
+        let output = first_tool_output(dir.path(), "limits");
+        assert!(output.contains(named), "{named}\n{output}");
     }
     // Control: within the limits nothing is named.
+    let within = "head -c 1m /dev/zero | tail -n 1 >/dev/null; echo fine";
     std::fs::write(
         dir.path().join("limits.yaml"),
-        LIMITS.replace("IMAGE", image).replace(
-            "COMMAND",
-            "head -c 1m /dev/zero | tail -n 1 >/dev/null; echo fine",
-        ),
+        bash_case("limits", &limited(), within),
     )
     .unwrap();
     let (outcome, _) = run_in(dir.path(), &[], &["limits.yaml"]);
     outcome.assert_code(0);
-    let log = std::fs::read_to_string(dir.path().join("out/limits/run-1.jsonl")).unwrap();
-    assert!(!log.contains("was reached"), "{log}");
+    assert_eq!(first_tool_output(dir.path(), "limits"), "fine\n");
 }

@@ -251,17 +251,24 @@ fn the_endpoint_is_reachable_from_the_container_and_nothing_else() {
     drop((other, outside));
 }
 
-const PROBE: &str = "name: probe
-prompt: Look around.
-approve: all
-environment:
-  image: IMAGE
-model:
-  - call: {tool: bash, arguments: {command: \"COMMAND\"}}
-  - text: done
-graders:
-  - result_status: {call: 1, status: completed}
-";
+/// A case `name` whose agent runs one bash `command` in a container of `environment` (the
+/// lines under `environment:`), passing when the command completes.
+pub(super) fn bash_case(name: &str, environment: &str, command: &str) -> String {
+    format!(
+        "name: {name}\nprompt: Go.\napprove: all\nenvironment:\n{environment}model:\n  - call: {{tool: bash, arguments: {{command: {}}}}}\n  - text: done\ngraders:\n  - result_status: {{call: 1, status: completed}}\n",
+        serde_json::Value::from(command)
+    )
+}
+
+/// The output of the first tool call of case `name`'s first run, kept under `dir/out`.
+pub(super) fn first_tool_output(dir: &Path, name: &str) -> String {
+    let log = std::fs::read_to_string(dir.join(format!("out/{name}/run-1.jsonl"))).unwrap();
+    log.lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|record| record["type"] == "tool_result")
+        .map(|record| record["output"].as_str().unwrap().to_owned())
+        .unwrap_or_else(|| panic!("no tool result in {log}"))
+}
 
 #[test]
 fn evalhosts_own_agent_reaches_nothing_from_the_container() {
@@ -272,17 +279,9 @@ fn evalhosts_own_agent_reaches_nothing_from_the_container() {
     let command = format!(
         "[ -S /var/run/docker.sock ] && echo docker-socket || echo no-docker-socket; grep CapEff /proc/self/status; (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo reached-{port} || echo unreached-{port}"
     );
-    let case = PROBE
-        .replace("IMAGE", crate::support::docker::busybox_image())
-        .replace("COMMAND", &command);
-    let result = |dir: &Path| -> String {
-        let log = std::fs::read_to_string(dir.join("out/probe/run-1.jsonl")).unwrap();
-        log.lines()
-            .map(|line| serde_json::from_str::<Value>(line).unwrap())
-            .find(|record| record["type"] == "tool_result")
-            .map(|record| record["output"].as_str().unwrap().to_owned())
-            .unwrap()
-    };
+    let in_busybox = format!("  image: {}\n", crate::support::docker::busybox_image());
+    let case = bash_case("probe", &in_busybox, &command);
+    let result = |dir: &Path| first_tool_output(dir, "probe");
     std::fs::write(dir.path().join("probe.yaml"), &case).unwrap();
     let (outcome, _) = run_in(dir.path(), &[], &["probe.yaml"]);
     outcome.assert_code(0);
@@ -292,13 +291,7 @@ fn evalhosts_own_agent_reaches_nothing_from_the_container() {
     );
 
     // Control: the same command on the host, unconfined, finds the socket and the port.
-    let host = case.replace(
-        &format!(
-            "environment:\n  image: {}\n",
-            crate::support::docker::busybox_image()
-        ),
-        "",
-    );
+    let host = case.replace(&format!("environment:\n{in_busybox}"), "");
     std::fs::write(dir.path().join("probe.yaml"), host).unwrap();
     let (outcome, _) = run_in(dir.path(), &["--no-confine"], &["probe.yaml"]);
     outcome.assert_code(0);
@@ -373,17 +366,16 @@ fn environment_on_the_command_line_runs_the_cases_that_name_none_in_it() {
     // The case names no environment; the second one names its own, which stands.
     std::fs::write(
         dir.path().join("probe.yaml"),
-        PROBE
-            .replace("environment:\n  image: IMAGE\n", "")
-            .replace("COMMAND", "pwd > where.txt"),
+        bash_case("probe", "", "pwd > where.txt").replace("environment:\n", ""),
     )
     .unwrap();
     std::fs::write(
         dir.path().join("own.yaml"),
-        PROBE
-            .replace("name: probe", "name: own")
-            .replace("IMAGE", debian_image())
-            .replace("COMMAND", "pwd > where.txt"),
+        bash_case(
+            "own",
+            &format!("  image: {}\n", debian_image()),
+            "pwd > where.txt",
+        ),
     )
     .unwrap();
     let (outcome, report) = run_in(
