@@ -124,7 +124,7 @@ fn a_field_evalhost_cannot_honour_stops_check_at_its_line() {
 }
 
 #[test]
-fn the_oracle_needs_a_solution_and_a_container_before_anything_runs() {
+fn the_oracle_needs_a_solution_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     let task = task_copy(dir.path(), |toml| toml.to_owned());
     std::fs::remove_file(task.join("solution/solve.sh")).unwrap();
