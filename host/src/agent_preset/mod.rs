@@ -117,25 +117,33 @@ impl Preset {
         }
     }
 
-    /// How a run's container gets the agent when it runs in one (docs/environments.md): its
-    /// program mounted read-only from the host, for the agents whose program runs in any
-    /// Linux image (Codex's static binary; Claude Code's, which needs only glibc), else the
-    /// program the image has on its `PATH` under the agent's usual name (`pi`, `gemini`,
-    /// `mini`: they need their runtime, Node.js or Python, installed in the image).
+    /// How a run's container gets the agent when it runs in one (docs/environments.md):
+    /// mounted read-only from the host. Codex's static binary and Claude Code's (which needs
+    /// only glibc) run in any Linux image; pi and Gemini CLI, Node.js programs, run with the
+    /// host's `node` mounted beside their package (the image needs glibc and libstdc++);
+    /// mini-swe-agent, a Python program, is the image's own `mini`.
     pub(crate) fn in_container(self, installed: &Path) -> InContainer {
         let mounted = match self {
-            Preset::Codex => codex::native_binary(installed),
-            Preset::ClaudeCode => claude_code::native_binary(installed),
-            Preset::Pi | Preset::MiniSweAgent | Preset::GeminiCli => None,
+            Preset::Codex => codex::native_binary(installed).map(|(host, inside, program)| {
+                InContainer::Mounted {
+                    mounts: vec![(host, inside)],
+                    program,
+                    args: Vec::new(),
+                }
+            }),
+            Preset::ClaudeCode => {
+                claude_code::native_binary(installed).map(|(host, inside, program)| {
+                    InContainer::Mounted {
+                        mounts: vec![(host, inside)],
+                        program,
+                        args: Vec::new(),
+                    }
+                })
+            }
+            Preset::Pi | Preset::GeminiCli => node_package(self, installed),
+            Preset::MiniSweAgent => None,
         };
-        match mounted {
-            Some((host, inside, program)) => InContainer::Mounted {
-                host,
-                inside,
-                program,
-            },
-            None => InContainer::OnImagePath(self.program()),
-        }
+        mounted.unwrap_or(InContainer::OnImagePath(self.program()))
     }
 
     /// Whether the agent's own sandbox works inside evalhost's confinement. Codex's does not:
@@ -201,14 +209,41 @@ impl Preset {
 /// How a run's container gets a preset's agent ([`Preset::in_container`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum InContainer {
-    /// `host` (a file or directory) mounted read-only at `inside`; `program` is run.
+    /// Each `(host, inside)` (a file or directory) mounted read-only; `program` is run with
+    /// `args` before the preset's own.
     Mounted {
-        host: std::path::PathBuf,
-        inside: String,
+        mounts: Vec<(PathBuf, String)>,
         program: String,
+        args: Vec<String>,
     },
     /// The image's own program of this name.
     OnImagePath(&'static str),
+}
+
+/// Where the host's `node` is mounted in a run's container.
+const NODE_INSIDE: &str = "/opt/evalhost/node/bin/node";
+
+/// A Node.js agent installed as an npm package (`installed` a link to its script): the host's
+/// `node` (on `PATH`) and the package directory (the script's nearest one with a
+/// `package.json`) mounted, the script run by that `node`.
+fn node_package(preset: Preset, installed: &Path) -> Option<InContainer> {
+    let script = std::fs::canonicalize(installed).ok()?;
+    let package = script
+        .ancestors()
+        .skip(1)
+        .find(|dir| dir.join("package.json").is_file())?;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let node = std::fs::canonicalize(crate::on_path::find(&path, "node")?).ok()?;
+    let inside = format!("/opt/evalhost/{}", preset.as_str());
+    let relative = script.strip_prefix(package).ok()?;
+    Some(InContainer::Mounted {
+        mounts: vec![
+            (node, NODE_INSIDE.to_owned()),
+            (package.to_path_buf(), inside.clone()),
+        ],
+        program: NODE_INSIDE.to_owned(),
+        args: vec![format!("{inside}/{}", relative.display())],
+    })
 }
 
 impl fmt::Display for Preset {

@@ -143,15 +143,14 @@ fn agent_mounts(case: &Case, options: &RunOptions) -> Vec<Mount> {
         ExternalAgent::Preset { preset, .. } => options
             .agents
             .get(*preset)
-            .and_then(|installed| match preset.in_container(&installed.program) {
-                crate::agent_preset::InContainer::Mounted { host, inside, .. } => Some(Mount {
-                    host,
-                    container: inside,
-                }),
-                crate::agent_preset::InContainer::OnImagePath(_) => None,
+            .map(|installed| match preset.in_container(&installed.program) {
+                crate::agent_preset::InContainer::Mounted { mounts, .. } => mounts
+                    .into_iter()
+                    .map(|(host, container)| Mount { host, container })
+                    .collect(),
+                crate::agent_preset::InContainer::OnImagePath(_) => Vec::new(),
             })
-            .into_iter()
-            .collect(),
+            .unwrap_or_default(),
         ExternalAgent::Command { command, .. } => {
             // As `Case::resolve_agent_files` made its words absolute.
             let dir = case

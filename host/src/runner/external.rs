@@ -499,10 +499,15 @@ pub(crate) async fn external_turn(
         Ok(mut launch) => {
             // In a container, the agent's program as the container has it.
             if let (true, Some(preset)) = (in_container, agent.preset()) {
-                launch.program = match preset.in_container(&launch.program) {
-                    crate::agent_preset::InContainer::Mounted { program, .. } => program.into(),
-                    crate::agent_preset::InContainer::OnImagePath(name) => name.into(),
-                };
+                match preset.in_container(&launch.program) {
+                    crate::agent_preset::InContainer::Mounted { program, args, .. } => {
+                        launch.program = program.into();
+                        launch.args.splice(0..0, args);
+                    }
+                    crate::agent_preset::InContainer::OnImagePath(name) => {
+                        launch.program = name.into();
+                    }
+                }
             }
             // The oracle asks no model: it gets no endpoint.
             let reach = match agent {

@@ -1,8 +1,8 @@
 //! The agents inside the container: `cases/environments` (evalhost's own agent, a command
-//! agent of the case's own, Codex and Claude Code mounted from the host) passes with `--jobs 4`
-//! (four containers at once), each case only because its agent ran where the image's set-up
-//! left `/etc/evalhost-environment`; the same Codex case without its environment fails (the
-//! control: the host has no such file).
+//! agent of the case's own, Codex and Claude Code mounted from the host, pi and Gemini CLI
+//! with the host's `node`) passes with `--jobs 4` (four containers at once), each case only
+//! because its agent ran where the image's set-up left `/etc/evalhost-environment`; the same
+//! Codex case without its environment fails (the control: the host has no such file).
 
 use crate::support::common::repo;
 use crate::support::docker::{debian_image, require_docker};
@@ -10,7 +10,7 @@ use crate::support::docker::{debian_image, require_docker};
 #[test]
 fn the_agents_run_inside_the_container() {
     let Some(()) = require_docker() else { return };
-    if crate::agents::presets::installed(&["codex", "claude"]).is_none() {
+    if crate::agents::presets::installed(&["codex", "claude", "pi", "gemini"]).is_none() {
         return;
     }
     debian_image();
@@ -20,7 +20,14 @@ fn the_agents_run_inside_the_container() {
     let (outcome, report) =
         super::run::run_in(dir.path(), &["--jobs", "4"], &[suite.to_str().unwrap()]);
     outcome.assert_code(0);
-    for case in ["own-agent", "command-agent", "codex", "claude-code"] {
+    for case in [
+        "own-agent",
+        "command-agent",
+        "codex",
+        "claude-code",
+        "pi",
+        "gemini-cli",
+    ] {
         let run = super::run::first_run(&report, case);
         assert_eq!(run["pass"], true, "{case}: {run}");
         assert_eq!(run["image"]["source"], "evalhost-test/debian:bookworm");
