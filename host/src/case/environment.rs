@@ -169,7 +169,7 @@ pub(super) fn environment(doc: &Doc, node: &Node, field: &str) -> Option<Environ
 
 /// The directory a case file's relative paths start from.
 /// Bytes of a case's environment files [`Case::with_files_digest`] reads at most.
-pub(crate) const FILES_DIGEST_BYTES: usize = 16 << 20;
+pub(crate) const FILES_DIGEST_BYTES: u64 = 16 << 20;
 
 pub(super) fn case_dir(path: &Path) -> PathBuf {
     match path.parent() {
@@ -473,25 +473,11 @@ impl Case {
         hasher.update(digest.as_bytes());
         let mut budget = FILES_DIGEST_BYTES;
         for root in named {
-            let mut files = Vec::new();
-            let mut pending = vec![root];
-            while let Some(path) = pending.pop() {
-                match std::fs::symlink_metadata(&path) {
-                    Ok(meta) if meta.is_dir() => {
-                        if let Ok(entries) = std::fs::read_dir(&path) {
-                            pending.extend(entries.flatten().map(|e| e.path()));
-                        }
-                    }
-                    Ok(meta) if meta.is_file() => files.push(path),
-                    _ => {}
-                }
-            }
-            files.sort();
-            for file in files {
-                let Ok(bytes) = std::fs::read(&file) else {
+            for file in crate::environment::regular_files(&root, usize::MAX) {
+                let Ok((sha256, size)) = crate::environment::sha256_of(&file) else {
                     continue;
                 };
-                budget = budget.saturating_sub(bytes.len());
+                budget = budget.saturating_sub(size);
                 if budget == 0 {
                     break;
                 }
@@ -502,7 +488,7 @@ impl Case {
                         .as_encoded_bytes(),
                 );
                 hasher.update([0]);
-                hasher.update(Sha256::digest(&bytes));
+                hasher.update(sha256.as_bytes());
             }
         }
         hex::encode(hasher.finalize())

@@ -248,47 +248,18 @@ async fn prepare(
 /// The regular files under `root` (symbolic links not followed), hashed; at most
 /// [`MAX_LISTED_FILES`].
 fn list_files(root: &Path) -> Vec<ImageFile> {
-    use std::io::Read;
-    let mut files = Vec::new();
-    let mut pending = vec![root.to_owned()];
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let path = entry.path();
-            if kind.is_dir() {
-                pending.push(path);
-            } else if kind.is_file() && files.len() < MAX_LISTED_FILES {
-                let Ok(mut file) = std::fs::File::open(&path) else {
-                    continue;
-                };
-                let mut hasher = Sha256::new();
-                let mut buffer = vec![0u8; 64 * 1024];
-                let mut size = 0u64;
-                while let Ok(n) = file.read(&mut buffer) {
-                    if n == 0 {
-                        break;
-                    }
-                    hasher.update(&buffer[..n]);
-                    size += n as u64;
-                }
-                let Ok(relative) = path.strip_prefix(root) else {
-                    continue;
-                };
-                files.push(ImageFile {
-                    path: relative.to_string_lossy().into_owned(),
-                    sha256: hex(&hasher.finalize()),
-                    size,
-                });
-            }
-        }
-    }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    files
+    super::files::regular_files(root, MAX_LISTED_FILES)
+        .into_iter()
+        .filter_map(|path| {
+            let (sha256, size) = super::files::sha256_of(&path).ok()?;
+            let relative = path.strip_prefix(root).ok()?;
+            Some(ImageFile {
+                path: relative.to_string_lossy().into_owned(),
+                sha256,
+                size,
+            })
+        })
+        .collect()
 }
 
 /// Build `dockerfile` with its context.
@@ -300,7 +271,7 @@ async fn build(
     let what = format!("building {}", dockerfile.display());
     let tag = format!(
         "evalhost-build/{}",
-        &hex(&Sha256::digest(dockerfile.as_os_str().as_encoded_bytes()))[..16]
+        &hex::encode(Sha256::digest(dockerfile.as_os_str().as_encoded_bytes()))[..16]
     );
     let mut args: Vec<std::ffi::OsString> = vec!["build".into(), "-q".into(), "-f".into()];
     args.push(dockerfile.as_os_str().to_owned());
@@ -332,7 +303,7 @@ async fn set_up(
     key.update(
         serde_json::to_vec(&(&environment.setup, &environment.env, workdir)).unwrap_or_default(),
     );
-    let tag = format!("evalhost-setup:{}", &hex(&key.finalize())[..16]);
+    let tag = format!("evalhost-setup:{}", &hex::encode(key.finalize())[..16]);
     if let Some(found) = inspect(engine, &tag).await? {
         return Ok(found.id);
     }
@@ -492,8 +463,4 @@ impl Drop for Scratch<'_> {
                     .output_blocking(&["rm".into(), "-f".into(), self.name.clone().into()]);
         }
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -6,10 +6,12 @@
 //! task); `engine.rs` the container engine's command line; `image.rs` the image a case's runs
 //! start from (pulled, built, its set-up committed once, its digest); `container.rs` one
 //! run's container (started with evalhost's labels, its commands executed, removed however
-//! the run ends); `reap.rs` removes the containers an evalhost that died left behind.
+//! the run ends); `reap.rs` removes the containers an evalhost that died left behind;
+//! `files.rs` lists and hashes the files of an image's working directory or a case's environment.
 
 mod container;
 mod engine;
+mod files;
 mod image;
 mod reap;
 mod spec;
@@ -18,6 +20,7 @@ use std::path::PathBuf;
 
 pub use container::{Container, ContainerSpec, Mount};
 pub use engine::Engine;
+pub(crate) use files::{regular_files, sha256_of};
 pub use image::{Images, LABEL, PreparedImage};
 pub use reap::reap;
 pub use spec::{
