@@ -555,3 +555,37 @@ fn agent_widening(case: &crate::case::Case) -> crate::confine::Widening {
     }
     widening
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::seed_workspace;
+
+    /// An environment's image may leave symbolic links in the workspace before seeding: a
+    /// link where a seed file goes is replaced, never written through; one on its way is an
+    /// error. Control: a plain workspace seeds the same files.
+    #[test]
+    fn seeding_never_follows_a_symbolic_link_the_image_left() {
+        let yaml = "name: c\nprompt: Go.\nworkspace:\n  files:\n    notes.txt: seeded\n    dir/inner.txt: seeded\nmodel:\n  - text: ok\ngraders:\n  - final_text_contains: ok\n";
+        let case = crate::case::parse_case(Path::new("c.yaml"), yaml).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("target.txt");
+        std::fs::write(&target, "outside").unwrap();
+
+        let control = tempfile::tempdir().unwrap();
+        assert_eq!(seed_workspace(control.path(), &case).unwrap().len(), 2);
+
+        let ws = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(&target, ws.path().join("notes.txt")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.path().join("dir")).unwrap();
+        let error = seed_workspace(ws.path(), &case).unwrap_err().to_string();
+        assert_eq!(error, "dir: a symbolic link is on the way to dir/inner.txt");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "outside");
+        assert!(!outside.path().join("inner.txt").exists());
+        // The link in the file's own place was replaced by the seeded file.
+        let notes = ws.path().join("notes.txt");
+        assert!(!notes.symlink_metadata().unwrap().is_symlink());
+        assert_eq!(std::fs::read_to_string(notes).unwrap(), "seeded");
+    }
+}

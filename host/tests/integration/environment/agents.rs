@@ -44,3 +44,31 @@ fn the_agents_run_inside_the_container() {
     // `cat` found no such file: its exit code was not 0.
     outcome.assert_stdout_contains("Request 2 did not contain \"Process exited with code 0\"");
 }
+
+/// Under `approve: none`, Codex's own sandbox cannot run in the container (as under evalhost's
+/// confinement), so the workspace is mounted read-only: its write fails. Control: the same
+/// case under `approve: all` writes the file, and its graders fail.
+#[test]
+fn codex_cannot_write_a_read_only_workspace_in_the_container() {
+    let Some(()) = require_docker() else { return };
+    if crate::agents::presets::installed(&["codex"]).is_none() {
+        return;
+    }
+    let environment = format!("environment:\n  image: {}\n", debian_image());
+    let case = std::fs::read_to_string(repo().join("cases/agents/codex/codex-read-only.yaml"))
+        .unwrap()
+        + &environment;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("codex-read-only.yaml"), &case).unwrap();
+    let (outcome, report) = super::run::run_in(dir.path(), &[], &["codex-read-only.yaml"]);
+    outcome.assert_code(0);
+    assert!(super::run::first_run(&report, "codex-read-only")["image"].is_object());
+
+    let writable = case.replace(
+        "agent: {preset: codex}",
+        "approve: all\nagent: {preset: codex}",
+    );
+    std::fs::write(dir.path().join("codex-read-only.yaml"), writable).unwrap();
+    let (outcome, _) = super::run::run_in(dir.path(), &[], &["codex-read-only.yaml"]);
+    outcome.assert_code(1);
+}

@@ -277,7 +277,7 @@ fn evalhosts_own_agent_reaches_nothing_from_the_container() {
     let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = other.local_addr().unwrap().port();
     let command = format!(
-        "[ -S /var/run/docker.sock ] && echo docker-socket || echo no-docker-socket; grep CapEff /proc/self/status; (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo reached-{port} || echo unreached-{port}"
+        "[ -S /var/run/docker.sock ] && echo docker-socket || echo no-docker-socket; grep CapEff /proc/self/status; (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo reached-{port} || echo unreached-{port}; echo processes $(ls -d /proc/[0-9]* | wc -l)"
     );
     let in_busybox = format!("  image: {}\n", crate::support::docker::busybox_image());
     let case = bash_case("probe", &in_busybox, &command);
@@ -285,21 +285,30 @@ fn evalhosts_own_agent_reaches_nothing_from_the_container() {
     std::fs::write(dir.path().join("probe.yaml"), &case).unwrap();
     let (outcome, _) = run_in(dir.path(), &[], &["probe.yaml"]);
     outcome.assert_code(0);
+    let seen = result(dir.path());
+    let (probes, processes) = seen.rsplit_once("processes ").unwrap();
     assert_eq!(
-        result(dir.path()),
+        probes,
         format!("no-docker-socket\nCapEff:\t0000000000000000\nunreached-{port}\n")
     );
+    // Its own processes only (the engine's init, the holder, this call's): evalhost and its
+    // environment are not in its /proc.
+    let processes: usize = processes.trim().parse().unwrap();
+    assert!(processes <= 8, "{seen}");
 
-    // Control: the same command on the host, unconfined, finds the socket and the port.
+    // Control: the same command on the host, unconfined, finds the socket, the port and the
+    // machine's processes.
     let host = case.replace(&format!("environment:\n{in_busybox}"), "");
     std::fs::write(dir.path().join("probe.yaml"), host).unwrap();
     let (outcome, _) = run_in(dir.path(), &["--no-confine"], &["probe.yaml"]);
     outcome.assert_code(0);
     let seen = result(dir.path());
+    let (probes, processes) = seen.rsplit_once("processes ").unwrap();
     assert!(
-        seen.starts_with("docker-socket\n") && seen.ends_with(&format!("reached-{port}\n")),
+        probes.starts_with("docker-socket\n") && probes.ends_with(&format!("reached-{port}\n")),
         "{seen}"
     );
+    assert!(processes.trim().parse::<usize>().unwrap() > 8, "{seen}");
     drop(other);
 }
 
