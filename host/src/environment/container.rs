@@ -221,19 +221,10 @@ impl Container {
         Ok(container)
     }
 
-    /// Its name (what `docker ps` shows).
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// Its first process, in evalhost's PID namespace (whose network namespace ports are
     /// forwarded into): `None` when the engine runs in another.
     pub fn pid(&self) -> Option<i32> {
         self.pid
-    }
-
-    pub fn workdir(&self) -> &str {
-        &self.workdir
     }
 
     pub fn engine(&self) -> &Engine {
