@@ -129,6 +129,7 @@ mod spool_file;
 pub mod suite;
 #[cfg(any(feature = "run", feature = "bundles"))]
 pub mod tls;
+pub mod trace;
 #[cfg(feature = "run")]
 pub mod view;
 pub mod wire;

@@ -26,3 +26,12 @@ pub(crate) fn excerpt(text: &str, max: usize) -> String {
     }
     format!("{}…", &text[..text.floor_char_boundary(max)])
 }
+
+/// serde_json ends its messages with ` at line L column C`; an error that carries the line and
+/// column in front of its message (`path:L:C: ...`) drops them there.
+pub(crate) fn strip_json_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_owned(),
+        None => message.to_owned(),
+    }
+}

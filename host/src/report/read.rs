@@ -51,7 +51,7 @@ pub fn read_report(path: &Path) -> Result<SuiteReport, ReadReportError> {
         path: path.clone(),
         line: e.line(),
         column: e.column(),
-        message: strip_position(&e.to_string()),
+        message: crate::message::strip_json_position(&e.to_string()),
     };
     #[derive(Deserialize)]
     struct Versioned {
@@ -68,10 +68,3 @@ pub fn read_report(path: &Path) -> Result<SuiteReport, ReadReportError> {
     serde_json::from_str(&text).map_err(parse_error)
 }
 
-/// serde_json ends its messages with ` at line L column C`; the error carries them in front.
-pub(crate) fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(at) => message[..at].to_owned(),
-        None => message.to_owned(),
-    }
-}

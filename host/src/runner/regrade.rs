@@ -205,6 +205,6 @@ fn read_evidence(path: &Path, case: &str, run: u32) -> Result<Evidence, RegradeE
         path: path.to_owned(),
         line: e.line(),
         column: e.column(),
-        message: crate::report::read::strip_position(&e.to_string()),
+        message: crate::message::strip_json_position(&e.to_string()),
     })
 }
