@@ -15,6 +15,7 @@ mod support {
     pub mod hostile;
     pub mod live;
     pub mod postgres;
+    pub mod python;
     pub mod registry;
 }
 
@@ -115,6 +116,17 @@ mod environment {
     mod live;
     mod pins;
     mod run;
+}
+
+/// Traces in and out: OTLP export to a collector the test starts; OTLP, Inspect AI and ATIF
+/// traces made by the real tools, graded and promoted to replay cases.
+mod trace {
+    mod atif;
+    mod grade;
+    mod inspect;
+    mod otlp_in;
+    mod otlp_out;
+    mod promote;
 }
 
 /// Live mode against fake providers on 127.0.0.1: the CLI, the provider streams, record.

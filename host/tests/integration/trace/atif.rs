@@ -1,0 +1,1 @@
+//! Traces: atif (docs/traces.md).

@@ -1,0 +1,1 @@
+//! Traces: grade (docs/traces.md).

@@ -1,0 +1,1 @@
+//! Traces: inspect (docs/traces.md).

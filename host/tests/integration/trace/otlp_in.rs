@@ -1,0 +1,1 @@
+//! Traces: otlp_in (docs/traces.md).

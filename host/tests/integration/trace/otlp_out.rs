@@ -1,0 +1,1 @@
+//! Traces: otlp_out (docs/traces.md).

@@ -1,0 +1,1 @@
+//! Traces: promote (docs/traces.md).
