@@ -61,3 +61,21 @@ pub const EVALUATION_EXPLANATION: &str = "gen_ai.evaluation.explanation";
 pub const ERROR_TYPE: &str = "error.type";
 pub const SERVICE_NAME: &str = "service.name";
 pub const SERVICE_VERSION: &str = "service.version";
+
+// Read only (the OTLP importer): where earlier conventions and instrumentations put content.
+/// The event of one model exchange carrying `gen_ai.input.messages` / `gen_ai.output.messages`
+/// as structured values (a log record, or a span event).
+pub const EVENT_INFERENCE_DETAILS: &str = "gen_ai.client.inference.operation.details";
+/// Before 1.37, one event per message: `gen_ai.<role>.message` (`user`, `system`,
+/// `assistant`, `tool`) for the input, [`EVENT_CHOICE`] for each output choice; their bodies
+/// are Chat Completions messages.
+pub const EVENT_MESSAGE_PREFIX: &str = "gen_ai.";
+pub const EVENT_MESSAGE_SUFFIX: &str = ".message";
+pub const EVENT_CHOICE: &str = "gen_ai.choice";
+/// Before 1.28, the conversation as JSON text in span events' attributes (or on the span).
+pub const EVENT_CONTENT_PROMPT: &str = "gen_ai.content.prompt";
+pub const EVENT_CONTENT_COMPLETION: &str = "gen_ai.content.completion";
+pub const PROMPT: &str = "gen_ai.prompt";
+pub const COMPLETION: &str = "gen_ai.completion";
+/// A log record's event name before OTLP's `event_name` field (1.5).
+pub const EVENT_NAME: &str = "event.name";
