@@ -279,6 +279,8 @@ pub struct RunArgs {
     /// workspace diffs) to this file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub otel: super::otel::OtelArgs,
     /// Seconds each run's agent may take (its turns, or the external agent; fractions
     /// allowed), overriding every case's `timeout_secs` (default: the case's, else 600). On
     /// expiry every process of the run is killed and the run errors: `turn failed: timed out

@@ -13,6 +13,7 @@ mod graders;
 mod history;
 mod judge;
 mod list;
+mod otel;
 mod pi_agent;
 mod problems;
 mod progress;

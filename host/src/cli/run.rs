@@ -14,6 +14,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         ("--out", args.out.as_deref()),
         ("--junit", args.junit.as_deref()),
         ("--html", args.html.as_deref()),
+        ("--otel-file", args.otel.otel_file.as_deref()),
     ])?;
     let confine = confine_policy(&args)?;
     let pi_agent = super::pi_agent::find(args.agent, args.expect_agent_core_version.as_deref())?;
@@ -104,10 +105,13 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
     }
     let recorder = super::history::start_recording(&history, plan.options.recorded_run("run"), ui);
     plan.options.history = recorder.clone();
+    let exporter = args.otel.exporter(runtime.handle())?;
+    plan.options.telemetry = exporter.clone();
     let report = runtime.block_on(async {
         super::signals::cancel_on_signal(plan.options.cancel.clone());
         plan.run().await.map_err(Failure::internal)
     });
+    let exported = exporter.map(|exporter| runtime.block_on(exporter.finish()));
     if let Some(progress) = &progress {
         progress.finish();
     }
@@ -124,6 +128,9 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
     )?;
     if let Some(recorded) = recorded {
         println!("{recorded}");
+    }
+    if let Some(exported) = exported {
+        super::otel::print_summary(&exported, ui);
     }
     if report.interrupted && report.budget.is_some_and(|b| b.exhausted) {
         eprintln!(

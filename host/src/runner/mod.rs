@@ -18,6 +18,7 @@ mod regrade;
 mod run;
 mod snapshot;
 mod special_files;
+mod telemetry;
 mod timeout;
 
 pub use cancel::CancelToken;
@@ -107,6 +108,10 @@ pub struct RunOptions {
     /// The images of the suite's environments, each prepared by the first run that needs it
     /// (and `--locked-images`: a moved tag is refused); docs/environments.md.
     pub images: Arc<crate::environment::Images>,
+    /// Exports every finished run as an OpenTelemetry trace (`--otlp`, `--otel-file`;
+    /// docs/traces.md); `None`: nothing is exported. The caller calls
+    /// [`crate::trace::otlp::Exporter::finish`] when the suite is over.
+    pub telemetry: Option<Arc<crate::trace::otlp::Exporter>>,
 }
 
 impl Default for RunOptions {
@@ -136,6 +141,7 @@ impl Default for RunOptions {
             budget: None,
             strict: false,
             images: Arc::default(),
+            telemetry: None,
             resident_report_bytes: crate::report::RESIDENT_BYTES,
         }
     }
@@ -378,6 +384,7 @@ async fn run_prepared(
     server: &ModelServer,
     options: &Arc<RunOptions>,
 ) -> RunReport {
+    let started = std::time::SystemTime::now();
     let made = run::run_once(prepared.clone(), run, server, options).await;
     let mut report = match made {
         Ok(ungraded) => {
@@ -388,8 +395,19 @@ async fn run_prepared(
             let history = options.history.clone();
             let prepared = prepared.clone();
             let (judge, strict) = (options.judge.clone(), options.strict);
+            let options = options.clone();
             let finished = tokio::task::spawn_blocking(move || {
                 let artifacts = ungraded.grade(&prepared, &judge, strict);
+                if let Some(exporter) = &options.telemetry {
+                    telemetry::export_run(
+                        exporter,
+                        &options,
+                        &prepared,
+                        &artifacts.report,
+                        Some(&artifacts.session_log),
+                        started,
+                    );
+                }
                 // The workspace against its seeded files, read once for the HTML report and
                 // the history, while the temp root exists.
                 if details.is_some() || history.is_some() {
@@ -414,7 +432,14 @@ async fn run_prepared(
                 Err(e) => errored(run, format!("finishing the run failed: {e}")),
             }
         }
-        Err(e) => errored(run, e.to_string()),
+        Err(e) => {
+            // A run that never got to its agent is exported too: its span says why.
+            let report = errored(run, e.to_string());
+            if let Some(exporter) = &options.telemetry {
+                telemetry::export_run(exporter, options, &prepared, &report, None, started);
+            }
+            report
+        }
     };
     cost::price_run(&mut report, &prepared.case, options);
     report

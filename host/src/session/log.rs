@@ -138,6 +138,16 @@ pub(crate) fn read_whole(file: &File) -> std::io::Result<Vec<u8>> {
     }
 }
 
+/// The records of a session log's bytes as [`SessionLog`] wrote them (a line that does not
+/// parse, which evalhost never writes, is left out).
+pub(crate) fn parse_records(bytes: &[u8]) -> Vec<Record> {
+    bytes
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.trim_ascii().is_empty())
+        .filter_map(|line| serde_json::from_slice(line).ok())
+        .collect()
+}
+
 /// Read a session log written by [`SessionLog`].
 pub fn read_session_log(path: &Path) -> Result<Vec<Record>, SessionLogError> {
     let read_error = |source| SessionLogError::Read {

@@ -1,5 +1,14 @@
-//! OTLP: evalhost's runs out as GenAI spans (`export.rs`), GenAI spans in as runs
+//! OTLP: evalhost's runs out as GenAI spans (`export.rs` builds a run's spans, `exporter.rs`
+//! sends them to a collector and writes them to a file), GenAI spans in as runs
 //! (`import.rs`); `semconv.rs` names the conventions both use.
 
+pub mod export;
+#[cfg(feature = "run")]
+mod exporter;
 pub(crate) mod import;
 pub mod semconv;
+
+#[cfg(feature = "run")]
+pub use exporter::{
+    DEFAULT_TIMEOUT, ExportConfig, ExportConfigError, ExportSummary, Exporter, Protocol,
+};
