@@ -1,0 +1,193 @@
+//! Inspect AI logs (docs/traces.md): one run per sample and epoch.
+//!
+//! Two containers hold the same samples. A `.eval` log is a zip archive (`archive.rs`):
+//! `header.json` (the eval: `eval.model`, `eval.dataset.sample_ids`, `status`, results), one
+//! `samples/<id>_epoch_<n>.json` per sample and epoch, `summaries.json`, `reductions.json` and
+//! `_journal/` (what the writer had while it ran; an unfinished log has only
+//! `_journal/start.json` for its header). A `.json` log is one document with `eval`, `status`
+//! and `samples`. Each sample (`EvalSample`) maps as `sample.rs` says; what the records cannot
+//! carry (scores, targets, system messages, other events, ...) is counted in the notes.
+
+mod archive;
+mod node;
+mod sample;
+mod time;
+
+use std::path::Path;
+
+use archive::Archive;
+use node::{Doc, Object};
+use sample::{LogFacts, Mapped};
+
+use super::{ImportedRun, TraceError};
+
+pub(super) fn runs(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(Vec<ImportedRun>, Vec<String>), TraceError> {
+    let mut notes = Notes::default();
+    let mut mapped = Vec::new();
+    let order = if bytes.starts_with(b"PK\x03\x04") {
+        from_archive(path, bytes, &mut mapped, &mut notes)?
+    } else {
+        from_document(path, bytes, &mut mapped, &mut notes)?
+    };
+    // As the dataset orders its samples, epoch by epoch (an archive holds them in the order
+    // they finished).
+    let position: std::collections::HashMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, id)| (id.as_str(), i))
+        .collect();
+    mapped.sort_by_key(|m| {
+        let at = position.get(m.id.as_str()).copied();
+        (m.epoch, at.unwrap_or(usize::MAX))
+    });
+    Ok((
+        mapped.into_iter().map(|m| m.run).collect(),
+        notes.into_lines(),
+    ))
+}
+
+/// The samples of a `.eval` archive; returns the dataset's sample order.
+fn from_archive(
+    path: &Path,
+    bytes: &[u8],
+    mapped: &mut Vec<Mapped>,
+    notes: &mut Notes,
+) -> Result<Vec<String>, TraceError> {
+    let mut archive = Archive::open(path, bytes)?;
+    let (member, header) = match archive.text("header.json")? {
+        Some(text) => ("header.json", text),
+        None => match archive.text("_journal/start.json")? {
+            Some(text) => ("_journal/start.json", text),
+            None => {
+                return Err(TraceError::Archive {
+                    path: path.to_owned(),
+                    member: "header.json".to_owned(),
+                    message: "missing (and so is `_journal/start.json`): not an Inspect log"
+                        .to_owned(),
+                });
+            }
+        },
+    };
+    let doc = Doc {
+        path,
+        member: Some(member),
+        text: &header,
+    };
+    let header = doc.root()?;
+    let (facts, order) = log_facts(&header, notes)?;
+    for name in archive.names() {
+        if !(name.starts_with("samples/") && name.ends_with(".json")) {
+            continue;
+        }
+        let Some(text) = archive.text(&name)? else {
+            continue;
+        };
+        let doc = Doc {
+            path,
+            member: Some(&name),
+            text: &text,
+        };
+        mapped.push(sample::map(&doc.root()?, &facts, notes)?);
+    }
+    Ok(order)
+}
+
+/// The samples of a `.json` log; returns the dataset's sample order.
+fn from_document(
+    path: &Path,
+    bytes: &[u8],
+    mapped: &mut Vec<Mapped>,
+    notes: &mut Notes,
+) -> Result<Vec<String>, TraceError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let (line, column) = node::line_column(bytes, e.valid_up_to());
+        TraceError::Invalid {
+            path: path.to_owned(),
+            line,
+            column,
+            field: "(document)".to_owned(),
+            message: "not UTF-8 text".to_owned(),
+        }
+    })?;
+    let doc = Doc {
+        path,
+        member: None,
+        text,
+    };
+    let log = doc.root()?;
+    let (facts, order) = log_facts(&log, notes)?;
+    for node in log.list("samples")?.unwrap_or_default() {
+        mapped.push(sample::map(&node.object()?, &facts, notes)?);
+    }
+    Ok(order)
+}
+
+/// The eval's model and sample order, from a header (or a whole `.json` log); notes a log
+/// that did not finish.
+fn log_facts(
+    header: &Object<'_>,
+    notes: &mut Notes,
+) -> Result<(LogFacts, Vec<String>), TraceError> {
+    let eval = header.require("eval")?.object()?;
+    let model = eval.string("model")?.unwrap_or_default();
+    let mut order = Vec::new();
+    if let Some(dataset) = eval.object("dataset")? {
+        for id in dataset.list("sample_ids")?.unwrap_or_default() {
+            order.push(id.id()?);
+        }
+    }
+    // `_journal/start.json` has no status: the eval was still running.
+    let status = header
+        .string("status")?
+        .unwrap_or_else(|| "started".to_owned());
+    if status != "success" {
+        notes.count(
+            format!("log status `{status}` (the eval did not finish: samples it did not write are not here)"),
+            1,
+        );
+    }
+    Ok((LogFacts { model }, order))
+}
+
+/// What the log holds that the runs do not carry, each named once with how often it occurred.
+#[derive(Debug, Default)]
+pub(super) struct Notes {
+    lines: Vec<(String, u64, bool)>,
+}
+
+impl Notes {
+    /// `n` more occurrences of `what`.
+    pub fn count(&mut self, what: impl Into<String>, n: u64) {
+        self.add(what.into(), n, false);
+    }
+
+    /// One more sample that has `what`.
+    pub fn sample(&mut self, what: &str) {
+        self.add(what.to_owned(), 1, true);
+    }
+
+    fn add(&mut self, what: String, n: u64, samples: bool) {
+        match self.lines.iter_mut().find(|(w, _, _)| *w == what) {
+            Some((_, count, _)) => *count += n,
+            None => self.lines.push((what, n, samples)),
+        }
+    }
+
+    fn into_lines(self) -> Vec<String> {
+        self.lines
+            .into_iter()
+            .map(|(what, n, samples)| match (samples, n) {
+                (false, _) => format!("{what}: {n}"),
+                (true, 1) => format!("{what}: 1 sample"),
+                (true, _) => format!("{what}: {n} samples"),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;
