@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::Evidence;
+use crate::{Evidence, GradeError};
 
 /// Guest path of the read-only workspace preopen.
 pub const WORKSPACE: &str = "/workspace";
@@ -48,6 +48,20 @@ impl Workspace {
         } else {
             Self::new(&evidence.workspace)
         }
+    }
+
+    /// The workspace of the run `evidence` describes, or [`GradeError::NotEvaluable`] when
+    /// the run has none: a run graded from a trace (`evalhost grade --trace`) carries no
+    /// workspace, and the host then sends an empty `workspace` and grants no preopen. A
+    /// grader of files starts with this, so it says why instead of failing on a missing file.
+    pub fn require(evidence: &Evidence) -> Result<Self, GradeError> {
+        if evidence.workspace.is_empty() {
+            return Err(GradeError::NotEvaluable(
+                "the run has no workspace: it was read from a trace, which carries none (docs/traces.md)"
+                    .to_owned(),
+            ));
+        }
+        Ok(Self::new(&evidence.workspace))
     }
 
     /// The root directory.

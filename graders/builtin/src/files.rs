@@ -27,7 +27,7 @@ impl Grader for FileExists {
     }
 
     fn grade(path: &RelativePath, evidence: &Evidence) -> Result<Verdict, GradeError> {
-        Ok(file_exists(&Workspace::of(evidence), path))
+        Ok(file_exists(&Workspace::require(evidence)?, path))
     }
 }
 
@@ -83,7 +83,7 @@ impl Grader for FileContains {
 
     fn grade(config: &FileContainsConfig, evidence: &Evidence) -> Result<Verdict, GradeError> {
         Ok(file_contains(
-            &Workspace::of(evidence),
+            &Workspace::require(evidence)?,
             &config.path,
             config.text.as_str(),
         ))

@@ -117,6 +117,10 @@ impl Grader for Rubric {
     }
 
     fn grade(config: &RubricConfig, evidence: &Evidence) -> Result<Verdict, GradeError> {
+        // A run without a workspace (a trace's) has no files to show the judge.
+        if config.sees.contains(&Sees::Files) {
+            Workspace::require(evidence)?;
+        }
         match score(config, evidence, Self::NAME) {
             Ok(verdict) => Ok(verdict),
             Err(Unjudged::Judge(error)) => Err(error.into()),

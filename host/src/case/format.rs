@@ -96,7 +96,39 @@ format_map! {
         /// it): with every step's `usage`, a replay reports what the recording cost at today's
         /// price of its model (`recorded_cost_usd`, docs/cost.md).
         recorded: Option<Recorded>,
+        /// Tool calls answered from this recording instead of running: result N answers the
+        /// run's call N, whose tool must be the one recorded (`evalhost promote --from-trace`
+        /// writes it for an agent whose tools are not evalhost's; docs/traces.md). A call past
+        /// the last result ends the run with an error.
+        #[schemars(length(min = 1))]
+        tool_results: Option<Vec<ToolResult>>,
     }
+}
+
+format_map! {
+    /// What one recorded tool call returned.
+    struct ToolResult {
+        /// The tool the call must name.
+        #[schemars(length(min = 1))]
+        tool: Text,
+        /// What the model is told the tool returned.
+        output: Text,
+        /// How the call ended (default `completed`).
+        status: Option<ToolResultStatus>,
+    }
+}
+
+/// How a recorded tool call ended (`crate::session::CallStatus`).
+#[derive(JsonSchema)]
+#[schemars(rename_all = "snake_case")]
+#[allow(dead_code)] // Only the schema is used.
+pub(super) enum ToolResultStatus {
+    Completed,
+    Failed,
+    Denied,
+    InvalidArguments,
+    UnknownTool,
+    Cancelled,
 }
 
 /// A case gives its prompt and graders, or a Harbor task that gives them; with a task, the

@@ -33,6 +33,7 @@ mod names;
 pub mod nexus;
 mod parse;
 mod read;
+mod from_trace;
 mod recorded;
 mod schema;
 mod spool;
@@ -51,6 +52,7 @@ pub use load::{
 pub(crate) use located::child as child_field;
 pub use parse::parse_case;
 pub use recorded::RecordError;
+pub use from_trace::trace_case_yaml;
 pub use recorded::replay_case_yaml;
 pub use schema::case_schema;
 pub use spool::{CaseBody, ParkedCase, RESIDENT_BYTES, Spool, SpoolError};

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::format::{APPROVE, Call, CaseFile, Recorded, Step, Usage, Workspace};
+use super::format::{APPROVE, Call, CaseFile, Recorded, Step, ToolResult, Usage, Workspace};
 use super::located::{Doc, child};
 use super::yaml::{Node, Value};
 use super::{
@@ -245,6 +245,18 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
             Some(agent)
         })
         .map_or(Execution::Agent, Execution::External);
+    let execution = match fields.get("tool_results") {
+        Some(node) if !matches!(execution, Execution::Agent) || task_node.is_some() => {
+            doc.note(doc.invalid(
+                node,
+                "tool_results",
+                "answers evalhost's own agent's calls: it does not go with `agent` or `task`",
+            ));
+            execution
+        }
+        Some(node) => Execution::ReplayTools(tool_results(doc, node)),
+        None => execution,
+    };
     let confine = fields
         .get("confine")
         .and_then(|node| {
@@ -443,6 +455,48 @@ fn step(doc: &Doc, node: &Node, field: &str) -> Option<ScriptStep> {
 }
 
 /// `recorded: {model: NAME}`: the live model the script was recorded from.
+/// `tool_results: [{tool, output, status}]`: the recorded answers to the run's calls.
+fn tool_results(doc: &Doc, node: &Node) -> Vec<crate::session::RecordedToolResult> {
+    let Some(items) = doc.seq(node, "tool_results", "a list of {tool, output, status}") else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(index, item)| {
+            let field = format!("tool_results[{index}]");
+            let fields = doc.fields(item, &field, ToolResult::FIELDS)?;
+            let tool = doc.required(&fields, "tool")?;
+            let name = doc.keep(doc.string(tool, &child(&field, "tool")))?;
+            let output = doc.required(&fields, "output")?;
+            let output = doc.keep(doc.text(output, &child(&field, "output"), "the tool's output as a string"))?;
+            let status = match fields.get("status") {
+                None => crate::session::CallStatus::Completed,
+                Some(node) => {
+                    let written = doc.scalar(node).unwrap_or_default();
+                    doc.keep(
+                        serde_json::from_value(serde_json::Value::String(written.clone()))
+                            .map_err(|_| {
+                                doc.invalid(
+                                    node,
+                                    &child(&field, "status"),
+                                    format!(
+                                        "expected completed, failed, denied, invalid_arguments, unknown_tool or cancelled, found {written:?}"
+                                    ),
+                                )
+                            }),
+                    )?
+                }
+            };
+            Some(crate::session::RecordedToolResult {
+                name,
+                status,
+                output,
+            })
+        })
+        .collect()
+}
+
 fn recorded_model(doc: &Doc, node: &Node) -> Option<String> {
     let fields = doc.fields(node, "recorded", Recorded::FIELDS)?;
     let model_node = doc.required(&fields, "model")?;

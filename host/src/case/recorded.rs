@@ -21,6 +21,9 @@ pub enum RecordError {
     /// The run made no model request with a completed response.
     #[error("the live run recorded no model response")]
     NoResponses,
+    /// The case made of a trace's run does not parse (a tool name the format refuses).
+    #[error("the case made of the trace does not parse: {0}")]
+    Invalid(String),
 }
 
 /// Render the replay case `name` (the file stem it will be written under, in directory `dir`)
@@ -33,6 +36,28 @@ pub enum RecordError {
 pub fn replay_case_yaml(
     case: &Case,
     name: &str,
+    dir: &std::path::Path,
+    records: &[Record],
+    image_digest: Option<&str>,
+) -> Result<String, RecordError> {
+    let description = format!("Recorded live from {}: {}", case.name, case.description);
+    replay_yaml(
+        case,
+        name,
+        description.trim_end_matches(": "),
+        dir,
+        records,
+        image_digest,
+    )
+}
+
+/// [`replay_case_yaml`] with the case's `description` given; a case whose calls are answered
+/// from a recording (`Execution::ReplayTools`: a trace's, `super::from_trace`) keeps the
+/// recording as `tool_results:`.
+pub(super) fn replay_yaml(
+    case: &Case,
+    name: &str,
+    description: &str,
     dir: &std::path::Path,
     records: &[Record],
     image_digest: Option<&str>,
@@ -50,8 +75,7 @@ pub fn replay_case_yaml(
         out.push_str(&format!("{key}: {}\n", json(value)));
     };
     line(&mut out, "name", name);
-    let description = format!("Recorded live from {}: {}", case.name, case.description);
-    line(&mut out, "description", description.trim_end_matches(": "));
+    line(&mut out, "description", description);
     let task = harbor_task(case);
     match &task {
         Some(task) => line(&mut out, "task", &beside_dir(task, dir)),
@@ -157,6 +181,19 @@ pub fn replay_case_yaml(
             "    usage: {{input_tokens: {}, cached_input_tokens: {}, output_tokens: {}}}\n",
             usage.input_tokens, usage.cached_input_tokens, usage.output_tokens
         ));
+    }
+    if let Execution::ReplayTools(results) = &case.execution
+        && !results.is_empty()
+    {
+        out.push_str("tool_results:\n");
+        for result in results {
+            out.push_str(&format!(
+                "  - {{tool: {}, status: {}, output: {}}}\n",
+                json(&result.name),
+                result.status.as_str(),
+                json(&result.output)
+            ));
+        }
     }
     // A task brings its `verifier_reward` entry; the case's own come after it.
     let own = match &task {

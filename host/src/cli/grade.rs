@@ -1,5 +1,6 @@
 //! `evalhost grade --evidence DIR [PATHS...]`: re-grade saved runs with the case files'
-//! current graders and print how the verdicts changed.
+//! current graders and print how the verdicts changed. `evalhost grade --trace FILE... CASE`:
+//! grade runs made elsewhere (OTLP, Inspect AI, ATIF traces) with the case's graders.
 
 use std::path::{Path, PathBuf};
 
@@ -16,10 +17,22 @@ use evalhost::runner::{cases_of_report, prepare_cases_with, recorded_case_paths,
 pub struct GradeArgs {
     /// The directory `evalhost run --out DIR` wrote (report.json, <case>/run-N.evidence.json,
     /// <case>/run-N.workspace/).
-    #[arg(long, value_name = "DIR")]
-    pub evidence: PathBuf,
-    /// Case files or directories defining the saved cases (default: the case paths recorded
-    /// in DIR/report.json).
+    #[arg(
+        long,
+        value_name = "DIR",
+        required_unless_present = "trace",
+        conflicts_with = "trace"
+    )]
+    pub evidence: Option<PathBuf>,
+    /// A trace of runs made elsewhere, graded with the one case PATH names (repeat for
+    /// several): OTLP JSON or protobuf with GenAI spans, an Inspect AI log (`.eval`,
+    /// `.json`), an ATIF trajectory (docs/traces.md). A trace carries no workspace: graders
+    /// of the workspace are not evaluable.
+    #[arg(long, value_name = "FILE", requires = "paths")]
+    pub trace: Vec<PathBuf>,
+    /// With --evidence: case files or directories defining the saved cases (default: the
+    /// case paths recorded in DIR/report.json). With --trace: the one case whose graders
+    /// grade the traces' runs.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Write the re-graded JSON report to this file.
@@ -41,12 +54,15 @@ pub struct GradeArgs {
 
 pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
     super::report_files::refuse_own_dirs([("--out", args.out.as_deref())])?;
-    let saved = read_report(&args.evidence).map_err(Failure::usage)?;
+    let Some(evidence) = args.evidence.clone() else {
+        return super::grade_trace::grade_traces(args);
+    };
+    let saved = read_report(&evidence).map_err(Failure::usage)?;
     // `--evidence DIR/report.json` means the directory `--out DIR` wrote.
-    let evidence_dir = if args.evidence.is_file() {
-        args.evidence.parent().unwrap_or(Path::new(".")).to_owned()
+    let evidence_dir = if evidence.is_file() {
+        evidence.parent().unwrap_or(Path::new(".")).to_owned()
     } else {
-        args.evidence.clone()
+        evidence.clone()
     };
     let (paths, recorded) = if args.paths.is_empty() {
         (
@@ -96,12 +112,12 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
         .map_err(Failure::usage)?;
     let mut report = regraded.report;
     let history = args.history.location()?;
-    let recorded = record_regraded(&history, &mut report, &evidence_dir);
+    let recorded = record_graded(&history, &mut report, Some(&evidence_dir));
     let runs: usize = report.summary.runs as usize;
     println!(
         "Re-graded {runs} runs of {} cases from {} (no agent or model ran).",
         report.cases.len(),
-        args.evidence.display()
+        evidence.display()
     );
     let (deltas, flips) = diff_verdicts(&saved, &report).map_err(Failure::internal)?;
     print!("{}", render_verdict_diff(&deltas, &flips));
@@ -131,13 +147,14 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
     }
 }
 
-/// Record the re-graded `report` as a run of its own (`grade`: a new id, now, the project's
-/// git state now; its runs' session logs and evidence from `evidence_dir`). The line saying
-/// where, or `None` when the history is off or failed (a warning says why).
-fn record_regraded(
+/// Record the (re-)graded `report` as a run of its own (`grade`: a new id, now, the
+/// project's git state now; its runs' session logs and evidence from `evidence_dir` when
+/// there is one). The line saying where, or `None` when the history is off or failed (a
+/// warning says why).
+pub(super) fn record_graded(
     history: &evalhost::history::Location,
     report: &mut evalhost::report::SuiteReport,
-    evidence_dir: &std::path::Path,
+    evidence_dir: Option<&std::path::Path>,
 ) -> Option<String> {
     if *history == evalhost::history::Location::Off {
         return None;
@@ -153,9 +170,9 @@ fn record_regraded(
         provider: report.provenance.provider.clone(),
     };
     let mut run = evalhost::history::RecordedRun::starting("grade", report);
-    run.source = Some(evidence_dir.display().to_string());
+    run.source = evidence_dir.map(|dir| dir.display().to_string());
     let recorded = history.open().and_then(|mut store| {
-        evalhost::history::record_report(&mut store, report, run, Some(evidence_dir))
+        evalhost::history::record_report(&mut store, report, run, evidence_dir)
     });
     match recorded {
         Ok(imported) => Some(format!(
@@ -163,7 +180,7 @@ fn record_regraded(
             imported.run.short_id()
         )),
         Err(e) => {
-            eprintln!("Warning: the history did not record this re-grading: {e}");
+            eprintln!("Warning: the history did not record this grading: {e}");
             None
         }
     }

@@ -8,6 +8,7 @@ mod check;
 mod compare;
 mod completions;
 mod grade;
+mod grade_trace;
 mod grader;
 mod graders;
 mod history;

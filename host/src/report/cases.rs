@@ -247,6 +247,7 @@ mod tests {
                 verdicts: Vec::new(),
                 warnings: vec!["a warning".into()],
                 image: None,
+                source: None,
             })
             .collect();
         CaseReport::of_runs(name, runs)

@@ -384,6 +384,10 @@ pub struct RunReport {
     /// (docs/environments.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<RunImage>,
+    /// Where the run was made when evalhost did not make it: the trace file and the run's
+    /// label in it (`evalhost grade --trace`, docs/traces.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// The image a run's container started from.
@@ -707,6 +711,7 @@ mod tests {
                 verdicts: Vec::new(),
                 warnings: Vec::new(),
                 image: None,
+                source: None,
             })
             .collect();
         CaseReport::of_runs(name, runs)

@@ -88,9 +88,18 @@ impl<'a> Gathered<'a> {
             for run in &case.runs {
                 g.all_synthetic &= run.usage.synthetic;
                 g.any_synthetic |= run.usage.synthetic;
+                // A run read from a trace says which (`grade --trace`).
+                let source = run
+                    .source
+                    .as_deref()
+                    .map(|source| format!(" ({source})"))
+                    .unwrap_or_default();
                 let lines = |to: &mut String, lines: Vec<String>| {
                     for line in lines {
-                        to.push_str(&format!("  {} run {}: {line}\n", case.name, run.run));
+                        to.push_str(&format!(
+                            "  {} run {}{source}: {line}\n",
+                            case.name, run.run
+                        ));
                     }
                 };
                 if !run.pass {

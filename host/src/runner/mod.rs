@@ -20,6 +20,7 @@ mod snapshot;
 mod special_files;
 mod telemetry;
 mod timeout;
+mod trace_grade;
 
 pub use cancel::CancelToken;
 pub use partition::Partition;
@@ -33,6 +34,7 @@ pub use prepare::{PreparedCase, prepare_cases, prepare_cases_with, prepare_loade
 pub use progress::Progress;
 pub use regrade::{RegradeError, Regraded};
 pub use regrade::{cases_of_report, recorded_case_paths, regrade};
+pub use trace_grade::{TRACE_MODE, evidence_of, grade_traces};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -495,5 +497,6 @@ fn errored(run: u32, error: String) -> RunReport {
         verdicts: Vec::new(),
         warnings: Vec::new(),
         image: None,
+        source: None,
     }
 }

@@ -182,7 +182,7 @@ async fn regrade_run(
     let snapshot = out::workspace_path(dir, &case, saved.run);
     let had_workspace = snapshot.is_dir();
     let workspace = if had_workspace { &snapshot } else { empty };
-    let verdicts = grade_run(prepared, &evidence, workspace, judge, strict).await;
+    let verdicts = grade_run(prepared, &evidence, Some(workspace), judge, strict).await;
     let pass = run_passes(&verdicts);
     Ok((
         RunReport {

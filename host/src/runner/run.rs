@@ -304,7 +304,7 @@ impl UngradedRun {
             None => grade_all(
                 prepared,
                 &PreparedEvidence::new(&self.evidence),
-                &workspace,
+                Some(&workspace),
                 judge,
                 strict,
             ),
@@ -321,6 +321,7 @@ impl UngradedRun {
             verdicts,
             warnings,
             image: self.image,
+            source: None,
         };
         RunArtifacts {
             report,
@@ -426,18 +427,19 @@ pub(crate) fn run_passes(verdicts: &[GraderVerdict]) -> bool {
     !verdicts.iter().any(GraderVerdict::fails_run)
 }
 
-/// Grade one run with every bound grader, on a blocking thread (wasmtime calls are sync).
+/// Grade one run with every bound grader, on a blocking thread (wasmtime calls are sync);
+/// `workspace` `None`: the run has none (a trace's), and no grader gets a `/workspace`.
 pub(crate) async fn grade_run(
     prepared: Arc<PreparedCase>,
     evidence: &Evidence,
-    workspace: &Path,
+    workspace: Option<&Path>,
     judge: Arc<Judge>,
     strict: bool,
 ) -> Vec<GraderVerdict> {
     let evidence = PreparedEvidence::new(evidence);
-    let workspace = workspace.to_owned();
+    let workspace = workspace.map(Path::to_owned);
     let task = tokio::task::spawn_blocking(move || {
-        grade_all(&prepared, &evidence, &workspace, &judge, strict)
+        grade_all(&prepared, &evidence, workspace.as_deref(), &judge, strict)
     });
     match task.await {
         Ok(verdicts) => verdicts,
@@ -466,7 +468,7 @@ pub(crate) async fn grade_run(
 fn grade_all(
     prepared: &PreparedCase,
     evidence: &PreparedEvidence,
-    workspace: &Path,
+    workspace: Option<&Path>,
     judge: &Arc<Judge>,
     strict: bool,
 ) -> Vec<GraderVerdict> {
@@ -483,7 +485,7 @@ fn grade_all(
         let session = sessions[used.slot].get_or_insert_with(|| {
             bound
                 .component
-                .session(bound.reads_workspace.then_some(workspace))
+                .session(workspace.filter(|_| bound.reads_workspace))
         });
         verdicts.push(grade_one(index, bound, evidence, session, grant, strict));
         if used.last {

@@ -83,7 +83,7 @@ impl Grader for WorkspaceDiff {
     }
 
     fn grade(config: &WorkspaceDiffConfig, evidence: &Evidence) -> Result<Verdict, GradeError> {
-        let diff = diff(&Workspace::of(evidence), &evidence.seeded_files)?;
+        let diff = diff(&Workspace::require(evidence)?, &evidence.seeded_files)?;
         Ok(workspace_diff(config, &diff))
     }
 }

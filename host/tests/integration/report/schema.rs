@@ -190,6 +190,7 @@ fn everything_report() -> SuiteReport {
                 setup_digest: Some(format!("sha256:{}", "ef".repeat(32))),
                 repo_digest: Some(format!("127.0.0.1:5000/tools@sha256:{}", "cd".repeat(32))),
             }),
+            source: Some("cases/traces/inspect/hello.eval: sample 1 epoch 1".into()),
         },
         RunReport {
             run: 2,
@@ -203,6 +204,7 @@ fn everything_report() -> SuiteReport {
             verdicts: Vec::new(),
             warnings: Vec::new(),
             image: None,
+            source: None,
         },
     ];
     let cases = vec![CaseReport {

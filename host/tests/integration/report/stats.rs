@@ -23,6 +23,7 @@ fn runs(outcomes: &[bool]) -> Vec<RunReport> {
             verdicts: Vec::new(),
             warnings: Vec::new(),
             image: None,
+            source: None,
         })
         .collect()
 }
