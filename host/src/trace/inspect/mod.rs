@@ -5,10 +5,13 @@
 //! `samples/<id>_epoch_<n>.json` per sample and epoch, `summaries.json`, `reductions.json` and
 //! `_journal/` (what the writer had while it ran; an unfinished log has only
 //! `_journal/start.json` for its header). A `.json` log is one document with `eval`, `status`
-//! and `samples`. Each sample (`EvalSample`) maps as `sample.rs` says; what the records cannot
+//! and `samples`. Each sample (`EvalSample`) maps as `sample.rs` says, its messages read by `message.rs`
+//! and its events by `events.rs`; what the records cannot
 //! carry (scores, targets, system messages, other events, ...) is counted in the notes.
 
 mod archive;
+mod events;
+mod message;
 mod node;
 mod sample;
 mod time;
