@@ -255,7 +255,9 @@ impl super::Case {
             }
             Execution::External(own) if own == agent => return Replaced::Same,
             Execution::External(own) => Replaced::CasesAgent(own.describe()),
-            Execution::ReplayTools(_) | Execution::Recorded(_) => return Replaced::NoAgent,
+            Execution::ReplayTools(_) | Execution::Recorded(_) | Execution::Traced(_) => {
+                return Replaced::NoAgent;
+            }
         };
         self.execution = Execution::External(agent.clone());
         replaced

@@ -102,6 +102,11 @@ format_map! {
         /// the last result ends the run with an error.
         #[schemars(length(min = 1))]
         tool_results: Option<Vec<ToolResult>>,
+        /// A trace of runs made elsewhere, relative to this file (OTLP, an Inspect AI log, an
+        /// ATIF trajectory; docs/traces.md): each of its runs is a run of this case, graded by
+        /// its graders as the trace recorded it (no agent or model runs, no workspace).
+        #[schemars(length(min = 1))]
+        trace: Option<Text>,
     }
 }
 
@@ -118,7 +123,7 @@ format_map! {
     }
 }
 
-/// How a recorded tool call ended (`crate::session::CallStatus`).
+/// How a recorded tool call ended.
 #[derive(JsonSchema)]
 #[schemars(rename_all = "snake_case")]
 #[allow(dead_code)] // Only the schema is used.
@@ -131,15 +136,17 @@ pub(super) enum ToolResultStatus {
     Cancelled,
 }
 
-/// A case gives its prompt and graders, or a Harbor task that gives them; with a task, the
-/// prompt, environment and timeout are the task's. (Over the derived `required`: `prompt` and
+/// A case gives its prompt and graders, or a trace (its runs, the prompt optional) and
+/// graders, or a Harbor task that gives them; with a task, the prompt, environment and
+/// timeout are the task's. (Over the derived `required`: `prompt` and
 /// `graders` are declared as they are when given.)
 fn prompt_or_task(schema: &mut Schema) {
     schema.insert("required".into(), json!(["name"]));
     schema.insert(
         "oneOf".into(),
         json!([
-            { "required": ["prompt", "graders"], "not": { "required": ["task"] } },
+            { "required": ["prompt", "graders"], "not": { "anyOf": [{ "required": ["task"] }, { "required": ["trace"] }] } },
+            { "required": ["trace", "graders"], "not": { "required": ["task"] } },
             {
                 "required": ["task"],
                 "not": { "anyOf": [

@@ -25,6 +25,7 @@ mod environment;
 mod error;
 mod external;
 mod format;
+mod from_trace;
 mod grader_config;
 pub mod harbor;
 mod load;
@@ -33,7 +34,6 @@ mod names;
 pub mod nexus;
 mod parse;
 mod read;
-mod from_trace;
 mod recorded;
 mod schema;
 mod spool;
@@ -43,6 +43,7 @@ pub(crate) mod yaml;
 pub use environment::{EnvironmentArgError, environment_arg};
 pub use error::{CaseError, Location};
 pub use external::{ExternalAgent, ORACLE_SCRIPT, ORACLE_SOLUTION_DIR, PromptVia, Replaced};
+pub use from_trace::trace_case_yaml;
 pub use grader_config::GraderConfig;
 pub use load::{
     LoadOptions, MAX_CASES_PER_DIR, load_case, load_cases, load_cases_with, load_each,
@@ -52,7 +53,6 @@ pub use load::{
 pub(crate) use located::child as child_field;
 pub use parse::parse_case;
 pub use recorded::RecordError;
-pub use from_trace::trace_case_yaml;
 pub use recorded::replay_case_yaml;
 pub use schema::case_schema;
 pub use spool::{CaseBody, ParkedCase, RESIDENT_BYTES, Spool, SpoolError};
@@ -206,6 +206,9 @@ pub enum Execution {
     ReplayTools(Vec<RecordedToolResult>),
     /// No agent run: the evidence is a recorded session (a Nexus journal).
     Recorded(std::sync::Arc<crate::evidence::Evidence>),
+    /// No agent run: run N is the trace's run N (a case's `trace:`; docs/traces.md), graded
+    /// without a workspace.
+    Traced(std::sync::Arc<crate::trace::Imported>),
     /// An external agent program (the case's `agent:` or `--agent-cmd`) against the model
     /// endpoint; the evidence is what crossed the endpoint, plus the workspace.
     External(ExternalAgent),
@@ -348,7 +351,7 @@ impl Case {
         // endpoint error that fails the run (`Model script exhausted: request 1 ...`).
         let needs_script = !matches!(
             self.execution,
-            Execution::Recorded(_) | Execution::External(_)
+            Execution::Recorded(_) | Execution::Traced(_) | Execution::External(_)
         );
         if self.script_steps() == 0 && needs_script {
             return Err(CaseError::Invalid {

@@ -106,9 +106,41 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
         .and_then(|node| doc.keep(doc.string(node, "description")))
         .or_else(|| task.as_ref().map(|task| task.description.clone()))
         .unwrap_or_default();
+    // A trace gives the runs: each of its runs is one of the case's, graded as it stands
+    // (docs/traces.md); the case adds graders and tags.
+    let trace_node = fields.get("trace");
+    let trace = trace_node.and_then(|node| trace(doc, node));
+    if trace_node.is_some() {
+        for (field, why) in [
+            ("model", "its runs are the trace's: no model is asked"),
+            ("agent", "its runs are the trace's: no agent runs"),
+            ("task", "its runs are the trace's: no task runs"),
+            ("environment", "its runs are the trace's: nothing runs"),
+            ("tool_results", "its runs are the trace's: no tool runs"),
+            (
+                "runs",
+                "its runs are the trace's, one for each run it holds",
+            ),
+        ] {
+            if let Some(node) = fields.get(field) {
+                doc.note(doc.invalid(node, field, format!("does not go with `trace`: {why}")));
+            }
+        }
+    }
     let prompt = match (&task, task_node) {
         (Some(task), _) => task.prompt.clone(),
         (None, Some(_)) => String::new(),
+        // A trace's case may leave its prompt out: the first run's is taken.
+        (None, None) if trace_node.is_some() && fields.get("prompt").is_none() => trace
+            .as_ref()
+            .and_then(|trace| trace.runs.first())
+            .and_then(|run| {
+                run.records.iter().find_map(|record| match &record.event {
+                    crate::session::Event::UserMessage { text } => Some(text.clone()),
+                    _ => None,
+                })
+            })
+            .unwrap_or_default(),
         (None, None) => doc
             .required(&fields, "prompt")
             .and_then(|node| {
@@ -171,9 +203,12 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
             .map(|node| graders(doc, node))
             .unwrap_or_default(),
     };
-    let runs = fields
-        .get("runs")
-        .and_then(|node| doc.keep(runs(doc, node)));
+    let runs = match &trace {
+        Some(trace) => u32::try_from(trace.runs.len()).ok(),
+        None => fields
+            .get("runs")
+            .and_then(|node| doc.keep(runs(doc, node))),
+    };
     let live = match fields.get("live") {
         Some(node) => match node.value {
             Value::Bool(live) => {
@@ -245,8 +280,15 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
             Some(agent)
         })
         .map_or(Execution::Agent, Execution::External);
+    let execution = match trace {
+        Some(trace) => Execution::Traced(std::sync::Arc::new(trace)),
+        None => execution,
+    };
     let execution = match fields.get("tool_results") {
-        Some(node) if !matches!(execution, Execution::Agent) || task_node.is_some() => {
+        Some(node)
+            if !matches!(execution, Execution::Agent | Execution::Traced(_))
+                || task_node.is_some() =>
+        {
             doc.note(doc.invalid(
                 node,
                 "tool_results",
@@ -254,6 +296,7 @@ fn case(doc: &Doc, root: &Node) -> Option<Parsed> {
             ));
             execution
         }
+        Some(_) if trace_node.is_some() => execution,
         Some(node) => Execution::ReplayTools(tool_results(doc, node)),
         None => execution,
     };
@@ -455,6 +498,17 @@ fn step(doc: &Doc, node: &Node, field: &str) -> Option<ScriptStep> {
 }
 
 /// `recorded: {model: NAME}`: the live model the script was recorded from.
+/// `trace: FILE`: the trace (relative to the case file) whose runs are the case's.
+fn trace(doc: &Doc, node: &Node) -> Option<crate::trace::Imported> {
+    let written = doc.keep(doc.string(node, "trace"))?;
+    if written.trim().is_empty() {
+        doc.note(doc.invalid(node, "trace", "must not be empty"));
+        return None;
+    }
+    let path = doc.path().parent().unwrap_or(Path::new("")).join(&written);
+    doc.keep(crate::trace::import(&path).map_err(|e| doc.invalid(node, "trace", e.to_string())))
+}
+
 /// `tool_results: [{tool, output, status}]`: the recorded answers to the run's calls.
 fn tool_results(doc: &Doc, node: &Node) -> Vec<crate::session::RecordedToolResult> {
     let Some(items) = doc.seq(node, "tool_results", "a list of {tool, output, status}") else {

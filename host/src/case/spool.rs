@@ -90,7 +90,8 @@ impl Bulk {
             Execution::Recorded(evidence) => {
                 (None, Some(Arc::unwrap_or_clone(std::mem::take(evidence))))
             }
-            Execution::Agent | Execution::External(_) => (None, None),
+            // A trace's runs stay where they are (shared, read once at loading).
+            Execution::Agent | Execution::External(_) | Execution::Traced(_) => (None, None),
         };
         Self {
             workspace_files: std::mem::take(&mut case.workspace_files),
@@ -111,7 +112,7 @@ impl Bulk {
             Execution::Recorded(evidence) => {
                 *evidence = Arc::new(self.recorded.unwrap_or_default());
             }
-            Execution::Agent | Execution::External(_) => {}
+            Execution::Agent | Execution::External(_) | Execution::Traced(_) => {}
         }
     }
 }
@@ -414,7 +415,7 @@ fn bulk_bytes(case: &Case) -> usize {
     let recording = match &case.execution {
         Execution::ReplayTools(tools) => tools.iter().map(|t| t.output.len()).sum(),
         Execution::Recorded(evidence) => evidence_bytes(evidence),
-        Execution::Agent | Execution::External(_) => 0,
+        Execution::Agent | Execution::External(_) | Execution::Traced(_) => 0,
     };
     seeds + script + turns + recording
 }

@@ -152,18 +152,55 @@ pub(crate) async fn run_once(
     let label = temp.join(format!("(session log of {} run {run})", case.name));
     let mut log = SessionLog::unnamed(temp, label)?;
     let live = options.live.is_some();
+    // A trace's run says so, with the trace's model.
+    let traced = match &case.execution {
+        Execution::Traced(trace) => trace.runs.get(run as usize - 1),
+        _ => None,
+    };
     log.append(Event::SessionStart {
         case: case.name.clone(),
         run,
-        mode: options.mode().into(),
-        model: options.model().to_owned(),
+        mode: match traced {
+            Some(_) => super::trace_grade::TRACE_MODE.into(),
+            None => options.mode().into(),
+        },
+        model: traced.map_or(options.model(), |run| &run.model).to_owned(),
     })?;
+    // Where a run evalhost did not make came from (a trace's).
+    let mut source = None;
     let (evidence, error) = match &case.execution {
         Execution::Recorded(recorded) => {
             // Nothing runs: the recorded session is the evidence, graded as it stands.
             let mut evidence = Evidence::clone(recorded);
             evidence.run = run;
             (evidence, None)
+        }
+        Execution::Traced(trace) => {
+            // Nothing runs: run N is the trace's run N, graded without a workspace.
+            match trace.runs.get(run as usize - 1) {
+                Some(traced) => {
+                    source = Some(format!("{}: {}", trace.path.display(), traced.label));
+                    // The run's log is the trace's (after its own start): --out, the history
+                    // and the HTML report show what the trace recorded.
+                    for record in &traced.records {
+                        if !matches!(record.event, Event::SessionStart { .. }) {
+                            log.append_record(record.clone())?;
+                        }
+                    }
+                    (
+                        super::trace_grade::evidence_of(run, traced, &case.name),
+                        None,
+                    )
+                }
+                None => (
+                    Evidence::default(),
+                    Some(format!(
+                        "the trace {} holds {} runs, and this is run {run}",
+                        trace.path.display(),
+                        trace.runs.len()
+                    )),
+                ),
+            }
         }
         Execution::External(agent) => {
             let endpoint = super::live::RunEndpoint::open(case, server, options);
@@ -262,6 +299,7 @@ pub(crate) async fn run_once(
         evidence,
         root,
         started,
+        source,
     })
 }
 
@@ -277,6 +315,9 @@ pub(crate) struct UngradedRun {
     evidence: Evidence,
     root: tempfile::TempDir,
     started: Instant,
+    /// A trace's run: where it came from (the trace and its label); graded without a
+    /// workspace.
+    source: Option<String>,
 }
 
 impl UngradedRun {
@@ -304,7 +345,7 @@ impl UngradedRun {
             None => grade_all(
                 prepared,
                 &PreparedEvidence::new(&self.evidence),
-                Some(&workspace),
+                self.source.is_none().then_some(workspace.as_path()),
                 judge,
                 strict,
             ),
@@ -321,7 +362,7 @@ impl UngradedRun {
             verdicts,
             warnings,
             image: self.image,
-            source: None,
+            source: self.source,
         };
         RunArtifacts {
             report,

@@ -66,6 +66,7 @@ fn agent_name(execution: &Execution) -> &'static str {
     match execution {
         Execution::Agent | Execution::ReplayTools(_) => OWN_AGENT,
         Execution::Recorded(_) => "recorded",
+        Execution::Traced(_) => "trace",
         Execution::External(ExternalAgent::Preset { preset, .. }) => preset.as_str(),
         Execution::External(ExternalAgent::Oracle) => "oracle",
         Execution::External(_) => "command",

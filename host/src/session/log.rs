@@ -100,6 +100,17 @@ impl SessionLog {
         Ok(())
     }
 
+    /// Append a record as it was made elsewhere, its `at_ms` kept (a trace's run, written
+    /// into the log of the run that grades it).
+    pub(crate) fn append_record(&mut self, record: Record) -> Result<(), SessionLogError> {
+        serde_json::to_writer(&mut self.file, &record)
+            .map_err(std::io::Error::from)
+            .and_then(|()| self.file.write_all(b"\n"))
+            .map_err(|source| self.write_error(source))?;
+        self.records.push(record);
+        Ok(())
+    }
+
     /// Flush buffered lines to disk.
     pub fn flush(&mut self) -> Result<(), SessionLogError> {
         self.file.flush().map_err(|source| self.write_error(source))

@@ -26,7 +26,7 @@ use crate::session::Record;
 pub const MAX_TRACE_BYTES: u64 = 256 << 20;
 
 /// Which format a trace file is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum TraceFormat {
     /// OTLP traces (and logs) with GenAI spans: `ExportTraceServiceRequest`s as OTLP JSON
@@ -56,7 +56,7 @@ impl std::fmt::Display for TraceFormat {
 }
 
 /// One run read from a trace.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ImportedRun {
     /// What names the run in its trace: `sample 3 epoch 1` (Inspect), `trace 4bf9…`
     /// (OTLP), `session 0199…` (ATIF).
@@ -75,7 +75,7 @@ pub struct ImportedRun {
 }
 
 /// Every run of one trace file, and what of the file evalhost did not map.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Imported {
     pub path: PathBuf,
     pub format: TraceFormat,
