@@ -67,4 +67,3 @@ pub fn read_report(path: &Path) -> Result<SuiteReport, ReadReportError> {
     }
     serde_json::from_str(&text).map_err(parse_error)
 }
-
