@@ -111,7 +111,6 @@ pub mod grader;
 pub mod history;
 pub mod inherited_fds;
 pub mod judge;
-#[cfg(any(feature = "run", feature = "bundles"))]
 mod message;
 #[cfg(feature = "run")]
 pub mod model;

@@ -51,7 +51,7 @@ pub enum Command {
   2  bad usage, or an invalid case file or grader config
   3  evalhost itself failed
   130  interrupted (Ctrl-C / SIGTERM); the report of the runs that finished was printed"))]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List cases without running them: name, format, runs, tags and the graders each uses.
     #[command(after_help = "Examples:
   evalhost list cases/mino

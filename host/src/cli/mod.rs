@@ -87,7 +87,7 @@ pub fn main() -> ExitCode {
     };
     let ui = ui::Ui::new(args.color, args.quiet);
     let result = match args.command {
-        Command::Run(run) => run::run(run, &ui),
+        Command::Run(run) => run::run(*run, &ui),
         Command::List(list) => list::list(list),
         Command::Check(check) => check::check(check),
         Command::Completions(completions) => Ok(completions::completions(completions)),
