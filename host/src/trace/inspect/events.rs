@@ -186,23 +186,15 @@ impl<'a> Events<'a> {
             let kind = event.require("event")?.string()?;
             match kind.as_str() {
                 "model" => {
-                    let output = event.object("output")?;
-                    let message = match &output {
-                        Some(output) => match output.list("choices")?.unwrap_or_default().first() {
-                            Some(choice) => match choice.clone().object()?.object("message")? {
-                                Some(message) => message.string("id")?,
-                                None => None,
-                            },
-                            None => None,
-                        },
-                        None => None,
-                    };
-                    let usage = match &output {
-                        Some(output) => output
-                            .object("usage")?
-                            .map(|u| Tokens::new(&u))
-                            .transpose()?,
-                        None => None,
+                    let (message, usage) = match event.object("output")? {
+                        Some(output) => (
+                            message_id(&output)?,
+                            output
+                                .object("usage")?
+                                .map(|u| Tokens::new(&u))
+                                .transpose()?,
+                        ),
+                        None => (None, None),
                     };
                     events.models.push((
                         message,
@@ -291,6 +283,18 @@ impl<'a> Events<'a> {
             };
             notes.count(what, *count);
         }
+    }
+}
+
+/// The id of the message a model event's output (`ModelOutput`) made: its first choice's.
+fn message_id(output: &Object<'_>) -> Result<Option<String>, TraceError> {
+    let choices = output.list("choices")?.unwrap_or_default();
+    let Some(choice) = choices.into_iter().next() else {
+        return Ok(None);
+    };
+    match choice.object()?.object("message")? {
+        Some(message) => message.string("id"),
+        None => Ok(None),
     }
 }
 

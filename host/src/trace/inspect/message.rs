@@ -30,6 +30,7 @@ impl ToolError {
     /// The status evalhost gives a call that ended with this error.
     pub fn status(&self) -> CallStatus {
         match self.kind.as_str() {
+            // Inspect reports a tool the model made up as a parsing error (`_call_tools.py`).
             "parsing"
                 if self.message.starts_with("Tool ") && self.message.ends_with(" not found") =>
             {
