@@ -6,10 +6,13 @@
 //! details event, the earlier per-message log events joined to their span by trace and span
 //! id). What no record carries is counted in [`Notes`].
 
+mod captured;
 mod content;
 mod decode;
+mod exchange;
 mod json_path;
 mod run;
+mod tool;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;

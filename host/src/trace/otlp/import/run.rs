@@ -7,9 +7,11 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::Notes;
-use super::content::{self, EventMessage, Message, Part};
-use super::decode::{Attributes, LogEvent, Span};
-use crate::session::{CallStatus, Event, OutputItem, Record, RequestBody, ToolCallRecords};
+use super::content::Message;
+use super::decode::{LogEvent, Span};
+use super::exchange::Exchange;
+use super::tool::ToolRun;
+use crate::session::{CallStatus, Event, Record, RequestBody, ToolCallRecords};
 use crate::trace::ImportedRun;
 use crate::trace::otlp::semconv as sc;
 
@@ -264,41 +266,15 @@ fn kind(span: &Span) -> Kind<'_> {
     }
 }
 
-/// The attributes each kind of span has that a record carries.
+/// The attributes of an agent span that a record carries.
 const AGENT_MAPPED: &[&str] = &[
     sc::OPERATION_NAME,
     sc::AGENT_NAME,
     sc::REQUEST_MODEL,
     sc::ERROR_TYPE,
 ];
-const CHAT_MAPPED: &[&str] = &[
-    sc::OPERATION_NAME,
-    sc::SYSTEM,
-    sc::REQUEST_MODEL,
-    sc::RESPONSE_MODEL,
-    sc::RESPONSE_FINISH_REASONS,
-    sc::USAGE_INPUT_TOKENS,
-    sc::USAGE_OUTPUT_TOKENS,
-    sc::USAGE_PROMPT_TOKENS,
-    sc::USAGE_COMPLETION_TOKENS,
-    sc::USAGE_CACHE_READ_INPUT_TOKENS,
-    sc::INPUT_MESSAGES,
-    sc::OUTPUT_MESSAGES,
-    sc::PROMPT,
-    sc::COMPLETION,
-    sc::ERROR_TYPE,
-];
-const TOOL_MAPPED: &[&str] = &[
-    sc::OPERATION_NAME,
-    sc::TOOL_NAME,
-    sc::TOOL_CALL_ID,
-    sc::TOOL_CALL_ARGUMENTS,
-    sc::TOOL_CALL_RESULT,
-    sc::ERROR_TYPE,
-];
-
 /// Each attribute of a GenAI span that no record carries, once per span.
-fn note_span_attributes(span: &Span, mapped: &[&str], notes: &mut Notes) {
+pub(super) fn note_span_attributes(span: &Span, mapped: &[&str], notes: &mut Notes) {
     for key in span
         .attributes
         .keys()
@@ -312,7 +288,7 @@ fn note_span_attributes(span: &Span, mapped: &[&str], notes: &mut Notes) {
 }
 
 /// Each event of a GenAI span not read as content (`used` names those that were).
-fn note_span_events(span: &Span, used: &[&str], notes: &mut Notes) {
+pub(super) fn note_span_events(span: &Span, used: &[&str], notes: &mut Notes) {
     for event in span
         .events
         .iter()
@@ -344,465 +320,16 @@ fn text_attribute<'a>(span: &'a Span, key: &str) -> Option<&'a str> {
     }
 }
 
-/// A token count: an integer, or one written as a string or a whole double.
-fn count(attributes: &Attributes, keys: &[&str]) -> Option<u64> {
-    keys.iter().find_map(|key| match attributes.get(*key)? {
-        Value::Number(n) => n.as_u64().or_else(|| {
-            n.as_f64()
-                .filter(|x| x.fract() == 0.0 && *x >= 0.0)
-                .map(|x| x as u64)
-        }),
-        Value::String(text) => text.trim().parse().ok(),
-        _ => None,
-    })
-}
-
-#[derive(Debug, Default, Clone, Copy)]
-struct Usage {
-    input: u64,
-    output: u64,
-    cached: u64,
-    recorded: bool,
-}
-
-/// One model request and its response.
-struct Exchange<'a> {
-    n: u32,
-    span: &'a Span,
-    /// The request's messages (`None`: the trace did not capture them).
-    input: Option<Vec<Message>>,
-    /// The request as the trace recorded it (`null` when it did not).
-    body: Value,
-    items: Vec<OutputItem>,
-    /// The calls of `items`, and the tool run that ran each.
-    calls: Vec<Call>,
-    /// Whether the answer's content was captured (else its calls come from tool spans).
-    output_known: bool,
-    usage: Usage,
-    /// The tool runs that ran after this answer (indices into the run's tool runs).
-    tools: Vec<usize>,
-}
-
-struct Call {
-    id: String,
-    name: String,
-    tool: Option<usize>,
-}
-
-impl<'a> Exchange<'a> {
-    fn read(n: u32, span: &'a Span, logs: &[&'a LogEvent], notes: &mut Notes) -> Self {
-        note_span_attributes(span, CHAT_MAPPED, notes);
-        let content = Content::read(span, logs, notes);
-        if content.input.is_none() && content.output.is_none() {
-            notes.add(
-                "model request spans without content (message content not captured: set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT; their runs have no messages, only counts)",
-                1,
-            );
-        }
-        // A request holds the conversation so far: only the first one's messages are new.
-        if let Some(input) = content.input.as_ref().filter(|_| n == 1) {
-            note_parts(input, notes);
-        }
-        let mut finish_reasons: Vec<String> = match span.attributes.get(sc::RESPONSE_FINISH_REASONS)
-        {
-            Some(Value::Array(reasons)) => reasons.iter().map(content::json_text).collect(),
-            Some(Value::String(reason)) => vec![reason.clone()],
-            _ => Vec::new(),
-        };
-        let mut exchange = Exchange {
-            n,
-            span,
-            input: content.input,
-            body: content.body,
-            items: Vec::new(),
-            calls: Vec::new(),
-            output_known: content.output.is_some(),
-            usage: Usage::default(),
-            tools: Vec::new(),
-        };
-        if let Some(output) = content.output {
-            if output.len() > 1 {
-                notes.add("answers beyond a response's first choice", output.len() - 1);
-            }
-            if let Some(message) = output.first() {
-                note_parts(std::slice::from_ref(message), notes);
-                exchange.answer(message);
-            }
-            if finish_reasons.is_empty() {
-                finish_reasons.extend(content.finish_reason);
-            }
-        }
-        for reason in finish_reasons {
-            if !matches!(
-                reason.as_str(),
-                "stop" | "tool_calls" | "tool_call" | "end_turn" | "tool_use" | "STOP"
-            ) {
-                notes.add(
-                    format!("responses that finished with `{reason}` (no record carries it)"),
-                    1,
-                );
-            }
-        }
-        let input = count(
-            &span.attributes,
-            &[sc::USAGE_INPUT_TOKENS, sc::USAGE_PROMPT_TOKENS],
-        );
-        let output = count(
-            &span.attributes,
-            &[sc::USAGE_OUTPUT_TOKENS, sc::USAGE_COMPLETION_TOKENS],
-        );
-        exchange.usage = Usage {
-            input: input.unwrap_or(0),
-            output: output.unwrap_or(0),
-            cached: count(&span.attributes, &[sc::USAGE_CACHE_READ_INPUT_TOKENS]).unwrap_or(0),
-            recorded: input.is_some() || output.is_some(),
-        };
-        exchange
-    }
-
-    /// The answer's text and calls as output items (adjacent texts one item).
-    fn answer(&mut self, message: &Message) {
-        for part in &message.parts {
-            match part {
-                Part::Text(text) => match self.items.last_mut() {
-                    Some(OutputItem::Message { text: last }) => {
-                        last.push('\n');
-                        last.push_str(text);
-                    }
-                    _ => self.items.push(OutputItem::Message { text: text.clone() }),
-                },
-                Part::Call {
-                    id,
-                    name,
-                    arguments,
-                } => {
-                    let id = if id.is_empty() {
-                        format!("call_{}_{}", self.n, self.calls.len() + 1)
-                    } else {
-                        id.clone()
-                    };
-                    self.add_call(id, name.clone(), arguments.clone());
-                }
-                Part::Response { .. } | Part::Other(_) => {}
-            }
-        }
-    }
-
-    fn add_call(&mut self, id: String, name: String, arguments: String) {
-        self.items.push(OutputItem::FunctionCall {
-            call_id: id.clone(),
-            name: name.clone(),
-            arguments,
-        });
-        self.calls.push(Call {
-            id,
-            name,
-            tool: None,
-        });
-    }
-
-    /// The call of this answer the tool run `t` ran (by call id, else the first of its name
-    /// not yet run); when the answer's content was not captured, the tool run is the only
-    /// record of the call, which is added. Returns the call's id.
-    fn claim(&mut self, t: usize, tool: &ToolRun, notes: &mut Notes) -> String {
-        let free = |call: &&mut Call| call.tool.is_none();
-        let by_id = self
-            .calls
-            .iter_mut()
-            .filter(free)
-            .find(|call| !tool.call_id.is_empty() && call.id == tool.call_id);
-        let call = match by_id {
-            Some(call) => Some(call),
-            None => self
-                .calls
-                .iter_mut()
-                .filter(free)
-                .find(|call| call.name == tool.name),
-        };
-        if let Some(call) = call {
-            call.tool = Some(t);
-            return call.id.clone();
-        }
-        let id = if tool.call_id.is_empty() {
-            format!("call_{}_{}", self.n, self.calls.len() + 1)
-        } else {
-            tool.call_id.clone()
-        };
-        if self.output_known {
-            notes.add(
-                "`execute_tool` spans that match no call of the answer before them",
-                1,
-            );
-        } else {
-            self.add_call(
-                id.clone(),
-                tool.name.clone(),
-                tool.arguments.clone().unwrap_or_default(),
-            );
-            if let Some(call) = self.calls.last_mut() {
-                call.tool = Some(t);
-            }
-        }
-        id
-    }
-
-    /// The result this request sent back for the call `id`.
-    fn response_to(&self, id: &str) -> Option<&str> {
-        self.input
-            .iter()
-            .flatten()
-            .flat_map(|message| &message.parts)
-            .find_map(|part| match part {
-                Part::Response {
-                    id: response,
-                    output,
-                } if response == id => Some(output.as_str()),
-                _ => None,
-            })
-    }
-
-    fn text(&self) -> String {
-        self.items
-            .iter()
-            .filter_map(OutputItem::text)
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-}
-
-/// What of a conversation no record carries: system messages (in request bodies only), and
-/// parts other than text, calls and results.
-fn note_parts(messages: &[Message], notes: &mut Notes) {
-    for message in messages {
-        if message.role == "system" || message.role == "developer" {
-            notes.add("system messages (kept only in the request bodies)", 1);
-        }
-        for part in &message.parts {
-            if let Part::Other(kind) = part {
-                notes.add(
-                    format!("message parts of type `{kind}` (no record carries them)"),
-                    1,
-                );
-            }
-        }
-    }
-}
-
-/// A model span's content, from wherever the trace put it (`content.rs` says which forms).
-struct Content {
-    input: Option<Vec<Message>>,
-    body: Value,
-    output: Option<Vec<Message>>,
-    finish_reason: Option<String>,
-}
-
-impl Content {
-    fn read(span: &Span, logs: &[&LogEvent], notes: &mut Notes) -> Self {
-        let mut content = Content {
-            input: None,
-            body: Value::Null,
-            output: None,
-            finish_reason: None,
-        };
-        if span.attributes.contains_key(sc::SYSTEM_INSTRUCTIONS) {
-            notes.add(
-                "system instructions (`gen_ai.system_instructions`; no record carries them)",
-                1,
-            );
-        }
-        // The conventions' attributes, on the span or on its details event.
-        let details = span
-            .events
-            .iter()
-            .filter(|event| event.name == sc::EVENT_INFERENCE_DETAILS)
-            .map(|event| &event.attributes)
-            .chain(
-                logs.iter()
-                    .filter(|log| log.name == sc::EVENT_INFERENCE_DETAILS)
-                    .map(|log| &log.attributes),
-            );
-        for attributes in std::iter::once(&span.attributes).chain(details) {
-            content.take(attributes, sc::INPUT_MESSAGES, sc::OUTPUT_MESSAGES, notes);
-        }
-        // The earlier events, one per message.
-        let mut event_input = Vec::new();
-        let mut event_bodies = Vec::new();
-        let mut event_output = Vec::new();
-        let mut event_finish = None;
-        for log in logs {
-            if log.name == sc::EVENT_INFERENCE_DETAILS {
-                if log.attributes.contains_key(sc::SYSTEM_INSTRUCTIONS) {
-                    notes.add("system instructions (`gen_ai.system_instructions`; no record carries them)", 1);
-                }
-                continue;
-            }
-            match content::event_message(&log.name, &log.body) {
-                Some(EventMessage::Input(message)) => {
-                    let mut body = match &log.body {
-                        Value::Object(body) => body.clone(),
-                        _ => serde_json::Map::new(),
-                    };
-                    body.entry("role")
-                        .or_insert_with(|| Value::String(message.role.clone()));
-                    event_bodies.push(Value::Object(body));
-                    event_input.push(message);
-                }
-                Some(EventMessage::Output(message)) => {
-                    if event_finish.is_none()
-                        && let Some(Value::String(reason)) = log.body.get("finish_reason")
-                    {
-                        event_finish = Some(reason.clone());
-                    }
-                    event_output.push(message);
-                }
-                None => notes.add(
-                    format!(
-                        "log events `{}` of model request spans (no record carries them)",
-                        log.name
-                    ),
-                    1,
-                ),
-            }
-        }
-        if content.input.is_none() && !event_input.is_empty() {
-            content.input = Some(event_input);
-            content.body = Value::Array(event_bodies);
-        }
-        if content.output.is_none() && !event_output.is_empty() {
-            content.output = Some(event_output);
-            content.finish_reason = event_finish;
-        }
-        // Before 1.28: `gen_ai.prompt` / `gen_ai.completion`, on the span or its events.
-        let earlier = span
-            .events
-            .iter()
-            .filter(|event| {
-                matches!(
-                    event.name.as_str(),
-                    sc::EVENT_CONTENT_PROMPT | sc::EVENT_CONTENT_COMPLETION
-                )
-            })
-            .map(|event| &event.attributes);
-        for attributes in std::iter::once(&span.attributes).chain(earlier) {
-            content.take(attributes, sc::PROMPT, sc::COMPLETION, notes);
-        }
-        note_span_events(
-            span,
-            &[
-                sc::EVENT_INFERENCE_DETAILS,
-                sc::EVENT_CONTENT_PROMPT,
-                sc::EVENT_CONTENT_COMPLETION,
-            ],
-            notes,
-        );
-        content
-    }
-
-    /// The input and output messages of `attributes`, where none were found yet.
-    fn take(
-        &mut self,
-        attributes: &Attributes,
-        input_key: &str,
-        output_key: &str,
-        notes: &mut Notes,
-    ) {
-        if self.input.is_none()
-            && let Some(value) = attributes.get(input_key)
-        {
-            match content::messages(value) {
-                Some(messages) => {
-                    self.input = Some(messages);
-                    self.body = content::recorded(value);
-                }
-                None => notes.add(
-                    format!("`{input_key}` values that are not a list of messages"),
-                    1,
-                ),
-            }
-        }
-        if self.output.is_none()
-            && let Some(value) = attributes.get(output_key)
-        {
-            match content::messages(value) {
-                Some(messages) => {
-                    self.finish_reason = content::recorded(value)
-                        .get(0)
-                        .and_then(|message| message.get("finish_reason"))
-                        .and_then(Value::as_str)
-                        .map(str::to_owned);
-                    self.output = Some(messages);
-                }
-                None => notes.add(
-                    format!("`{output_key}` values that are not a list of messages"),
-                    1,
-                ),
-            }
-        }
-    }
-}
-
-/// One `execute_tool` span.
-struct ToolRun<'a> {
-    span: &'a Span,
-    /// `gen_ai.tool.call.id`, else the id of the call it was matched to.
-    call_id: String,
-    name: String,
-    arguments: Option<String>,
-    result: Option<String>,
-    failed: bool,
-}
-
-impl<'a> ToolRun<'a> {
-    fn read(span: &'a Span, notes: &mut Notes) -> Self {
-        note_span_attributes(span, TOOL_MAPPED, notes);
-        note_span_events(span, &[], notes);
-        let text = |key| span.attributes.get(key).map(content::json_text);
-        ToolRun {
-            span,
-            call_id: text(sc::TOOL_CALL_ID).unwrap_or_default(),
-            name: text(sc::TOOL_NAME).unwrap_or_default(),
-            arguments: text(sc::TOOL_CALL_ARGUMENTS),
-            result: text(sc::TOOL_CALL_RESULT),
-            failed: span.error.is_some() || span.attributes.contains_key(sc::ERROR_TYPE),
-        }
-    }
-
-    /// Its `tool_start` and `tool_result`; `sent_back` is the result the next request sent
-    /// the model, used when the span records none.
-    fn emit(&self, out: &mut Timeline, sent_back: Option<&str>) {
-        let records = ToolCallRecords::new(&self.call_id, &self.name);
-        out.push(self.span.start_ns, records.started());
-        let mut output = self
-            .result
-            .as_deref()
-            .or(sent_back)
-            .unwrap_or_default()
-            .to_owned();
-        if output.is_empty()
-            && let Some(message) = &self.span.error
-        {
-            output.clone_from(message);
-        }
-        let status = if self.failed {
-            CallStatus::Failed
-        } else {
-            CallStatus::Completed
-        };
-        let duration = self.span.end_ns.saturating_sub(self.span.start_ns) / 1_000_000;
-        out.push(self.span.end_ns, records.ended(status, &output, duration));
-    }
-}
-
 /// The run's records in order, each at the milliseconds since the trace's first span began
 /// (never before the record before it: records follow the run's logic, clocks may not).
-struct Timeline {
+pub(super) struct Timeline {
     start_ns: u64,
     last_ms: u64,
     records: Vec<Record>,
 }
 
 impl Timeline {
-    fn new(start_ns: u64) -> Self {
+    pub fn new(start_ns: u64) -> Self {
         Self {
             start_ns,
             last_ms: 0,
@@ -810,7 +337,7 @@ impl Timeline {
         }
     }
 
-    fn push(&mut self, at_ns: u64, event: Event) {
+    pub fn push(&mut self, at_ns: u64, event: Event) {
         let at_ms = (at_ns.saturating_sub(self.start_ns) / 1_000_000).max(self.last_ms);
         self.last_ms = at_ms;
         self.records.push(Record { at_ms, event });
