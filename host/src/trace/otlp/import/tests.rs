@@ -653,3 +653,55 @@ fn a_thousand_unmapped_attributes_are_counted_not_listed() {
         "{notes:#?}"
     );
 }
+
+/// A later user message (the next turn of a conversation) is the first request that sends it.
+#[test]
+fn each_later_user_message_is_a_user_message_record() {
+    let text = |role: &str, content: &str| json!({"role": role, "parts": [{"type": "text", "content": content}]});
+    let chat = |id: &str, start, input: Value, answer: &str| {
+        span(
+            id,
+            "chat",
+            start,
+            start + 1,
+            json!({
+                "gen_ai.operation.name": "chat",
+                "gen_ai.input.messages": input.to_string(),
+                "gen_ai.output.messages": json!([text("assistant", answer)]).to_string(),
+            }),
+        )
+    };
+    let spans = vec![
+        chat(
+            "1111111111111111",
+            0,
+            json!([text("user", "Hi.")]),
+            "Hello.",
+        ),
+        chat(
+            "2222222222222222",
+            5,
+            json!([
+                text("user", "Hi."),
+                text("assistant", "Hello."),
+                text("user", "Bye.")
+            ]),
+            "Bye!",
+        ),
+    ];
+    let (run, _) = one_run(&traces(spans).to_string());
+    let users: Vec<&str> = run
+        .records
+        .iter()
+        .filter_map(|record| match &record.event {
+            Event::UserMessage { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users, ["Hi.", "Bye."]);
+    let evidence = evidence_of(&run);
+    assert_eq!(
+        (evidence.prompt.as_str(), evidence.final_text.as_str()),
+        ("Hi.", "Bye!")
+    );
+}
