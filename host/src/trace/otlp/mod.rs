@@ -1,6 +1,6 @@
 //! OTLP: evalhost's runs out as GenAI spans (`export.rs` builds a run's spans, `exporter.rs`
 //! sends them to a collector and writes them to a file), GenAI spans in as runs
-//! (`import.rs`); `semconv.rs` names the conventions both use.
+//! (`import/`); `semconv.rs` names the conventions both use.
 
 pub mod export;
 #[cfg(feature = "run")]
