@@ -99,7 +99,7 @@ fn traces_of_two_formats_are_runs_of_one_case() {
     assert_eq!(runs[3]["usage"]["requests"], 3);
 }
 
-/// The example suite of traces runs as any suite does: each trace's runs are its case's, the
+/// The example suite of traces (Inspect, ATIF, OTLP) runs as any suite does: each trace's runs are its case's, the
 /// run's session log is the trace's transcript (`--out`), and nothing runs.
 #[test]
 fn a_case_whose_source_is_a_trace_runs_with_a_suite() {
@@ -110,6 +110,7 @@ fn a_case_whose_source_is_a_trace_runs_with_a_suite() {
             "run",
             "cases/traces/inspect/arithmetic.yaml",
             "cases/traces/atif/greeting.yaml",
+            "cases/traces/otel/launch-code.yaml",
             "--out",
         ])
         .arg(&out)
@@ -119,6 +120,14 @@ fn a_case_whose_source_is_a_trace_runs_with_a_suite() {
     let cases = report["cases"].as_array().unwrap();
     assert_eq!(cases[0]["summary"]["runs"], 3);
     assert_eq!(cases[1]["summary"]["runs"], 1);
+    assert_eq!(cases[2]["summary"]["runs"], 1);
+    assert!(
+        cases[2]["runs"][0]["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("cases/traces/otel/trace.pb: trace "),
+        "{report}"
+    );
     let log = std::fs::read_to_string(out.join("greeting/run-1.jsonl")).unwrap();
     let records: Vec<Value> = log
         .lines()

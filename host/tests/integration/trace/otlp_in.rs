@@ -145,7 +145,7 @@ fn comparable(mut evidence: Evidence) -> Evidence {
 
 /// The committed record.yaml, run as it is: the agent writes the OTLP its exporters' encoders
 /// made to the workspace (`otel/traces.pb`, `otel/otlp.jsonl`), and each imports as the run.
-/// The committed `trace.pb` and `trace.otlp.json` (such a run's) and `legacy.otlp.jsonl` (a run
+/// The committed `trace.pb` and `trace.otlp.json` (such a run's) and `legacy.otlp.ndjson` (a run
 /// with `--semconv legacy`: content in log events) import the same way.
 #[test]
 fn the_instrumented_agent_s_otlp_files_import_as_the_run_the_script_made() {
@@ -165,7 +165,7 @@ fn the_instrumented_agent_s_otlp_files_import_as_the_run_the_script_made() {
         comparable(fresh_evidence.clone()),
         "the JSON lines hold the protobuf's run"
     );
-    for committed in ["trace.pb", "trace.otlp.json", "legacy.otlp.jsonl"] {
+    for committed in ["trace.pb", "trace.otlp.json", "legacy.otlp.ndjson"] {
         let path = case_dir().join(committed);
         let committed_evidence = evidence(&imported(&path));
         assert_the_scripted_run(&committed_evidence, &path);

@@ -9,6 +9,7 @@ use crate::support::evalhost::Evalhost;
 
 const INSPECT: &str = "cases/traces/inspect/arithmetic.eval";
 const ATIF: &str = "cases/traces/atif/trajectory.json";
+const OTLP: &str = "cases/traces/otel/trace.pb";
 
 fn promote(trace: &str, run: Option<&str>, dir: &Path, id: &str) -> std::path::PathBuf {
     let mut command = Evalhost::new()
@@ -30,8 +31,9 @@ fn promote(trace: &str, run: Option<&str>, dir: &Path, id: &str) -> std::path::P
     dir.join(format!("{id}.yaml"))
 }
 
-/// An Inspect sample and an ATIF trajectory each become a replay case that passes offline:
-/// the script is the trace's model turns, the tool results the trace's.
+/// An Inspect sample, an ATIF trajectory and the OTLP trace of a real instrumented agent each
+/// become a replay case that passes offline: the script is the trace's model turns, the tool
+/// results the trace's.
 #[test]
 fn a_promoted_trace_run_replays_offline_and_passes() {
     let dir = tempfile::tempdir().unwrap();
@@ -54,7 +56,18 @@ fn a_promoted_trace_run_replays_offline_and_passes() {
         "{yaml}"
     );
     let atif = promote(ATIF, None, dir.path(), "greeting");
-    let output = Evalhost::new().args(["run"]).arg(&inspect).arg(&atif).run();
+    let otlp = promote(OTLP, None, dir.path(), "launch-code");
+    let yaml = std::fs::read_to_string(&otlp).unwrap();
+    assert!(
+        yaml.contains("    expect_input_contains: \"launch code: tangerine-42\""),
+        "{yaml}"
+    );
+    let output = Evalhost::new()
+        .args(["run"])
+        .arg(&inspect)
+        .arg(&atif)
+        .arg(&otlp)
+        .run();
     output.assert_code(0);
     output.assert_stdout_contains("All cases passed.");
 }
