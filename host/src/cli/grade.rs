@@ -126,22 +126,32 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
             "Note: {case} run {run} has no workspace snapshot (run-{run}.workspace/): its file graders saw an empty workspace."
         );
     }
-    super::report_files::print_text(&report, false)?;
-    if let Some(path) = &args.out {
+    finish(&report, args.out.as_deref(), recorded)
+}
+
+/// What every `grade` ends with: the text report, `-o`'s JSON report, where the history
+/// recorded it, and the exit status (1 when a case failed).
+pub(super) fn finish(
+    report: &evalhost::report::SuiteReport,
+    out: Option<&Path>,
+    recorded: Option<String>,
+) -> Result<u8, Failure> {
+    super::report_files::print_text(report, false)?;
+    if let Some(path) = out {
         evalhost::private_file::write_with(path, |out| report.write_json(out))
-            .with_context(|| format!("failed to write the re-graded report `{}`", path.display()))
+            .with_context(|| format!("failed to write the graded report `{}`", path.display()))
             .map_err(Failure::internal)?;
     }
     if let Some(recorded) = recorded {
         println!("{recorded}");
     }
-    let failed = super::report_files::failed_cases(&report)?;
+    let failed = super::report_files::failed_cases(report)?;
     if failed == 0 {
         Ok(exit::OK)
     } else {
         eprintln!(
             "Error: {}",
-            super::report_files::eval_failed(&report, failed)?
+            super::report_files::eval_failed(report, failed)?
         );
         Ok(exit::EVAL_FAILED)
     }

@@ -4,7 +4,7 @@
 use anyhow::Context;
 
 use super::grade::GradeArgs;
-use super::{Failure, exit};
+use super::Failure;
 use evalhost::case::{LoadOptions, load_cases_with};
 use evalhost::grader::GraderHost;
 use evalhost::runner::prepare_cases_with;
@@ -80,25 +80,7 @@ pub fn grade_traces(args: GradeArgs) -> Result<u8, Failure> {
             println!("  not mapped: {note}");
         }
     }
-    super::report_files::print_text(&report, false)?;
-    if let Some(path) = &args.out {
-        evalhost::private_file::write_with(path, |out| report.write_json(out))
-            .with_context(|| format!("failed to write the report `{}`", path.display()))
-            .map_err(Failure::internal)?;
-    }
-    if let Some(recorded) = recorded {
-        println!("{recorded}");
-    }
-    let failed = super::report_files::failed_cases(&report)?;
-    if failed == 0 {
-        Ok(exit::OK)
-    } else {
-        eprintln!(
-            "Error: {}",
-            super::report_files::eval_failed(&report, failed)?
-        );
-        Ok(exit::EVAL_FAILED)
-    }
+    super::grade::finish(&report, args.out.as_deref(), recorded)
 }
 
 fn plural(n: usize, what: &str) -> String {
