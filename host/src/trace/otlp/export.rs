@@ -445,3 +445,137 @@ fn kv_strings(key: &str, texts: &[String]) -> KeyValue {
         ..KeyValue::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(at_ms: u64, event: Event) -> Record {
+        Record { at_ms, event }
+    }
+
+    fn attribute<'a>(span: &'a Span, key: &str) -> Option<&'a any_value::Value> {
+        span.attributes
+            .iter()
+            .find(|kv| kv.key == key)
+            .and_then(|kv| kv.value.as_ref())
+            .and_then(|v| v.value.as_ref())
+    }
+
+    fn text(span: &Span, key: &str) -> String {
+        match attribute(span, key) {
+            Some(any_value::Value::StringValue(s)) => s.clone(),
+            other => panic!("{key}: {other:?}"),
+        }
+    }
+
+    /// A failed call is an `execute_tool` span with an error status and `error.type`; a run
+    /// that ended with an error is an errored root; a not-evaluable verdict has a label and no
+    /// score; the spans start where their records say, after the run's start.
+    #[test]
+    fn failures_are_error_statuses_and_verdicts_events() {
+        let records = vec![
+            record(
+                0,
+                Event::SessionStart {
+                    case: "c".into(),
+                    run: 1,
+                    mode: "replay".into(),
+                    model: "m".into(),
+                },
+            ),
+            record(0, Event::UserMessage { text: "Go.".into() }),
+            record(
+                5,
+                Event::ModelRequest {
+                    n: 1,
+                    body: crate::session::RequestBody::from(serde_json::Value::Null),
+                },
+            ),
+            record(
+                9,
+                Event::ModelResponse {
+                    n: 1,
+                    output: vec![OutputItem::FunctionCall {
+                        call_id: "call_1".into(),
+                        name: "bash".into(),
+                        arguments: "{\"command\":\"false\"}".into(),
+                    }],
+                    input_tokens: 10,
+                    output_tokens: 2,
+                    cached_input_tokens: 0,
+                },
+            ),
+            record(
+                10,
+                Event::ToolStart {
+                    call_id: "call_1".into(),
+                    name: "bash".into(),
+                },
+            ),
+            record(
+                30,
+                Event::ToolResult {
+                    call_id: "call_1".into(),
+                    name: "bash".into(),
+                    status: CallStatus::Failed,
+                    output: "exit 1".into(),
+                    duration_ms: 20,
+                },
+            ),
+            record(
+                31,
+                Event::RunError {
+                    message: "model script ran out".into(),
+                },
+            ),
+        ];
+        let run = FinishedRun {
+            suite_run: "r",
+            case: "c",
+            run: 1,
+            agent: OWN_AGENT,
+            provider: "evalhost.scripted",
+            started_unix_nanos: 1_000_000_000,
+            duration_ms: 40,
+            records: &records,
+            pass: false,
+            error: Some("model script ran out"),
+            verdicts: vec![VerdictResult {
+                name: "graders[0] file_exists \"a\"".into(),
+                label: "not_evaluable",
+                score: None,
+                message: "no workspace",
+            }],
+        };
+        let spans = spans(&run);
+        assert_eq!(spans.len(), 3);
+        let (root, chat, tool) = (&spans[0], &spans[1], &spans[2]);
+        assert_eq!(root.status.as_ref().unwrap().code, StatusCode::Error as i32);
+        assert_eq!(text(root, sc::ERROR_TYPE), "run_error");
+        assert_eq!(chat.parent_span_id, root.span_id);
+        assert_eq!(chat.start_time_unix_nano, 1_005_000_000);
+        assert_eq!(chat.end_time_unix_nano, 1_009_000_000);
+        assert_eq!(
+            text(tool, sc::TOOL_CALL_ARGUMENTS),
+            "{\"command\":\"false\"}"
+        );
+        assert_eq!(text(tool, sc::ERROR_TYPE), "failed");
+        assert_eq!(tool.status.as_ref().unwrap().code, StatusCode::Error as i32);
+        assert_eq!(
+            (tool.start_time_unix_nano, tool.end_time_unix_nano),
+            (1_010_000_000, 1_030_000_000)
+        );
+        let event = &root.events[0];
+        assert_eq!(event.name, sc::EVENT_EVALUATION_RESULT);
+        assert!(
+            event
+                .attributes
+                .iter()
+                .all(|kv| kv.key != sc::EVALUATION_SCORE_VALUE)
+        );
+        assert_eq!(root.end_time_unix_nano, 1_040_000_000);
+        // The same run exported again keeps its ids.
+        assert_eq!(super::spans(&run)[0].trace_id, root.trace_id);
+    }
+}

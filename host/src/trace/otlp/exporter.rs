@@ -83,8 +83,13 @@ impl ExportConfig {
         var: impl Fn(&str) -> Option<String>,
     ) -> Result<Option<Self>, ExportConfigError> {
         let var = |name: &str| var(name).filter(|v| !v.trim().is_empty());
+        // The SDKs' switches: the variables' endpoint is not used when traces are off.
+        let disabled = var("OTEL_SDK_DISABLED")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+            || var("OTEL_TRACES_EXPORTER").is_some_and(|v| v.trim() == "none");
         let url = match otlp {
             Some(url) => Some(traces_url("--otlp", url, true)?),
+            None if disabled => None,
             None => match var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
                 Some(url) => Some(traces_url(
                     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
@@ -470,4 +475,114 @@ async fn post(
         "the collector answered {status}: {}",
         crate::message::excerpt(&body, 200)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(
+        otlp: Option<&str>,
+        vars: &[(&str, &str)],
+    ) -> Result<Option<ExportConfig>, ExportConfigError> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        ExportConfig::resolve(otlp, None, |name| {
+            vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        })
+    }
+
+    fn url(otlp: Option<&str>, vars: &[(&str, &str)]) -> Option<String> {
+        resolve(otlp, vars).unwrap().and_then(|c| c.url)
+    }
+
+    /// A base URL gets `/v1/traces`; a signal's own endpoint, or a URL ending with it, is
+    /// used as it is; `--otlp` comes before the variables.
+    #[test]
+    fn the_traces_url_follows_the_sdks_rules() {
+        let traces = Some("http://c:4318/v1/traces".to_owned());
+        assert_eq!(url(Some("http://c:4318"), &[]), traces);
+        assert_eq!(url(Some("http://c:4318/"), &[]), traces);
+        assert_eq!(url(Some("http://c:4318/v1/traces"), &[]), traces);
+        assert_eq!(
+            url(
+                None,
+                &[("OTEL_EXPORTER_OTLP_ENDPOINT", "https://o.example/otlp")]
+            ),
+            Some("https://o.example/otlp/v1/traces".to_owned())
+        );
+        assert_eq!(
+            url(
+                None,
+                &[
+                    ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"),
+                    ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://b:9/custom"),
+                ]
+            ),
+            Some("http://b:9/custom".to_owned())
+        );
+        assert_eq!(
+            url(
+                Some("http://c:4318"),
+                &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:1")]
+            ),
+            traces
+        );
+        assert!(resolve(None, &[]).unwrap().is_none());
+    }
+
+    /// The SDKs' switches turn the variables' export off, not an explicit `--otlp`.
+    #[test]
+    fn a_disabled_sdk_exports_nothing_from_the_variables() {
+        let endpoint = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318");
+        assert_eq!(url(None, &[endpoint, ("OTEL_SDK_DISABLED", "true")]), None);
+        assert_eq!(
+            url(None, &[endpoint, ("OTEL_TRACES_EXPORTER", "none")]),
+            None
+        );
+        assert!(url(Some("http://c:1"), &[("OTEL_SDK_DISABLED", "true")]).is_some());
+    }
+
+    /// Headers are `key=value` pairs with %-escapes; the timeout is in milliseconds; the
+    /// protocol is protobuf unless told JSON; gRPC and bad values are refused, naming them.
+    #[test]
+    fn headers_timeout_and_protocol() {
+        let config = resolve(
+            Some("http://c:4318"),
+            &[
+                ("OTEL_EXPORTER_OTLP_HEADERS", "api-key=a%20b, x-team=evals"),
+                ("OTEL_EXPORTER_OTLP_TIMEOUT", "2500"),
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+            ],
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            config.headers,
+            [
+                ("api-key".to_owned(), "a b".to_owned()),
+                ("x-team".to_owned(), "evals".to_owned())
+            ]
+        );
+        assert_eq!(config.timeout, Duration::from_millis(2500));
+        assert_eq!(config.protocol, Protocol::Json);
+        let refused =
+            |vars: &[(&str, &str)]| resolve(Some("http://c:1"), vars).unwrap_err().to_string();
+        assert!(refused(&[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]).contains("not gRPC"));
+        assert!(refused(&[("OTEL_EXPORTER_OTLP_TIMEOUT", "soon")]).contains("milliseconds"));
+        let header = refused(&[("OTEL_EXPORTER_OTLP_HEADERS", "secret-without-equals")]);
+        assert!(header.contains("not `key=value`"), "{header}");
+        assert!(
+            !header.contains("secret"),
+            "a header's value is never shown: {header}"
+        );
+        assert!(
+            resolve(Some("ftp://c"), &[])
+                .unwrap_err()
+                .to_string()
+                .contains("--otlp: `ftp://c`")
+        );
+    }
 }
