@@ -126,6 +126,15 @@ if [ "$largest" -ge 1000 ]; then
   repeats="$repeats_saved"
   echo "With \`--junit\` and \`--html\`, $largest cases: $wall s wall, $rss_mb MB peak RSS (the page: $(du -m "$work/report.html" | cut -f1) MB)."
   rm -f "$work/junit.xml" "$work/report.html"
+  # Every run exported as an OpenTelemetry trace (docs/traces.md): its session log parsed again
+  # and its spans encoded on its grading thread, the lines spooled until the suite ends.
+  say "evalhost run: $largest cases, --otel-file"
+  repeats_saved="$repeats"; repeats=1
+  # shellcheck disable=SC2086
+  measure run-otel "$evalhost" run --jobs 2 --otel-file "$work/traces.jsonl" ${dirs[$largest]}
+  repeats="$repeats_saved"
+  echo "With \`--otel-file\`, $largest cases: $wall s wall, $rss_mb MB peak RSS (the file: $(du -m "$work/traces.jsonl" | cut -f1) MB)."
+  rm -f "$work/traces.jsonl"
 fi
 if [ "$largest" -ge 1000 ]; then
   hist_dirs="${dirs[$largest]}"
