@@ -126,6 +126,7 @@ pub mod session;
 mod spool_file;
 #[cfg(feature = "run")]
 pub mod suite;
+mod timestamp;
 #[cfg(any(feature = "run", feature = "bundles"))]
 pub mod tls;
 pub mod trace;

@@ -13,6 +13,7 @@
 mod atif;
 mod error;
 mod inspect;
+mod json;
 pub mod otlp;
 mod sniff;
 

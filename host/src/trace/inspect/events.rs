@@ -9,9 +9,9 @@ use serde_json::Value;
 
 use super::Notes;
 use super::message::{Texts, ToolError, parts_text};
-use super::node::{Node, Object};
 use super::sample::timestamp;
 use crate::trace::TraceError;
+use crate::trace::json::{Kind, Node, Object};
 
 /// The sample's `events_data`: the messages of model events' inputs and of their provider
 /// requests, each stored once and referred to by ranges (`input_refs`, `call.call_refs`).
@@ -301,12 +301,12 @@ fn message_id(output: &Object<'_>) -> Result<Option<String>, TraceError> {
 /// A tool event's `result`: a string, a number or boolean, content parts (or one part).
 fn tool_result_text(result: Node<'_>, text: &Texts) -> Result<String, TraceError> {
     Ok(match result.kind() {
-        "a string" => text.resolve(result.string()?),
-        "a list" => {
+        Kind::String => text.resolve(result.string()?),
+        Kind::List => {
             // Parts' notes belong to the messages; a result's parts are its tool message's.
             parts_text(result.list()?, text, &mut Notes::default())?
         }
-        "an object" => {
+        Kind::Object => {
             let part = result.clone().object()?;
             match part.string("text")? {
                 Some(part_text) => text.resolve(part_text),

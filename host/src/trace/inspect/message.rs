@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::Notes;
-use super::node::{Node, Object};
 use crate::session::CallStatus;
 use crate::trace::TraceError;
+use crate::trace::json::{Kind, Node, Object};
 
 /// Inspect's `ToolCallError`: `{type, message}`.
 #[derive(Debug, Clone)]
@@ -92,7 +92,9 @@ impl Message {
                     let call = call.object()?;
                     let arguments = match call.get("arguments") {
                         // Inspect keeps arguments as an object; a provider's raw text as is.
-                        Some(arguments) if arguments.kind() == "a string" => arguments.string()?,
+                        Some(arguments) if arguments.kind() == Kind::String => {
+                            arguments.string()?
+                        }
                         Some(arguments) => arguments.value()?.to_string(),
                         None => "{}".to_owned(),
                     };
@@ -128,7 +130,7 @@ fn content(message: &Object<'_>, text: &Texts, notes: &mut Notes) -> Result<Stri
     let Some(content) = message.get("content") else {
         return Ok(String::new());
     };
-    if content.kind() != "a list" {
+    if content.kind() != Kind::List {
         return Ok(text.resolve(content.string()?));
     }
     parts_text(content.list()?, text, notes)

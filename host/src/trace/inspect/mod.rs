@@ -12,148 +12,126 @@
 mod archive;
 mod events;
 mod message;
-mod node;
 mod sample;
-mod time;
 
 use std::path::Path;
 
 use archive::Archive;
-use node::{Doc, Object};
 use sample::{LogFacts, Mapped};
 
+use super::json::{Doc, Object};
 use super::{ImportedRun, TraceError};
 
 pub(super) fn runs(
     path: &Path,
     bytes: &[u8],
 ) -> Result<(Vec<ImportedRun>, Vec<String>), TraceError> {
-    let mut notes = Notes::default();
-    let mut mapped = Vec::new();
-    let order = if bytes.starts_with(b"PK\x03\x04") {
-        from_archive(path, bytes, &mut mapped, &mut notes)?
+    let mut log = Log::default();
+    if bytes.starts_with(b"PK\x03\x04") {
+        log.read_archive(path, bytes)?;
     } else {
-        from_document(path, bytes, &mut mapped, &mut notes)?
-    };
-    // As the dataset orders its samples, epoch by epoch (an archive holds them in the order
-    // they finished).
-    let position: std::collections::HashMap<&str, usize> = order
-        .iter()
-        .enumerate()
-        .rev()
-        .map(|(i, id)| (id.as_str(), i))
-        .collect();
-    mapped.sort_by_key(|m| {
-        let at = position.get(m.id.as_str()).copied();
-        (m.epoch, at.unwrap_or(usize::MAX))
-    });
-    Ok((
-        mapped.into_iter().map(|m| m.run).collect(),
-        notes.into_lines(),
-    ))
+        log.read_document(path, bytes)?;
+    }
+    Ok(log.into_runs())
 }
 
-/// The samples of a `.eval` archive; returns the dataset's sample order.
-fn from_archive(
-    path: &Path,
-    bytes: &[u8],
-    mapped: &mut Vec<Mapped>,
-    notes: &mut Notes,
-) -> Result<Vec<String>, TraceError> {
-    let mut archive = Archive::open(path, bytes)?;
-    let (member, header) = match archive.text("header.json")? {
-        Some(text) => ("header.json", text),
-        None => match archive.text("_journal/start.json")? {
-            Some(text) => ("_journal/start.json", text),
-            None => {
-                return Err(TraceError::Archive {
-                    path: path.to_owned(),
-                    member: "header.json".to_owned(),
-                    message: "missing (and so is `_journal/start.json`): not an Inspect log"
-                        .to_owned(),
-                });
+/// A log being read: its samples' runs, the dataset's order of sample ids, what is noted.
+#[derive(Default)]
+struct Log {
+    mapped: Vec<Mapped>,
+    order: Vec<String>,
+    notes: Notes,
+}
+
+impl Log {
+    /// The samples of a `.eval` archive.
+    fn read_archive(&mut self, path: &Path, bytes: &[u8]) -> Result<(), TraceError> {
+        let mut archive = Archive::open(path, bytes)?;
+        let (member, header) = match archive.text("header.json")? {
+            Some(text) => ("header.json", text),
+            None => match archive.text("_journal/start.json")? {
+                Some(text) => ("_journal/start.json", text),
+                None => {
+                    return Err(TraceError::Archive {
+                        path: path.to_owned(),
+                        member: "header.json".to_owned(),
+                        message: "missing (and so is `_journal/start.json`): not an Inspect log"
+                            .to_owned(),
+                    });
+                }
+            },
+        };
+        let doc = Doc::member(path, member, &header);
+        let facts = self.header(&doc.root()?.object()?)?;
+        for name in archive.names() {
+            if !(name.starts_with("samples/") && name.ends_with(".json")) {
+                continue;
             }
-        },
-    };
-    let doc = Doc {
-        path,
-        member: Some(member),
-        text: &header,
-    };
-    let header = doc.root()?;
-    let (facts, order) = log_facts(&header, notes)?;
-    for name in archive.names() {
-        if !(name.starts_with("samples/") && name.ends_with(".json")) {
-            continue;
+            let Some(text) = archive.text(&name)? else {
+                continue;
+            };
+            let doc = Doc::member(path, &name, &text);
+            let sample = doc.root()?.object()?;
+            self.mapped
+                .push(sample::map(&sample, &facts, &mut self.notes)?);
         }
-        let Some(text) = archive.text(&name)? else {
-            continue;
-        };
-        let doc = Doc {
-            path,
-            member: Some(&name),
-            text: &text,
-        };
-        mapped.push(sample::map(&doc.root()?, &facts, notes)?);
+        Ok(())
     }
-    Ok(order)
-}
 
-/// The samples of a `.json` log; returns the dataset's sample order.
-fn from_document(
-    path: &Path,
-    bytes: &[u8],
-    mapped: &mut Vec<Mapped>,
-    notes: &mut Notes,
-) -> Result<Vec<String>, TraceError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        let (line, column) = node::line_column(bytes, e.valid_up_to());
-        TraceError::Invalid {
-            path: path.to_owned(),
-            line,
-            column,
-            field: "(document)".to_owned(),
-            message: "not UTF-8 text".to_owned(),
+    /// The samples of a `.json` log.
+    fn read_document(&mut self, path: &Path, bytes: &[u8]) -> Result<(), TraceError> {
+        let doc = Doc::file(path, bytes)?;
+        let log = doc.root()?.object()?;
+        let facts = self.header(&log)?;
+        for node in log.list("samples")?.unwrap_or_default() {
+            self.mapped
+                .push(sample::map(&node.object()?, &facts, &mut self.notes)?);
         }
-    })?;
-    let doc = Doc {
-        path,
-        member: None,
-        text,
-    };
-    let log = doc.root()?;
-    let (facts, order) = log_facts(&log, notes)?;
-    for node in log.list("samples")?.unwrap_or_default() {
-        mapped.push(sample::map(&node.object()?, &facts, notes)?);
+        Ok(())
     }
-    Ok(order)
-}
 
-/// The eval's model and sample order, from a header (or a whole `.json` log); notes a log
-/// that did not finish.
-fn log_facts(
-    header: &Object<'_>,
-    notes: &mut Notes,
-) -> Result<(LogFacts, Vec<String>), TraceError> {
-    let eval = header.require("eval")?.object()?;
-    let model = eval.string("model")?.unwrap_or_default();
-    let mut order = Vec::new();
-    if let Some(dataset) = eval.object("dataset")? {
-        for id in dataset.list("sample_ids")?.unwrap_or_default() {
-            order.push(id.id()?);
+    /// The eval's model, from a header (or a whole `.json` log), and the dataset's sample
+    /// order; notes a log that did not finish.
+    fn header(&mut self, header: &Object<'_>) -> Result<LogFacts, TraceError> {
+        let eval = header.require("eval")?.object()?;
+        let model = eval.string("model")?.unwrap_or_default();
+        if let Some(dataset) = eval.object("dataset")? {
+            for id in dataset.list("sample_ids")?.unwrap_or_default() {
+                self.order.push(id.id()?);
+            }
         }
+        // `_journal/start.json` has no status: the eval was still running.
+        let status = header
+            .string("status")?
+            .unwrap_or_else(|| "started".to_owned());
+        if status != "success" {
+            self.notes.count(
+                format!("log status `{status}` (the eval did not finish: samples it did not write are not here)"),
+                1,
+            );
+        }
+        Ok(LogFacts { model })
     }
-    // `_journal/start.json` has no status: the eval was still running.
-    let status = header
-        .string("status")?
-        .unwrap_or_else(|| "started".to_owned());
-    if status != "success" {
-        notes.count(
-            format!("log status `{status}` (the eval did not finish: samples it did not write are not here)"),
-            1,
-        );
+
+    /// The runs as the dataset orders its samples, epoch by epoch (an archive holds them in
+    /// the order they finished), and the notes.
+    fn into_runs(mut self) -> (Vec<ImportedRun>, Vec<String>) {
+        let position: std::collections::HashMap<&str, usize> = self
+            .order
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, id)| (id.as_str(), i))
+            .collect();
+        self.mapped.sort_by_key(|m| {
+            let at = position.get(m.id.as_str()).copied();
+            (m.epoch, at.unwrap_or(usize::MAX))
+        });
+        (
+            self.mapped.into_iter().map(|m| m.run).collect(),
+            self.notes.into_lines(),
+        )
     }
-    Ok((LogFacts { model }, order))
 }
 
 /// What the log holds that the runs do not carry, each named once with how often it occurred.

@@ -10,9 +10,9 @@ use serde_json::Value;
 use super::Notes;
 use super::events::{Events, Exchange, Pools, ToolRun, request_body, sample_usage};
 use super::message::{Call, Message, Texts, ToolError};
-use super::node::Object;
-use super::time::parse_rfc3339_us;
 use crate::session::{CallStatus, Event, OutputItem, Record, RequestBody, ToolCallRecords};
+use crate::timestamp::parse_rfc3339_us;
+use crate::trace::json::{Kind, Object};
 use crate::trace::{ImportedRun, TraceError};
 
 /// What the log says for all of its samples.
@@ -170,7 +170,7 @@ fn messages(
     }
     if messages.is_empty() {
         match sample.get("input") {
-            Some(input) if input.kind() == "a list" => {
+            Some(input) if input.kind() == Kind::List => {
                 for node in input.list()? {
                     messages.push(Message::new(node, text, notes)?);
                 }

@@ -1,36 +1,76 @@
-//! A JSON document read field by field, each value knowing where it is: its field path
-//! (`messages[3].tool_calls[0].id`) and its place in the text. Inspect's logs are large and
-//! loosely typed (a message's `content` is a string or a list of parts, a sample id an integer
-//! or a string), so they are read as raw values and checked one field at a time: a value of
-//! the wrong type is an error naming the file (and archive member), line, column and field.
+//! A JSON document read a value at a time, each value knowing where it is: its field path
+//! (`steps[2].tool_calls[0].arguments`) and its place in the text. The importers of Inspect
+//! logs and ATIF trajectories read their loosely typed documents (a message's `content` is a
+//! string or a list of parts, a sample id an integer or a string) this way: each value is the
+//! borrowed text of the document (`&RawValue`), so a value of the wrong type is an error
+//! naming the file (and archive member), line, column and field.
+//!
+//! Two ways to read a value: as a JSON kind ([`Node::string`], [`Node::count`], ...: `expected
+//! a string, found a number`), or as any serde type ([`Node::parse`]: serde's message, at its
+//! place inside the value).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::trace::TraceError;
+use super::TraceError;
 
-/// The text of one JSON document: the trace file itself (`.json` log) or a member of its
-/// archive (`.eval` log).
+/// The field name of a document's top-level value.
+pub(super) const DOCUMENT: &str = "(document)";
+
+/// The text of one JSON document: a trace file, or a member of its archive (an Inspect `.eval`
+/// log).
 pub(super) struct Doc<'a> {
-    pub path: &'a Path,
-    pub member: Option<&'a str>,
-    pub text: &'a str,
+    path: &'a Path,
+    member: Option<&'a str>,
+    text: &'a str,
 }
 
 impl<'a> Doc<'a> {
-    /// The document's top-level value, which must be an object.
-    pub fn root(&'a self) -> Result<Object<'a>, TraceError> {
+    /// The trace file at `path` as one document; an error at the first byte that is not UTF-8.
+    pub fn file(path: &'a Path, bytes: &'a [u8]) -> Result<Self, TraceError> {
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            let (line, column) = line_column(bytes, e.valid_up_to());
+            TraceError::Invalid {
+                path: path.to_owned(),
+                line,
+                column,
+                field: DOCUMENT.to_owned(),
+                message: "not UTF-8 text".to_owned(),
+            }
+        })?;
+        Ok(Self {
+            path,
+            member: None,
+            text,
+        })
+    }
+
+    /// The member `member` (its text `text`) of the archive at `path`.
+    pub fn member(path: &'a Path, member: &'a str, text: &'a str) -> Self {
+        Self {
+            path,
+            member: Some(member),
+            text,
+        }
+    }
+
+    /// The file the document is (or is in).
+    pub fn path(&self) -> &'a Path {
+        self.path
+    }
+
+    /// The document's top-level value.
+    pub fn root(&'a self) -> Result<Node<'a>, TraceError> {
         let raw: &'a RawValue = serde_json::from_str(self.text)
-            .map_err(|e| self.error_at(0, Some(&e), "(document)", strip(&e)))?;
-        Node {
+            .map_err(|e| self.error_at(0, Some(&e), DOCUMENT, strip(&e)))?;
+        Ok(Node {
             doc: self,
             raw,
             field: String::new(),
-        }
-        .object()
+        })
     }
 
     /// An error at byte `offset` of the text (moved on by `inner`, a serde error inside the
@@ -51,12 +91,7 @@ impl<'a> Doc<'a> {
                 column = e.column();
             }
         }
-        let field = if field.is_empty() {
-            "(document)"
-        } else {
-            field
-        }
-        .to_owned();
+        let field = if field.is_empty() { DOCUMENT } else { field }.to_owned();
         match self.member {
             Some(member) => TraceError::Archive {
                 path: self.path.to_owned(),
@@ -74,8 +109,8 @@ impl<'a> Doc<'a> {
     }
 }
 
-/// 1-based line and column (in bytes) of `offset` in `text`.
-pub(super) fn line_column(text: &[u8], offset: usize) -> (usize, usize) {
+/// 1-based line and column (in bytes, as serde_json counts) of `offset` in `text`.
+fn line_column(text: &[u8], offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = 1 + memchr::memchr_iter(b'\n', before).count();
     let column = match memchr::memrchr(b'\n', before) {
@@ -89,13 +124,38 @@ fn strip(error: &serde_json::Error) -> String {
     crate::message::strip_json_position(&error.to_string())
 }
 
+/// What kind of JSON value a node is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Object,
+    List,
+    String,
+    Number,
+    Boolean,
+    Null,
+}
+
+impl Kind {
+    /// The kind as messages name it (`a string`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Object => "an object",
+            Self::List => "a list",
+            Self::String => "a string",
+            Self::Number => "a number",
+            Self::Boolean => "a boolean",
+            Self::Null => "null",
+        }
+    }
+}
+
 /// One value of a document.
 #[derive(Clone)]
 pub(super) struct Node<'a> {
     doc: &'a Doc<'a>,
     raw: &'a RawValue,
-    /// Its path from the document's root, e.g. `messages[3].content`.
-    pub field: String,
+    /// Its path from the document's root (`messages[3].content`; empty: the root).
+    field: String,
 }
 
 impl std::fmt::Debug for Node<'_> {
@@ -105,9 +165,15 @@ impl std::fmt::Debug for Node<'_> {
 }
 
 impl<'a> Node<'a> {
+    /// The value's JSON text, as the document writes it.
+    pub fn json(&self) -> &'a str {
+        self.raw.get()
+    }
+
     /// Where the value starts in the document's text (it is a slice of it).
     fn offset(&self) -> usize {
-        (self.raw.get().as_ptr() as usize).saturating_sub(self.doc.text.as_ptr() as usize)
+        let start = self.raw.get().as_ptr().addr();
+        start.saturating_sub(self.doc.text.as_ptr().addr())
     }
 
     /// An error about this value.
@@ -121,20 +187,29 @@ impl<'a> Node<'a> {
             .error_at(self.offset(), Some(error), &self.field, strip(error))
     }
 
-    /// What kind of JSON value this is, for messages (`a string`, `a list`, ...).
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> Kind {
         match self.raw.get().trim_start().as_bytes().first() {
-            Some(b'{') => "an object",
-            Some(b'[') => "a list",
-            Some(b'"') => "a string",
-            Some(b't' | b'f') => "a boolean",
-            Some(b'n') => "null",
-            _ => "a number",
+            Some(b'{') => Kind::Object,
+            Some(b'[') => Kind::List,
+            Some(b'"') => Kind::String,
+            Some(b't' | b'f') => Kind::Boolean,
+            Some(b'n') => Kind::Null,
+            _ => Kind::Number,
         }
     }
 
-    fn expected(&self, what: &str) -> TraceError {
-        self.error(format!("expected {what}, found {}", self.kind()))
+    /// An error saying the value is not `what` (`text or a list of content parts`).
+    pub fn expected(&self, what: &str) -> TraceError {
+        self.error(format!("expected {what}, found {}", self.kind().name()))
+    }
+
+    /// The value, which must be of kind `kind`, left unread.
+    pub fn expect(&self, kind: Kind) -> Result<(), TraceError> {
+        if self.kind() == kind {
+            Ok(())
+        } else {
+            Err(self.expected(kind.name()))
+        }
     }
 
     fn child(&self, raw: &'a RawValue, field: String) -> Node<'a> {
@@ -147,21 +222,15 @@ impl<'a> Node<'a> {
 
     /// The value as an object.
     pub fn object(self) -> Result<Object<'a>, TraceError> {
-        if self.kind() != "an object" {
-            return Err(self.expected("an object"));
-        }
-        let fields: BTreeMap<String, &'a RawValue> =
-            serde_json::from_str(self.raw.get()).map_err(|e| self.serde_error(&e))?;
+        self.expect(Kind::Object)?;
+        let fields: BTreeMap<String, &'a RawValue> = self.parse()?;
         Ok(Object { node: self, fields })
     }
 
     /// The value as a list.
     pub fn list(self) -> Result<Vec<Node<'a>>, TraceError> {
-        if self.kind() != "a list" {
-            return Err(self.expected("a list"));
-        }
-        let items: Vec<&'a RawValue> =
-            serde_json::from_str(self.raw.get()).map_err(|e| self.serde_error(&e))?;
+        self.expect(Kind::List)?;
+        let items: Vec<&'a RawValue> = self.parse()?;
         Ok(items
             .into_iter()
             .enumerate()
@@ -171,17 +240,13 @@ impl<'a> Node<'a> {
 
     /// The value as a string.
     pub fn string(&self) -> Result<String, TraceError> {
-        if self.kind() != "a string" {
-            return Err(self.expected("a string"));
-        }
+        self.expect(Kind::String)?;
         self.parse()
     }
 
     /// The value as a number.
     pub fn number(&self) -> Result<f64, TraceError> {
-        if self.kind() != "a number" {
-            return Err(self.expected("a number"));
-        }
+        self.expect(Kind::Number)?;
         self.parse()
     }
 
@@ -196,9 +261,7 @@ impl<'a> Node<'a> {
 
     /// The value as a boolean.
     pub fn boolean(&self) -> Result<bool, TraceError> {
-        if self.kind() != "a boolean" {
-            return Err(self.expected("a boolean"));
-        }
+        self.expect(Kind::Boolean)?;
         self.parse()
     }
 
@@ -210,18 +273,19 @@ impl<'a> Node<'a> {
     /// An identifier that is an integer or a string (a sample's `id`), as text.
     pub fn id(&self) -> Result<String, TraceError> {
         match self.kind() {
-            "a string" => self.string(),
-            "a number" => Ok(self.raw.get().trim().to_owned()),
+            Kind::String => self.string(),
+            Kind::Number => Ok(self.raw.get().trim().to_owned()),
             _ => Err(self.expected("an integer or a string")),
         }
     }
 
-    fn parse<T: DeserializeOwned>(&self) -> Result<T, TraceError> {
+    /// The value as a `T`; a mismatch is serde's message, at its place inside the value.
+    pub fn parse<T: Deserialize<'a>>(&self) -> Result<T, TraceError> {
         serde_json::from_str(self.raw.get()).map_err(|e| self.serde_error(&e))
     }
 }
 
-/// An object of a document, its fields still raw.
+/// An object of a document, its fields still unread.
 pub(super) struct Object<'a> {
     node: Node<'a>,
     fields: BTreeMap<String, &'a RawValue>,
@@ -233,22 +297,34 @@ impl<'a> Object<'a> {
         self.node.error(message)
     }
 
-    /// Field `key`, absent when missing or `null` (Inspect writes both for "none").
-    pub fn get(&self, key: &str) -> Option<Node<'a>> {
-        let raw = *self.fields.get(key)?;
-        let field = if self.node.field.is_empty() {
+    /// The path of field `key`.
+    fn field(&self, key: &str) -> String {
+        if self.node.field.is_empty() {
             key.to_owned()
         } else {
             format!("{}.{key}", self.node.field)
-        };
-        let node = self.node.child(raw, field);
-        (node.kind() != "null").then_some(node)
+        }
     }
 
-    /// Field `key`, which must be there.
+    /// Field `key`, absent when missing or `null` (both Inspect and ATIF write either for
+    /// "none").
+    pub fn get(&self, key: &str) -> Option<Node<'a>> {
+        let raw = *self.fields.get(key)?;
+        let node = self.node.child(raw, self.field(key));
+        (node.kind() != Kind::Null).then_some(node)
+    }
+
+    /// Field `key`, which must be there (`has no `key``, about the object).
     pub fn require(&self, key: &str) -> Result<Node<'a>, TraceError> {
         self.get(key)
             .ok_or_else(|| self.error(format!("has no `{key}`")))
+    }
+
+    /// An error about field `key`, which is not there: named by its path, at the object.
+    pub fn missing(&self, key: &str, message: impl Into<String>) -> TraceError {
+        self.node
+            .doc
+            .error_at(self.node.offset(), None, &self.field(key), message.into())
     }
 
     pub fn object(&self, key: &str) -> Result<Option<Object<'a>>, TraceError> {
@@ -273,6 +349,11 @@ impl<'a> Object<'a> {
 
     pub fn boolean(&self, key: &str) -> Result<Option<bool>, TraceError> {
         self.get(key).map(|n| n.boolean()).transpose()
+    }
+
+    /// Field `key` as a `T` (serde's message on a mismatch).
+    pub fn parse<T: Deserialize<'a>>(&self, key: &str) -> Result<Option<T>, TraceError> {
+        self.get(key).map(|n| n.parse()).transpose()
     }
 
     /// Whether field `key` holds something: not missing, `null`, `{}`, `[]` or `""`.
@@ -300,18 +381,14 @@ mod tests {
     use super::*;
 
     fn doc(text: &str) -> Doc<'_> {
-        Doc {
-            path: Path::new("log.json"),
-            member: None,
-            text,
-        }
+        Doc::file(Path::new("log.json"), text.as_bytes()).unwrap()
     }
 
     #[test]
     fn a_value_of_the_wrong_type_is_named_by_its_path_line_and_column() {
         let text = "{\n  \"a\": {\"b\": [1, {\"c\": \"x\"}]}\n}";
         let d = doc(text);
-        let root = d.root().unwrap();
+        let root = d.root().unwrap().object().unwrap();
         let b = root
             .object("a")
             .unwrap()
@@ -334,12 +411,13 @@ mod tests {
 
     #[test]
     fn an_archive_member_is_named_with_the_line_and_column_inside_it() {
-        let d = Doc {
-            path: Path::new("log.eval"),
-            member: Some("samples/1_epoch_1.json"),
-            text: "{\"messages\": \"hello\"}",
-        };
-        let error = d.root().unwrap().list("messages").unwrap_err().to_string();
+        let d = Doc::member(
+            Path::new("log.eval"),
+            "samples/1_epoch_1.json",
+            "{\"messages\": \"hello\"}",
+        );
+        let root = d.root().unwrap().object().unwrap();
+        let error = root.list("messages").unwrap_err().to_string();
         assert_eq!(
             error,
             "log.eval: samples/1_epoch_1.json: 1:14: messages: expected a list, found a string"
@@ -349,7 +427,7 @@ mod tests {
     #[test]
     fn null_is_absent_and_empty_is_nothing() {
         let d = doc(r#"{"a": null, "b": {}, "c": [ ], "d": "", "e": {"x": 1}}"#);
-        let root = d.root().unwrap();
+        let root = d.root().unwrap().object().unwrap();
         assert!(root.get("a").is_none());
         assert!(!root.has("a") && !root.has("b") && !root.has("c") && !root.has("d"));
         assert!(root.has("e"));
@@ -371,9 +449,31 @@ mod tests {
     #[test]
     fn ids_are_integers_or_strings() {
         let d = doc(r#"{"a": 7, "b": "x7", "c": [1]}"#);
-        let root = d.root().unwrap();
+        let root = d.root().unwrap().object().unwrap();
         assert_eq!(root.require("a").unwrap().id().unwrap(), "7");
         assert_eq!(root.require("b").unwrap().id().unwrap(), "x7");
         assert!(root.require("c").unwrap().id().is_err());
+    }
+
+    #[test]
+    fn a_serde_mismatch_is_named_at_its_place_inside_the_value() {
+        let d = doc("{\"a\": {\n  \"n\": \"12\"}, \"b\": 1}");
+        let root = d.root().unwrap().object().unwrap();
+        let a = root.require("a").unwrap();
+        let error = a.parse::<BTreeMap<String, u64>>().unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "log.json:2:11: a: invalid type: string \"12\", expected u64"
+        );
+        let missing = root.missing("c", "missing: required").to_string();
+        assert_eq!(missing, "log.json:1:1: c: missing: required");
+        assert_eq!(root.parse::<u8>("b").unwrap(), Some(1));
+        assert!(
+            Doc::file(Path::new("log.json"), b"{\"a\": \"\xff\"}")
+                .err()
+                .unwrap()
+                .to_string()
+                .starts_with("log.json:1:8: (document): not UTF-8 text")
+        );
     }
 }
