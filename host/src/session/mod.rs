@@ -8,8 +8,8 @@ mod tool_call;
 mod vocabulary;
 
 pub use log::SessionLogError;
-pub(crate) use log::{parse_records, read_whole};
 pub use log::{SessionLog, read_session_log};
+pub(crate) use log::{parse_records, read_whole};
 pub(crate) use tool_call::ToolCallRecords;
 pub use vocabulary::{Approve, CallStatus, RecordedToolResult};
 

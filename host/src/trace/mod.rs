@@ -3,12 +3,14 @@
 //! --from-trace`); evalhost's own runs go out as OpenTelemetry GenAI traces (`--otlp`,
 //! `--otel-file`).
 //!
-//! Three formats come in, each in its own file, each saying what it maps and what it cannot:
-//! OTLP traces with GenAI spans (`otlp/import.rs`, JSON or protobuf), Inspect AI logs
-//! (`inspect.rs`, `.eval` or `.json`) and Harbor's ATIF trajectories (`atif.rs`). Every
-//! importer yields [`ImportedRun`]s: the run as the session records evalhost writes for its
-//! own runs, so evidence, grading, reports and the replay case are built exactly as for them.
-//! `otlp/semconv.rs` names the GenAI semantic conventions both directions use.
+//! Three formats come in, each in its own folder, each saying what it maps and what it cannot:
+//! OTLP traces with GenAI spans (`otlp/import/`, JSON or protobuf), Inspect AI logs
+//! (`inspect/`, `.eval` or `.json`) and Harbor's ATIF trajectories (`atif/`). Every importer
+//! yields [`ImportedRun`]s: the run as the session records evalhost writes for its own runs,
+//! so evidence, grading, reports and the replay case are built exactly as for them. The
+//! importers read JSON a field at a time through `json.rs`, so an error names its line,
+//! column and field. `otlp/semconv.rs` names the GenAI semantic conventions both directions
+//! use.
 
 mod atif;
 mod error;
@@ -74,6 +76,10 @@ pub struct ImportedRun {
     /// Whether the token counts are the trace's (false: it records none, and they are 0).
     pub usage_recorded: bool,
 }
+
+/// What an importer reads out of a file: its runs, and what it did not map (see
+/// [`Imported::unmapped`]).
+pub(crate) type Runs = (Vec<ImportedRun>, Vec<String>);
 
 /// Every run of one trace file, and what of the file evalhost did not map.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

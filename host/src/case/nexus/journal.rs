@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::super::CaseError;
 use super::super::read::read_bytes;
-use super::time::parse_rfc3339_ms;
+use crate::timestamp::parse_rfc3339_ms;
 
 /// Journal schema versions this reader understands.
 pub(crate) const SUPPORTED_SCHEMA_VERSIONS: &[&str] = &["1"];

@@ -14,7 +14,6 @@ mod assertions;
 mod evidence;
 mod journal;
 pub mod promote;
-mod time;
 
 #[cfg(feature = "run")]
 pub(crate) use assertions::golden_events;

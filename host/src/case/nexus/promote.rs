@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::journal::{Journal, read_journal, segment_files};
-use super::time::format_rfc3339_ms;
 use crate::case::CaseError;
 use crate::evidence::nexus_events;
 use crate::session::{Event, SessionLogError, read_session_log};
+use crate::timestamp::format_rfc3339_ms;
 
 /// What to promote, and where.
 #[derive(Debug, Clone)]

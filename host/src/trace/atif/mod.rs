@@ -39,14 +39,11 @@ use metrics::Tokens;
 use notes::Notes;
 
 use super::json::Doc;
-use super::{ImportedRun, TraceError};
+use super::{Runs, TraceError};
 use crate::session::{Event, Record};
 
 /// The run of the ATIF trajectory `bytes` read from `path`, and what of it has no record.
-pub(super) fn runs(
-    path: &Path,
-    bytes: &[u8],
-) -> Result<(Vec<ImportedRun>, Vec<String>), TraceError> {
+pub(super) fn runs(path: &Path, bytes: &[u8]) -> Result<Runs, TraceError> {
     let doc = Doc::file(path, bytes)?;
     let mut import = Import::default();
     let run = import.trajectory(&doc)?;

@@ -20,12 +20,9 @@ use archive::Archive;
 use sample::{LogFacts, Mapped};
 
 use super::json::{Doc, Object};
-use super::{ImportedRun, TraceError};
+use super::{ImportedRun, Runs, TraceError};
 
-pub(super) fn runs(
-    path: &Path,
-    bytes: &[u8],
-) -> Result<(Vec<ImportedRun>, Vec<String>), TraceError> {
+pub(super) fn runs(path: &Path, bytes: &[u8]) -> Result<Runs, TraceError> {
     let mut log = Log::default();
     if bytes.starts_with(b"PK\x03\x04") {
         log.read_archive(path, bytes)?;

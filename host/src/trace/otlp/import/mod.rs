@@ -17,14 +17,11 @@ mod tool;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use crate::trace::{ImportedRun, TraceError};
+use crate::trace::{Runs, TraceError};
 
 /// Every run of an OTLP file: one per trace that holds a GenAI span, in the order the traces
 /// began.
-pub(crate) fn runs(
-    path: &Path,
-    bytes: &[u8],
-) -> Result<(Vec<ImportedRun>, Vec<String>), TraceError> {
+pub(crate) fn runs(path: &Path, bytes: &[u8]) -> Result<Runs, TraceError> {
     let telemetry = decode::telemetry(path, bytes)?;
     let mut notes = Notes::default();
 
