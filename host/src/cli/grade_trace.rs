@@ -3,8 +3,8 @@
 
 use anyhow::Context;
 
-use super::grade::GradeArgs;
 use super::Failure;
+use super::grade::GradeArgs;
 use evalhost::case::{LoadOptions, load_cases_with};
 use evalhost::grader::GraderHost;
 use evalhost::runner::prepare_cases_with;
