@@ -102,7 +102,7 @@ tags: [x, []]
                 b.display()
             ),
             format!(
-                "{}:3:1: graderz: unknown field, expected one of: name, description, prompt, instructions, approve, workspace, model, graders, runs, timeout_secs, live, tags, agent, confine, environment, task, recorded; did you mean `graders`?",
+                "{}:3:1: graderz: unknown field, expected one of: name, description, prompt, instructions, approve, workspace, model, graders, runs, timeout_secs, live, tags, agent, confine, environment, task, recorded, tool_results, trace; did you mean `graders`?",
                 c.display()
             ),
             format!(
