@@ -1,4 +1,4 @@
-//! `cargo +nightly fuzz run agentcompany_fixture`: see `evalhost::fuzzing::agentcompany_fixture` and docs/fuzzing.md.
+//! `cargo +nightly fuzz run agentcompany_fixture`: see `evalhost::internals::fuzzing::agentcompany_fixture` and docs/fuzzing.md.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| evalhost::fuzzing::agentcompany_fixture(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| evalhost::internals::fuzzing::agentcompany_fixture(data));

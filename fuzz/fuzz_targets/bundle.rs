@@ -1,4 +1,4 @@
-//! `cargo +nightly fuzz run bundle`: see `evalhost::fuzzing::bundle` and docs/fuzzing.md.
+//! `cargo +nightly fuzz run bundle`: see `evalhost::internals::fuzzing::bundle` and docs/fuzzing.md.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| evalhost::fuzzing::bundle(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| evalhost::internals::fuzzing::bundle(data));

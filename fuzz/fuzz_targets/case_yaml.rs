@@ -1,4 +1,4 @@
-//! `cargo +nightly fuzz run case_yaml`: see `evalhost::fuzzing::case_yaml` and docs/fuzzing.md.
+//! `cargo +nightly fuzz run case_yaml`: see `evalhost::internals::fuzzing::case_yaml` and docs/fuzzing.md.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| evalhost::fuzzing::case_yaml(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| evalhost::internals::fuzzing::case_yaml(data));

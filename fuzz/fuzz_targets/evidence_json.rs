@@ -1,4 +1,4 @@
-//! `cargo +nightly fuzz run evidence_json`: see `evalhost::fuzzing::evidence_json` and docs/fuzzing.md.
+//! `cargo +nightly fuzz run evidence_json`: see `evalhost::internals::fuzzing::evidence_json` and docs/fuzzing.md.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| evalhost::fuzzing::evidence_json(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| evalhost::internals::fuzzing::evidence_json(data));

@@ -1,4 +1,4 @@
-//! `cargo +nightly fuzz run nexus_journal`: see `evalhost::fuzzing::nexus_journal` and docs/fuzzing.md.
+//! `cargo +nightly fuzz run nexus_journal`: see `evalhost::internals::fuzzing::nexus_journal` and docs/fuzzing.md.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| evalhost::fuzzing::nexus_journal(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| evalhost::internals::fuzzing::nexus_journal(data));

@@ -1,4 +1,4 @@
-//! `cargo +nightly fuzz run sse_stream`: see `evalhost::fuzzing::sse_stream` and docs/fuzzing.md.
+//! `cargo +nightly fuzz run sse_stream`: see `evalhost::internals::fuzzing::sse_stream` and docs/fuzzing.md.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| evalhost::fuzzing::sse_stream(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| evalhost::internals::fuzzing::sse_stream(data));

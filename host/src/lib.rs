@@ -91,47 +91,56 @@ pub use runner::RunOptions;
 #[cfg(feature = "run")]
 pub use suite::{AgentOverride, Plan, Suite, SuiteError};
 
+// The command line's code still names the library `evalhost::...`, as it did as the binary's
+// own module.
+extern crate self as evalhost;
+
 #[cfg(feature = "run")]
-pub mod agent;
-pub mod agent_preset;
+mod agent;
+mod agent_preset;
 #[cfg(feature = "run")]
-pub mod api;
+mod api;
 #[cfg(feature = "bundles")]
 pub mod bundle;
 pub mod case;
+// The command line, inside the library so that it can use what an embedder does not see
+// (`src/main.rs` calls `internals::cli_main`).
+#[cfg(feature = "cli")]
+mod cli;
 pub mod config;
-pub mod confine;
-pub mod environment;
+mod confine;
+mod environment;
 pub mod evidence;
 #[cfg(feature = "run")]
-#[doc(hidden)]
-pub mod fuzzing;
+mod fuzzing;
 pub mod grader;
 #[cfg(feature = "run")]
 pub mod history;
-pub mod inherited_fds;
+mod inherited_fds;
+#[doc(hidden)]
+pub mod internals;
 pub mod judge;
 mod message;
 #[cfg(feature = "run")]
-pub mod model;
+mod model;
 mod on_path;
 mod parallel;
-pub mod private_file;
+mod private_file;
 mod process_group;
 pub mod report;
 #[cfg(feature = "run")]
 pub mod runner;
-pub mod scaffold;
-pub mod session;
+mod scaffold;
+mod session;
 mod spool_file;
 #[cfg(feature = "run")]
 pub mod suite;
 mod timestamp;
 #[cfg(any(feature = "run", feature = "bundles"))]
-pub mod tls;
+mod tls;
 pub mod trace;
 #[cfg(feature = "run")]
-pub mod view;
-pub mod wire;
+mod view;
+mod wire;
 #[cfg(feature = "run")]
 mod workspace_read;

@@ -1,13 +1,11 @@
-//! The `evalhost` command line. Everything it does lives in the library; this is the edge
-//! where errors become messages and exit codes.
-
-mod cli;
+//! The `evalhost` command line. Everything it does lives in the library (its `cli` module is
+//! the edge where errors become messages and exit codes); this is only its entry point.
 
 fn main() -> std::process::ExitCode {
     limit_malloc_arenas();
     // Before anything else: no descriptor the caller left open reaches a process a run starts.
-    evalhost::inherited_fds::close_on_exec_inherited();
-    cli::main()
+    evalhost::internals::close_on_exec_inherited();
+    evalhost::internals::cli_main()
 }
 
 /// Two of glibc's malloc arenas per core instead of its default eight. A thread that finds the

@@ -43,14 +43,6 @@ pub fn write_with(
     Ok(())
 }
 
-/// Copy `from` to `to` as [`write`] writes.
-pub fn copy(from: &Path, to: &Path) -> std::io::Result<()> {
-    let mut temp = temp_beside(to)?;
-    std::io::copy(&mut std::fs::File::open(from)?, &mut temp)?;
-    temp.persist(to).map_err(|e| e.error)?;
-    Ok(())
-}
-
 /// Copy the opened file `source` to the new file `to` (not atomically: for files inside a
 /// directory that is itself renamed into place once complete), mode 0600, or 0700 when
 /// `source` is executable by its owner (a script the agent wrote stays runnable). Copies at
@@ -114,12 +106,9 @@ mod tests {
         write(&file, b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
         assert_eq!(mode(&file), 0o600);
-        let copied = dir.join("copy.jsonl");
-        copy(&file, &copied).unwrap();
-        assert_eq!(mode(&copied), 0o600);
         assert_eq!(
             std::fs::read_dir(&dir).unwrap().count(),
-            2,
+            1,
             "no temp file left"
         );
     }

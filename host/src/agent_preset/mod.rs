@@ -19,7 +19,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-pub use locate::InstalledAgent;
 #[cfg(feature = "run")]
 pub(crate) use locate::{AgentPaths, locate_all};
 pub use locate::{InstalledAgents, PresetError};

@@ -19,9 +19,8 @@ mod spec;
 use std::path::PathBuf;
 
 pub use container::{Container, ContainerSpec, Mount};
-pub use engine::Engine;
 pub(crate) use files::{regular_files, sha256_of};
-pub use image::{Images, LABEL, PreparedImage};
+pub use image::{Images, PreparedImage};
 pub use reap::reap;
 pub use spec::{
     DEFAULT_PIDS, DEFAULT_WORKDIR, Environment, ImageSource, Network, VERIFIER_LOGS, Verifier,

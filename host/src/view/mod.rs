@@ -64,30 +64,9 @@ pub(crate) struct Served {
     guard: guard::Guard,
 }
 
-/// Serve the history at `location` on `listener` (which must be bound to a loopback
-/// address) until the process ends. The store must exist: it is opened before the first
-/// request, and a missing, corrupt or newer store is this call's error.
-pub async fn serve(location: Location, listener: tokio::net::TcpListener) -> Result<(), ViewError> {
-    serve_until(location, listener, std::future::pending()).await
-}
-
-/// [`serve`] until `shutdown` completes (Ctrl-C, SIGTERM, a test's end); requests in flight
-/// are answered first.
-pub async fn serve_until(
-    location: Location,
-    listener: tokio::net::TcpListener,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), ViewError> {
-    Server::new(location, listener)
-        .await?
-        .run_until(shutdown)
-        .await
-}
-
 /// A view ready to serve: its address checked and its store opened.
 pub struct Server {
     listener: tokio::net::TcpListener,
-    address: SocketAddr,
     app: Router,
 }
 
@@ -113,14 +92,8 @@ impl Server {
         });
         Ok(Self {
             listener,
-            address,
             app: Router::new().fallback(handle).with_state(served),
         })
-    }
-
-    /// The address served.
-    pub fn address(&self) -> SocketAddr {
-        self.address
     }
 
     /// Serve until `shutdown` completes; requests in flight are answered first.

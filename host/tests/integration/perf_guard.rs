@@ -11,8 +11,8 @@ use evalhost::evidence::{Evidence, RunFacts};
 use evalhost::grader::{
     BUILTIN_GRADERS_WASM, BUILTIN_ORIGIN, GraderHost, Limits, PreparedEvidence,
 };
-use evalhost::session::CallStatus;
-use evalhost::session::{Event, OutputItem, Record};
+use evalhost::internals::session::CallStatus;
+use evalhost::internals::session::{Event, OutputItem, Record};
 
 /// Fuel per call when this table was last committed. The budget is 25 % more: a grader or
 /// host change that blows it is a slowdown to look at (and, if it is worth it, a value to

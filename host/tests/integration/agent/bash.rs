@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::support::agent::{Harness, call, text};
-use evalhost::session::Approve;
+use evalhost::internals::session::Approve;
 use serde_json::json;
 
 async fn bash(h: &Harness, command: &str, timeout: Duration) -> evalhost::evidence::ToolCall {

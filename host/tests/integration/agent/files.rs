@@ -2,7 +2,7 @@
 //! occurrence), list, and the output cap.
 
 use crate::support::agent::{Harness, call, text};
-use evalhost::session::Approve;
+use evalhost::internals::session::Approve;
 use serde_json::{Value, json};
 
 async fn one_call(h: &Harness, tool: &str, arguments: Value) -> evalhost::evidence::ToolCall {

@@ -3,7 +3,7 @@
 //! tools and invalid arguments.
 
 use crate::support::agent::{Harness, call, expecting, text};
-use evalhost::session::Approve;
+use evalhost::internals::session::Approve;
 use serde_json::{Value, json};
 
 /// Run one call then a closing text step, and return the call's evidence.

@@ -5,7 +5,7 @@
 
 use crate::support::agent::{Harness, Run, call, text};
 use evalhost::evidence::ToolCall;
-use evalhost::session::{Approve, Event, SkillProblem, SkillSummary};
+use evalhost::internals::session::{Approve, Event, SkillProblem, SkillSummary};
 use serde_json::{Value, json};
 
 const DEPLOY: &str = "---\nname: deploy\ndescription: >\n  Deploy the service to staging.\n  Use when asked to deploy.\nlicense: MIT\n---\n# Deploy\n\nRun `scripts/check.sh` first.\n";

@@ -2,8 +2,8 @@
 //! and the session log the graders' evidence is built from.
 
 use crate::support::agent::{Harness, call, expecting, text};
-use evalhost::session::Approve;
-use evalhost::session::{Event, OutputItem};
+use evalhost::internals::session::Approve;
+use evalhost::internals::session::{Event, OutputItem};
 use serde_json::json;
 
 #[tokio::test]
@@ -74,7 +74,7 @@ async fn requests_carry_instructions_tools_and_the_whole_input_so_far() {
     assert_eq!(first["model"], json!("scripted"));
     assert_eq!(
         first["instructions"],
-        json!(evalhost::agent::DEFAULT_INSTRUCTIONS)
+        json!(evalhost::internals::agent::DEFAULT_INSTRUCTIONS)
     );
     let tools: Vec<&str> = first["tools"]
         .as_array()
@@ -271,9 +271,9 @@ async fn unreachable_model_is_a_run_error() {
         .expect("port")
         .port();
     let mut log =
-        evalhost::session::SessionLog::create(&h.root.path().join("s.jsonl")).expect("log");
+        evalhost::internals::session::SessionLog::create(&h.root.path().join("s.jsonl")).expect("log");
     let config = h.config(&format!("http://127.0.0.1:{port}/v1"), Approve::None);
-    let error = evalhost::agent::run_turn(&config, "hi", &mut log)
+    let error = evalhost::internals::agent::run_turn(&config, "hi", &mut log)
         .await
         .expect_err("nothing listens");
     let message = error.to_string();

@@ -571,7 +571,7 @@ fn each_agent_s_failures_statuses_and_timing_are_explained_in_every_report() {
 #[tokio::test]
 async fn a_retry_is_an_attempt_of_its_request_not_a_new_one() {
     use evalhost::case::{Location, ScriptReply, ScriptStep};
-    use evalhost::model::{ModelServer, Outcome};
+    use evalhost::internals::model::{ModelServer, Outcome};
     use serde_json::json;
 
     let step = |text: &str, expect: Option<&str>| ScriptStep {
@@ -586,7 +586,7 @@ async fn a_retry_is_an_attempt_of_its_request_not_a_new_one() {
         "{}/messages",
         session.anthropic_base_url().to_owned() + "/v1"
     );
-    evalhost::tls::install_crypto_provider();
+    evalhost::internals::tls::install_crypto_provider();
     let client = reqwest::Client::new();
     let post = |body: Value| {
         let request = client

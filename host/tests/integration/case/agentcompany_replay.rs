@@ -2,7 +2,7 @@
 
 use crate::support::agent::{Harness, call, text};
 use evalhost::case::{Location, ScriptReply, ScriptStep};
-use evalhost::session::{CallStatus, RecordedToolResult};
+use evalhost::internals::session::{CallStatus, RecordedToolResult};
 use serde_json::json;
 
 fn recorded(name: &str, output: &str) -> RecordedToolResult {

@@ -12,7 +12,7 @@ use evalhost::case::{
     CaseError, MAX_CASE_FILE_BYTES, MAX_GRADERS, MAX_SEED_FILE_BYTES, MAX_SEED_FILES, ScriptReply,
     load_case, load_cases, parse_case,
 };
-use evalhost::session::Approve;
+use evalhost::internals::session::Approve;
 use serde_json::json;
 
 fn data(rel: &str) -> PathBuf {

@@ -2,8 +2,8 @@
 //! call ids, synthetic usage, and strictness in both directions.
 
 use evalhost::case::{Location, ScriptReply, ScriptStep};
-use evalhost::model::{ModelServer, Outcome};
-use evalhost::wire::SseParser;
+use evalhost::internals::model::{ModelServer, Outcome};
+use evalhost::internals::wire::SseParser;
 use serde_json::{Value, json};
 
 fn text(text: &str) -> ScriptStep {
@@ -49,7 +49,7 @@ impl Answer {
 }
 
 async fn post(url: &str, body: &str) -> Answer {
-    evalhost::tls::install_crypto_provider();
+    evalhost::internals::tls::install_crypto_provider();
     let response = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")
@@ -391,7 +391,7 @@ async fn unserved_requests_are_answered_in_the_dialect_s_error_shape_and_recorde
     let server = ModelServer::start().await.expect("start");
     let script = server.script(vec![text("a")]);
     let base = script.base_url().to_owned();
-    evalhost::tls::install_crypto_provider();
+    evalhost::internals::tls::install_crypto_provider();
     let client = reqwest::Client::new();
     let get = client
         .get(format!("{base}/responses"))

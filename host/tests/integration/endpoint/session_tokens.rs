@@ -4,7 +4,7 @@
 //! bounded, while its script still reads every whole body.
 
 use evalhost::case::{Location, ScriptReply, ScriptStep};
-use evalhost::model::{ModelServer, Outcome, Session};
+use evalhost::internals::model::{ModelServer, Outcome, Session};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -37,7 +37,7 @@ async fn post(client: &reqwest::Client, url: &str, body: impl Into<reqwest::Body
 }
 
 fn client() -> reqwest::Client {
-    evalhost::tls::install_crypto_provider();
+    evalhost::internals::tls::install_crypto_provider();
     reqwest::Client::new()
 }
 

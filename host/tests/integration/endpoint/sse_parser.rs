@@ -1,7 +1,7 @@
 //! The client-side SSE parser: arbitrary chunk boundaries, line-ending styles, multi-line
 //! data, comments, and garbage that must never panic.
 
-use evalhost::wire::{SseError, SseEvent, SseParser, encode_comment};
+use evalhost::internals::wire::{SseError, SseEvent, SseParser, encode_comment};
 
 fn parse_chunks(chunks: &[&[u8]]) -> Vec<SseEvent> {
     let mut parser = SseParser::new();

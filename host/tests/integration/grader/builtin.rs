@@ -5,8 +5,8 @@ use std::sync::OnceLock;
 
 use evalhost::evidence::{Evidence, RunFacts};
 use evalhost::grader::{GraderHost, Limits, PreparedEvidence, Verdict};
-use evalhost::session::CallStatus;
-use evalhost::session::{Event, OutputItem, Record};
+use evalhost::internals::session::CallStatus;
+use evalhost::internals::session::{Event, OutputItem, Record};
 
 fn host() -> &'static GraderHost {
     static HOST: OnceLock<GraderHost> = OnceLock::new();

@@ -713,7 +713,7 @@ fn live_judge(
         sources.env.insert(k.into(), v.into());
     }
     let config = sources.judge().unwrap().expect("configured");
-    let provider = evalhost::api::Provider::new(config, None).unwrap();
+    let provider = evalhost::internals::api::Provider::new(config, None).unwrap();
     std::sync::Arc::new(Judge::new(
         JudgeMode::Live,
         JudgeLimits::default(),

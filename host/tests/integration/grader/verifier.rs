@@ -8,7 +8,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 use evalhost::evidence::{Evidence, RunFacts};
-use evalhost::session::read_session_log;
+use evalhost::internals::session::read_session_log;
 use serde_json::Value;
 
 use crate::support::evalhost::{Evalhost, Output};

@@ -1,6 +1,6 @@
 //! The fuzz corpora as regression tests on stable: every committed input of every fuzz target
 //! (`fuzz/corpus/<target>/`) goes through the same entry point the fuzz target calls
-//! (`evalhost::fuzzing`), so a parser change that panics on, or breaks a property for, an
+//! (`evalhost::internals::fuzzing`), so a parser change that panics on, or breaks a property for, an
 //! input the fuzzer once found interesting fails `cargo test` (see `docs/fuzzing.md`).
 
 use std::path::PathBuf;
@@ -15,7 +15,7 @@ fn corpus_dir(target: &str) -> PathBuf {
 
 #[test]
 fn every_corpus_input_of_every_target_passes_its_checks() {
-    for (target, run) in evalhost::fuzzing::TARGETS {
+    for (target, run) in evalhost::internals::fuzzing::TARGETS {
         let dir = corpus_dir(target);
         let mut inputs: Vec<PathBuf> = std::fs::read_dir(&dir)
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -39,7 +39,7 @@ fn every_corpus_input_of_every_target_passes_its_checks() {
 #[test]
 fn every_fuzz_target_has_a_corpus_and_a_cargo_fuzz_binary() {
     let manifest = std::fs::read_to_string(fuzz_dir().join("Cargo.toml")).expect("fuzz/Cargo.toml");
-    for (target, _) in evalhost::fuzzing::TARGETS {
+    for (target, _) in evalhost::internals::fuzzing::TARGETS {
         assert!(
             manifest.contains(&format!("name = \"{target}\"")),
             "fuzz/Cargo.toml has no [[bin]] for {target}"

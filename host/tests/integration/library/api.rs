@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use evalhost::wire::Api;
+use evalhost::internals::wire::Api;
 use evalhost::{AgentOverride, Suite, SuiteError};
 
 use crate::support::live::{FakeProvider, Step, chat_text, provider};

@@ -112,7 +112,7 @@ fn rust_files(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
     }
 }
 
-/// The library's top-level modules (the binary's `cli/`, `main.rs` and `lib.rs` are not).
+/// The library's top-level modules (`main.rs`, the binary, and `lib.rs` are not).
 fn library_modules(src: &Path) -> Vec<(String, Vec<(PathBuf, String)>)> {
     let mut modules = Vec::new();
     let mut entries: Vec<_> = std::fs::read_dir(src)
@@ -126,7 +126,7 @@ fn library_modules(src: &Path) -> Vec<(String, Vec<(PathBuf, String)>)> {
             .expect("name")
             .to_string_lossy()
             .into_owned();
-        if matches!(name.as_str(), "cli" | "main" | "lib") {
+        if matches!(name.as_str(), "main" | "lib") {
             continue;
         }
         let mut files = Vec::new();

@@ -832,9 +832,9 @@ fn gemini_safety_stop_is_the_runs_error_and_not_retried() {
 // The library: a reply says how many attempts it took.
 
 fn complete(
-    provider: &evalhost::api::Provider,
-) -> Result<evalhost::api::Reply, evalhost::api::ProviderError> {
-    let request: evalhost::api::responses::wire::ResponsesRequest = serde_json::from_value(json!({
+    provider: &evalhost::internals::api::Provider,
+) -> Result<evalhost::internals::api::Reply, evalhost::internals::api::ProviderError> {
+    let request: evalhost::internals::api::responses::wire::ResponsesRequest = serde_json::from_value(json!({
         "model": "agent", "input": [{"role": "user", "content": "Say hello."}], "stream": true, "store": false,
     }))
     .expect("request");
@@ -847,7 +847,7 @@ fn complete(
 
 #[test]
 fn each_dialects_in_stream_error_costs_one_attempt_and_the_reply_counts_them() {
-    use evalhost::wire::Api;
+    use evalhost::internals::wire::Api;
     let nested = json!({"type": "error", "sequence_number": 2, "error": {
         "type": "too_many_requests", "code": "rate_limit_exceeded", "message": "Slow down. Please try again in 10ms."}});
     let cases = [
@@ -897,7 +897,7 @@ fn each_dialects_in_stream_error_costs_one_attempt_and_the_reply_counts_them() {
         assert_eq!((reply.input_tokens, reply.output_tokens), (7, 3), "{kind}");
         assert_eq!(
             reply.output,
-            [evalhost::session::OutputItem::Message {
+            [evalhost::internals::session::OutputItem::Message {
                 text: "hello".to_owned()
             }],
             "{kind}"
@@ -907,7 +907,7 @@ fn each_dialects_in_stream_error_costs_one_attempt_and_the_reply_counts_them() {
 
 #[test]
 fn http_overloads_and_cut_streams_are_retried_in_every_dialect() {
-    use evalhost::wire::Api;
+    use evalhost::internals::wire::Api;
     // `data:` payloads of each dialect's opening events, then the connection dies.
     let responses_head = vec![
         json!({"type": "response.created", "sequence_number": 0, "response": {"id": "r", "status": "in_progress", "output": []}}).to_string(),

@@ -117,7 +117,7 @@ fn an_errored_run_and_an_erroring_grader_match_the_schema() {
 /// run error, a verdict with captured output and a bundle. Built from the Rust types, so a
 /// field added to them shows up here (and is refused unless the schema has it).
 fn everything_report() -> SuiteReport {
-    use evalhost::confine::{Allowed, Widening};
+    use evalhost::internals::confine::{Allowed, Widening};
     let verdict = GraderVerdict {
         entry: Some(0),
         grader: "signed#word_count".into(),

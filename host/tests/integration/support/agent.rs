@@ -7,12 +7,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use evalhost::agent::{AgentConfig, AgentError, TurnOutcome, run_turn};
+use evalhost::internals::agent::{AgentConfig, AgentError, TurnOutcome, run_turn};
 use evalhost::case::{Location, ScriptReply, ScriptStep};
 use evalhost::evidence::{Evidence, RunFacts, ToolCall};
-use evalhost::model::ModelServer;
-use evalhost::session::Approve;
-use evalhost::session::{Event, Record, SessionLog, read_session_log};
+use evalhost::internals::model::ModelServer;
+use evalhost::internals::session::Approve;
+use evalhost::internals::session::{Event, Record, SessionLog, read_session_log};
 use serde_json::Value;
 
 /// A text step.
