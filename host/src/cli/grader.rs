@@ -1,5 +1,7 @@
 //! `evalhost grader check|test|new`: the grader author's tools.
 
+mod judge_answers;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
@@ -11,6 +13,7 @@ use evalhost::grader::{
     ComponentReport, GraderComponent, GraderHost, Limits, PreparedEvidence, default_cache_dir,
 };
 use evalhost::scaffold::{Lang, ScaffoldOptions, scaffold};
+use judge_answers::TestJudge;
 
 /// `writeln!` into a `String` (which cannot fail).
 macro_rules! outln {
@@ -48,8 +51,17 @@ Exit status: 0 the component is valid; 2 it is not (the error says why).")]
     #[command(after_help = "Examples:
   evalhost grader test grader.wasm --evidence out/greet/run-1.evidence.json
   evalhost grader test grader.wasm --evidence E.json --config C.json --workspace ws/
+  evalhost grader test tone.wasm --evidence E.json --config C.json --judgments cases/judgments.jsonl
+  evalhost grader test tone.wasm --evidence E.json --config C.json \\
+      --judge-answer '{\"score\": 0.9, \"reason\": \"polite\"}'
 
-Exit status: 0 pass; 1 fail or a grader error; 2 bad input (files, config).")]
+A grader that asks the judge is answered from --judgments (keyed by [judge]'s model, as
+`evalhost run` replays; without [judge], the model the file was recorded with) or by
+--judge-answer (the Nth answers the Nth question of the call, the last every later one);
+with neither, a judge question is an error naming both.
+
+Exit status: 0 pass; 1 fail, a grader error or a judge question without an answer; 2 bad
+input (files, config, a malformed judgments file).")]
     Test(TestArgs),
     /// Scaffold a grader project (build.sh, README, an example case) in one language.
     #[command(after_help = "Examples:
@@ -120,6 +132,14 @@ pub struct TestArgs {
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub repeat: u32,
+    /// Answer the grader's judge questions from these recorded judgments (`judgments.jsonl`,
+    /// as `evalhost run --judge record` writes it); a question it lacks is not recorded.
+    #[arg(long, value_name = "FILE.jsonl", conflicts_with = "judge_answer")]
+    pub judgments: Option<PathBuf>,
+    /// Answer the grader's judge questions with this text (`@FILE`: the file's text).
+    /// Repeatable: the Nth answers the call's Nth question, the last every question after it.
+    #[arg(long, value_name = "TEXT|@FILE")]
+    pub judge_answer: Vec<String>,
 }
 
 /// Run an `evalhost grader` subcommand.
@@ -208,6 +228,7 @@ fn test(args: TestArgs) -> Result<u8, Failure> {
         }
         None => "null".to_owned(),
     };
+    let judge = TestJudge::from_args(args.judgments.as_deref(), &args.judge_answer)?;
     let host = host()?;
     let (component, _) = load(&host, &args.file)?;
     let grader = match &args.grader {
@@ -253,12 +274,24 @@ fn test(args: TestArgs) -> Result<u8, Failure> {
     };
     let description = component.describe(&grader, &config);
     let prepared = PreparedEvidence::new(&evidence);
-    let (result, stats) = component.grade(&grader, &config, &prepared, Some(workspace));
+    let grade = || {
+        component.grade_with_judge(
+            &grader,
+            &config,
+            &prepared,
+            Some(workspace),
+            Some(judge.grant()),
+        )
+    };
+    let (result, stats) = grade();
     outln!(out, "grader:    {grader} ({})", args.file.display());
     match description {
         Some(Ok(text)) => outln!(out, "checks:    {text}"),
         Some(Err(error)) => outln!(out, "checks:    (describe failed: {error})"),
         None => {}
+    }
+    if let Some(answered) = judge.answered(stats.judge.calls) {
+        outln!(out, "judge:     {answered}");
     }
     let code = match result {
         Ok(verdict) => {
@@ -279,6 +312,9 @@ fn test(args: TestArgs) -> Result<u8, Failure> {
         }
         Err(error) => {
             outln!(out, "verdict:   error: {error}");
+            if let Some(hint) = judge.hint(&error) {
+                outln!(out, "hint:      {hint}");
+            }
             exit::EVAL_FAILED
         }
     };
@@ -294,14 +330,8 @@ fn test(args: TestArgs) -> Result<u8, Failure> {
         stats.duration.as_secs_f64() * 1e3
     );
     if args.repeat > 1 {
-        let mut times: Vec<std::time::Duration> = (1..args.repeat)
-            .map(|_| {
-                component
-                    .grade(&grader, &config, &prepared, Some(workspace))
-                    .1
-                    .duration
-            })
-            .collect();
+        let mut times: Vec<std::time::Duration> =
+            (1..args.repeat).map(|_| grade().1.duration).collect();
         times.push(stats.duration);
         times.sort();
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;

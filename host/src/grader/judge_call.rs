@@ -113,7 +113,8 @@ fn to_wit(error: &JudgeError) -> judge::JudgeError {
         JudgeError::CallLimit { .. } => W::CallLimit(message),
         JudgeError::TokenLimit { .. } => W::TokenLimit(message),
         JudgeError::InvalidQuestion(_) => W::InvalidQuestion(message),
-        JudgeError::Failed(_) => W::Failed(message),
+        // Nothing to answer with (a grader tested on its own): the grader sees a failure.
+        JudgeError::Failed(_) | JudgeError::NoAnswer(_) => W::Failed(message),
     }
 }
 

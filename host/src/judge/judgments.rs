@@ -12,7 +12,7 @@
 //! and does not depend on the order the runs finished in. A changed rubric is a changed
 //! question, hence a new key: its judgment must be recorded again.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -56,7 +56,7 @@ pub fn key(model: &str, question: &Question) -> String {
 /// Why a judgments file could not be read or written.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub(crate) enum JudgmentsError {
+pub enum JudgmentsError {
     /// Reading or writing failed.
     #[error("failed to {action} {}: {error}", path.display())]
     Io {
@@ -77,13 +77,25 @@ pub(crate) enum JudgmentsError {
         /// What is wrong.
         message: String,
     },
-    /// The file is larger than [`MAX_FILE_BYTES`].
+    /// The file is larger than the cap (64 MiB).
     #[error("{}: {size} bytes is more than the {MAX_FILE_BYTES}-byte cap of a judgments file", path.display())]
     TooLarge {
         /// The file.
         path: PathBuf,
         /// Its size.
         size: u64,
+    },
+    /// The file holds judgments of several models, and none was named to replay.
+    #[error(
+        "{}: judgments of several models ({}); set [judge] in evalhost.toml (or EVALHOST_JUDGE_*) to the one to replay, as `evalhost run` does",
+        path.display(),
+        models.join(", ")
+    )]
+    SeveralModels {
+        /// The file.
+        path: PathBuf,
+        /// The models it names, sorted.
+        models: Vec<String>,
     },
 }
 
@@ -147,6 +159,20 @@ impl Judgments {
             entries: Mutex::new(entries),
             recording: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The one model the judgments were recorded with (`""` when there are none): the
+    /// model to replay them for when none is named.
+    pub(super) fn only_model(&self) -> Result<String, JudgmentsError> {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let models: BTreeSet<&str> = entries.values().map(|j| j.model.as_str()).collect();
+        match models.len() {
+            0 | 1 => Ok(models.first().copied().unwrap_or_default().to_owned()),
+            _ => Err(JudgmentsError::SeveralModels {
+                path: self.path.clone(),
+                models: models.into_iter().map(str::to_owned).collect(),
+            }),
+        }
     }
 
     /// Every judgment, sorted by key, as the file holds them after recording.

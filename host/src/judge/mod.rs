@@ -16,6 +16,8 @@
 //!   APIs, retried as live runs are ([`crate::api::Provider`]).
 //! - **Caps** ([`JudgeLimits`]): questions per grading call (enforced by the grader host)
 //!   and judge tokens per suite (here), each a named error past the cap.
+//! - **Testing a grader** (`evalhost grader test`): [`Judge::replaying_file`] replays one
+//!   named judgments file; [`Judge::answering`] answers with given texts, in order (`given.rs`).
 //! - **Secrets**: the grader sends messages and gets text back; it never sees the endpoint
 //!   or the key, and provider errors are redacted before they reach a report.
 
@@ -33,7 +35,10 @@ mod ask {
         }
     }
 }
-pub mod judgments;
+mod given;
+pub(crate) mod judgments;
+
+pub use judgments::JudgmentsError;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -191,6 +196,10 @@ pub enum JudgeError {
     /// The provider failed, or the recorded judgments could not be read or written.
     #[error("judge failed: {0}")]
     Failed(String),
+    /// Nothing was given to answer with ([`Judge::answering`] with no answers); the text says
+    /// what to give.
+    #[error("no answer for the judge's question: {0}")]
+    NoAnswer(String),
 }
 
 fn detail_suffix(detail: &str) -> String {
@@ -206,8 +215,9 @@ fn detail_suffix(detail: &str) -> String {
 pub struct JudgmentsFile {
     /// `judgments.jsonl` beside the case file.
     pub path: PathBuf,
-    /// The case file (or directory), as the command line named it.
-    pub case: PathBuf,
+    /// The case file (or directory), as the command line named it; `None` for a file named
+    /// on its own ([`JudgmentsFile::named`]).
+    pub case: Option<PathBuf>,
 }
 
 impl JudgmentsFile {
@@ -221,12 +231,22 @@ impl JudgmentsFile {
         };
         Self {
             path: dir.join(judgments::FILE_NAME),
-            case: case_path.to_owned(),
+            case: Some(case_path.to_owned()),
         }
     }
 
+    /// A judgments file named on its own, not found beside a case
+    /// (`evalhost grader test --judgments FILE`): a missing judgment's command names the case
+    /// to record as `CASE`.
+    pub fn named(path: PathBuf) -> Self {
+        Self { path, case: None }
+    }
+
     fn record_command(&self) -> String {
-        format!("evalhost run --judge record {}", self.case.display())
+        match &self.case {
+            Some(case) => format!("evalhost run --judge record {}", case.display()),
+            None => "evalhost run --judge record CASE".to_owned(),
+        }
     }
 }
 
@@ -235,10 +255,13 @@ impl JudgmentsFile {
 pub struct Judge {
     mode: JudgeMode,
     limits: JudgeLimits,
-    config: Option<ProviderConfig>,
+    /// The judge's model: part of every judgment's key.
+    model: Option<String>,
     /// Why there is no configuration (the configuration error), for messages.
     unconfigured: String,
     provider: Option<ask::Asker>,
+    /// Answers given instead of a model's, when this judge answers with them.
+    given: Option<given::Given>,
     spent: AtomicU64,
     files: Mutex<HashMap<PathBuf, Arc<Judgments>>>,
 }
@@ -247,7 +270,7 @@ impl std::fmt::Debug for Judge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Judge")
             .field("mode", &self.mode)
-            .field("model", &self.config.as_ref().map(|c| &c.model))
+            .field("model", &self.model)
             .field("limits", &self.limits)
             .finish()
     }
@@ -260,9 +283,10 @@ impl Judge {
         Self {
             mode,
             limits,
-            config: None,
+            model: None,
             unconfigured: reason,
             provider: None,
+            given: None,
             spent: AtomicU64::new(0),
             files: Mutex::new(HashMap::new()),
         }
@@ -277,13 +301,14 @@ impl Judge {
         provider: Provider,
         runtime: tokio::runtime::Handle,
     ) -> Self {
-        let config = provider.config().clone();
+        let model = provider.config().model.clone();
         Self {
             mode,
             limits,
-            config: Some(config),
+            model: Some(model),
             unconfigured: String::new(),
             provider: Some(ask::Asker::new(provider, runtime)),
+            given: None,
             spent: AtomicU64::new(0),
             files: Mutex::new(HashMap::new()),
         }
@@ -291,12 +316,64 @@ impl Judge {
 
     /// A replay-only judge for `config`'s model: answers come only from recorded judgments.
     pub fn replay_only(limits: JudgeLimits, config: ProviderConfig) -> Self {
+        Self::replay_only_model(limits, config.model)
+    }
+
+    /// A replay-only judge answering from `file` alone, read now (a grader tested on its own,
+    /// `evalhost grader test --judgments`). Its judgments are keyed by `model` (`[judge]`'s,
+    /// as `evalhost run` replays them) or, when `None`, by the one model the file's
+    /// judgments name. Unlike a case's judgments file, which may not be recorded yet, the
+    /// file must exist; a bad line is an error naming it.
+    pub fn replaying_file(
+        limits: JudgeLimits,
+        file: &JudgmentsFile,
+        model: Option<String>,
+    ) -> Result<Self, JudgmentsError> {
+        std::fs::metadata(&file.path).map_err(|error| JudgmentsError::Io {
+            action: "read",
+            path: file.path.clone(),
+            error,
+        })?;
+        let judgments = Judgments::read(&file.path)?;
+        let model = match model {
+            Some(model) => model,
+            None => judgments.only_model()?,
+        };
+        let judge = Self::replay_only_model(limits, model);
+        judge
+            .files
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(file.path.clone(), Arc::new(judgments));
+        Ok(judge)
+    }
+
+    fn replay_only_model(limits: JudgeLimits, model: String) -> Self {
         Self {
             mode: JudgeMode::Replay,
             limits,
-            config: Some(config),
+            model: Some(model),
             unconfigured: String::new(),
             provider: None,
+            given: None,
+            spent: AtomicU64::new(0),
+            files: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A judge answering the questions of one grading call with `answers` instead of a
+    /// model (`evalhost grader test --judge-answer`): the first question gets the first
+    /// answer, and so on; the last answers every question after it. A question with a schema
+    /// needs a JSON answer. With no answers every question is [`JudgeError::NoAnswer`],
+    /// saying `unanswered`. Make one per grading call: the count of questions is the judge's.
+    pub fn answering(limits: JudgeLimits, answers: Vec<String>, unanswered: String) -> Self {
+        Self {
+            mode: JudgeMode::Replay,
+            limits,
+            model: None,
+            unconfigured: String::new(),
+            provider: None,
+            given: Some(given::Given::new(answers, unanswered)),
             spent: AtomicU64::new(0),
             files: Mutex::new(HashMap::new()),
         }
@@ -314,7 +391,7 @@ impl Judge {
 
     /// The judge's model name, when configured.
     pub fn model(&self) -> Option<&str> {
-        self.config.as_ref().map(|c| c.model.as_str())
+        self.model.as_deref()
     }
 
     /// Judge tokens spent by this suite so far.
@@ -326,7 +403,10 @@ impl Judge {
     /// grading calls run on blocking threads, and so does this.
     pub fn ask(&self, question: &Question, file: &JudgmentsFile) -> Result<Answer, JudgeError> {
         check_question(question)?;
-        let Some(config) = &self.config else {
+        if let Some(given) = &self.given {
+            return given.answer(question);
+        }
+        let Some(model) = &self.model else {
             return Err(JudgeError::NotConfigured(self.unconfigured.clone()));
         };
         let spent = self.spent_tokens();
@@ -336,7 +416,7 @@ impl Judge {
                 spent,
             });
         }
-        let key = judgments::key(&config.model, question);
+        let key = judgments::key(model, question);
         let answer = match self.mode {
             JudgeMode::Live => self.asker()?.ask(question)?,
             JudgeMode::Replay => {
@@ -353,7 +433,7 @@ impl Judge {
                 judgments.get_or_record(&key, || {
                     asker.ask(question).map(|answer| Judgment {
                         key: key.clone(),
-                        model: config.model.clone(),
+                        model: model.clone(),
                         question: question.clone(),
                         answer,
                     })

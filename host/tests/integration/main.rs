@@ -88,7 +88,7 @@ mod case {
     mod schema;
 }
 
-/// The grader host: the sandbox, WIT versions, check, the examples, the built-ins, graders by path, the judge, a verifier's reward.
+/// The grader host: the sandbox, WIT versions, check, the examples, the built-ins, graders by path, the judge (and `grader test` answering it), a verifier's reward.
 mod grader {
     mod builtin;
     mod by_path;
@@ -97,6 +97,7 @@ mod grader {
     mod judge;
     mod sandbox;
     mod session;
+    mod test_judge;
     mod verifier;
     mod versions;
 }

@@ -582,6 +582,22 @@ probe!(
     }
 );
 
+probe!(
+    JudgeTwice,
+    "judge-twice",
+    "Asks the judge two questions about the final text and passes with both answers, in order",
+    |evidence| {
+        let first = evalhost_sdk::judge::ask_text("Say what you see first.", &evidence.final_text)?;
+        let second =
+            evalhost_sdk::judge::ask_text("Say what you see second.", &evidence.final_text)?;
+        Ok(Verdict::pass_with(format!(
+            "judge said {}, then {}",
+            quote_excerpt(&first),
+            quote_excerpt(&second)
+        )))
+    }
+);
+
 evalhost_sdk::register_graders!(
     ReadEtcPasswd,
     ReadParent,
@@ -611,6 +627,7 @@ evalhost_sdk::register_graders!(
     Unreachable,
     JudgeOnce,
     JudgeLoop,
+    JudgeTwice,
     HoldMemory,
     UseMemory,
 );
