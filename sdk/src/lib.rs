@@ -346,10 +346,21 @@ pub mod __private {
 /// # grader!(FileContains, "file_contains");
 /// # grader!(FileExists, "file_exists");
 /// evalhost_sdk::register_graders!(FileContains, FileExists);
+///
+/// // The same list, natively: the names in order, and the dispatch the component's
+/// // `grade` export uses (`None` for a name none of them has).
+/// assert_eq!(__EvalhostGraders::NAMES, ["file_contains", "file_exists"]);
+/// let verdict = __EvalhostGraders::grade_named("file_exists", "{}", &Evidence::default());
+/// assert_eq!(verdict, Some(Ok(Verdict::pass())));
+/// assert_eq!(__EvalhostGraders::grade_named("file_absent", "{}", &Evidence::default()), None);
 /// ```
 ///
 /// Outside `wasm32` the macro exports nothing, so the same crate builds and
-/// unit-tests natively.
+/// unit-tests natively. Either way it defines `__EvalhostGraders` with the list
+/// as data: `__EvalhostGraders::NAMES` (every grader's [`Grader::NAME`], in the
+/// order listed) and `__EvalhostGraders::grade_named(name, config, evidence)`
+/// (the component's own dispatch, by reference), so a native caller (a
+/// benchmark, a test that every grader is documented) reads the one list.
 ///
 /// The expansion names this crate as `evalhost_sdk`: depend on it under that
 /// name (no `package = ` rename).
@@ -359,6 +370,43 @@ macro_rules! register_graders {
         /// The component's graders, as `register_graders!` listed them.
         #[doc(hidden)]
         pub struct __EvalhostGraders;
+
+        impl __EvalhostGraders {
+            /// Every grader's name, in the order `register_graders!` listed them (the order
+            /// `list-graders` answers).
+            pub const NAMES: &'static [&'static str] = &[$(<$grader as $crate::Grader>::NAME),+];
+
+            /// Grades `evidence` with the grader named `grader`, exactly as the component's
+            /// `grade` export does (config parsed, prepared and checked first); `None` when
+            /// no listed grader has that name.
+            pub fn grade_named(
+                grader: &str,
+                config: &str,
+                evidence: &$crate::Evidence,
+            ) -> ::core::option::Option<
+                ::core::result::Result<$crate::Verdict, $crate::GradeError>,
+            > {
+                $(
+                    if grader == <$grader as $crate::Grader>::NAME {
+                        return ::core::option::Option::Some($crate::grade::<$grader>(config, evidence));
+                    }
+                )+
+                ::core::option::Option::None
+            }
+
+            fn grade_or_unknown(
+                grader: &str,
+                config: &str,
+                evidence: &$crate::Evidence,
+            ) -> ::core::result::Result<$crate::Verdict, $crate::GradeError> {
+                Self::grade_named(grader, config, evidence).unwrap_or_else(|| {
+                    ::core::result::Result::Err($crate::__private::unknown_grader(
+                        grader,
+                        Self::NAMES,
+                    ))
+                })
+            }
+        }
 
         impl $crate::__private::Guest for __EvalhostGraders {
             fn list_graders() -> ::std::vec::Vec<$crate::GraderInfo> {
@@ -376,7 +424,7 @@ macro_rules! register_graders {
                 )+
                 ::core::result::Result::Err($crate::__private::unknown_grader(
                     &grader,
-                    &[$(<$grader as $crate::Grader>::NAME),+],
+                    Self::NAMES,
                 ))
             }
 
@@ -385,15 +433,7 @@ macro_rules! register_graders {
                 config: ::std::string::String,
                 evidence: $crate::Evidence,
             ) -> ::core::result::Result<$crate::Verdict, $crate::GradeError> {
-                $(
-                    if grader == <$grader as $crate::Grader>::NAME {
-                        return $crate::grade::<$grader>(&config, &evidence);
-                    }
-                )+
-                ::core::result::Result::Err($crate::__private::unknown_grader(
-                    &grader,
-                    &[$(<$grader as $crate::Grader>::NAME),+],
-                ))
+                Self::grade_or_unknown(&grader, &config, &evidence)
             }
 
             fn describe(
@@ -407,7 +447,7 @@ macro_rules! register_graders {
                 )+
                 ::core::result::Result::Err($crate::__private::unknown_grader(
                     &grader,
-                    &[$(<$grader as $crate::Grader>::NAME),+],
+                    Self::NAMES,
                 ))
             }
 
@@ -420,15 +460,7 @@ macro_rules! register_graders {
                 config: ::std::string::String,
             ) -> ::core::result::Result<$crate::Verdict, $crate::GradeError> {
                 $crate::__private::grade_in_run(|evidence| {
-                    $(
-                        if grader == <$grader as $crate::Grader>::NAME {
-                            return $crate::grade::<$grader>(&config, evidence);
-                        }
-                    )+
-                    ::core::result::Result::Err($crate::__private::unknown_grader(
-                        &grader,
-                        &[$(<$grader as $crate::Grader>::NAME),+],
-                    ))
+                    Self::grade_or_unknown(&grader, &config, evidence)
                 })
             }
         }
@@ -522,6 +554,7 @@ mod tests {
         let infos = __EvalhostGraders::list_graders();
         assert_eq!(infos.len(), 1);
         assert_eq!(infos[0].name, "echo");
+        assert_eq!(__EvalhostGraders::NAMES, ["echo"]);
         assert_eq!(infos[0].config_schema, r#"{"type":"object"}"#);
 
         let verdict =
@@ -550,6 +583,30 @@ mod tests {
             ),
             Err(GradeError::InvalidConfig(_))
         ));
+    }
+
+    /// The native dispatch is the component's: the same verdicts and errors, and `None`
+    /// where the component answers unknown-grader.
+    #[test]
+    fn grade_named_is_the_component_s_dispatch() {
+        let evidence = Evidence {
+            final_text: "hi".into(),
+            ..Evidence::default()
+        };
+        for config in [r#"{"text": "hi"}"#, r#"{"text": "ho"}"#, r#"{"text": 1}"#] {
+            assert_eq!(
+                __EvalhostGraders::grade_named("echo", config, &evidence),
+                Some(__EvalhostGraders::grade(
+                    "echo".into(),
+                    config.into(),
+                    evidence.clone()
+                ))
+            );
+        }
+        assert_eq!(
+            __EvalhostGraders::grade_named("ehco", "{}", &evidence),
+            None
+        );
     }
 
     #[test]

@@ -7,9 +7,12 @@
 
 use std::io::{self, Read};
 
-use evalhost_sdk::message::{EXCERPT_BYTES, name, quote, quote_bytes_excerpt};
+use std::fmt;
+
+use evalhost_sdk::message::{EXCERPT_BYTES, count, list, name, quote, quote_bytes_excerpt};
 use evalhost_sdk::{Evidence, GradeError, Grader, RelativePath, Verdict, Workspace};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
 use crate::config::{Text, path_schema, text_schema};
 
@@ -43,6 +46,154 @@ pub fn file_exists(workspace: &Workspace, path: &RelativePath) -> Verdict {
         FileExists::NAME,
         name(path.as_str())
     ))
+}
+
+/// `file_absent: debug.log` or `file_absent: [debug.log, .env.local]`
+pub struct FileAbsent;
+
+/// Config of [`FileAbsent`]: one path, or a list of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbsentPaths {
+    /// The paths, relative to the workspace root.
+    pub paths: Vec<RelativePath>,
+    /// Written as a list (shown as `[a b]` in a failure message), not as one path.
+    pub listed: bool,
+}
+
+impl<'de> Deserialize<'de> for AbsentPaths {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PathsVisitor;
+
+        impl<'de> Visitor<'de> for PathsVisitor {
+            type Value = AbsentPaths;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a path relative to the workspace, or a list of them")
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<AbsentPaths, E> {
+                self.visit_string(v.to_owned())
+            }
+
+            fn visit_string<E: de::Error>(self, v: String) -> Result<AbsentPaths, E> {
+                Ok(AbsentPaths {
+                    paths: vec![RelativePath::try_from(v).map_err(E::custom)?],
+                    listed: false,
+                })
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<AbsentPaths, A::Error> {
+                let mut paths = Vec::new();
+                while let Some(path) = seq.next_element::<RelativePath>()? {
+                    paths.push(path);
+                }
+                Ok(AbsentPaths {
+                    paths,
+                    listed: true,
+                })
+            }
+        }
+
+        deserializer.deserialize_any(PathsVisitor)
+    }
+}
+
+impl AbsentPaths {
+    /// The config as a failure message shows it: the path, or the list.
+    fn shown(&self) -> String {
+        if self.listed {
+            list(self.paths.iter().map(RelativePath::as_str))
+        } else {
+            self.paths.iter().map(|p| name(p.as_str())).collect()
+        }
+    }
+}
+
+impl Grader for FileAbsent {
+    type Config = AbsentPaths;
+    const NAME: &'static str = "file_absent";
+    const VERSION: &'static str = "1.0.0";
+    const SUMMARY: &'static str = "Nothing (no file, directory or link) exists at this relative path, or at any of these paths, in the workspace";
+
+    fn config_schema() -> serde_json::Value {
+        serde_json::json!({
+            "type": ["string", "array"],
+            "minLength": 1,
+            "pattern": "^[^/\\\\]",
+            "items": path_schema(),
+            "minItems": 1,
+            "description": "A path relative to the workspace root, or a list of them: nothing may exist at any of them",
+        })
+    }
+
+    fn check(config: &AbsentPaths) -> Result<(), String> {
+        if config.paths.is_empty() {
+            return Err("list of paths is empty".to_owned());
+        }
+        Ok(())
+    }
+
+    fn grade(config: &AbsentPaths, evidence: &Evidence) -> Result<Verdict, GradeError> {
+        Ok(file_absent(&Workspace::require(evidence)?, config))
+    }
+
+    fn describe(config: &AbsentPaths) -> String {
+        if config.listed {
+            format!(
+                "nothing exists at any of {} in the workspace",
+                config.shown()
+            )
+        } else {
+            format!("nothing exists at {} in the workspace", config.shown())
+        }
+    }
+}
+
+/// Passes when nothing exists at any of `config`'s paths in `workspace`; a failure names
+/// each path where something does, and what it is.
+pub fn file_absent(workspace: &Workspace, config: &AbsentPaths) -> Verdict {
+    let present: Vec<String> = config
+        .paths
+        .iter()
+        .filter_map(|path| {
+            what_is_at(workspace, path).map(|seen| format!("{} {seen}", name(path.as_str())))
+        })
+        .collect();
+    if present.is_empty() {
+        return Verdict::pass();
+    }
+    Verdict::fail(format!(
+        "{} {}: {}",
+        FileAbsent::NAME,
+        config.shown(),
+        present.join("; ")
+    ))
+}
+
+/// What exists at `path` without following a link there (`exists (a directory)`), or
+/// `None` when nothing does (nor can, because a parent is a file).
+fn what_is_at(workspace: &Workspace, path: &RelativePath) -> Option<String> {
+    let meta = workspace
+        .path(path.as_str())
+        .and_then(std::fs::symlink_metadata);
+    let kind = match meta {
+        Ok(meta) if meta.is_file() => {
+            format!("a regular file of {}", count(meta.len(), "byte", "bytes"))
+        }
+        Ok(meta) if meta.is_dir() => "a directory".to_owned(),
+        Ok(meta) if meta.file_type().is_symlink() => "a symbolic link".to_owned(),
+        Ok(_) => "not a regular file".to_owned(),
+        Err(error)
+            if matches!(
+                error.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return None;
+        }
+        Err(error) => return Some(format!("cannot be checked: {}", os_error_text(&error))),
+    };
+    Some(format!("exists ({kind})"))
 }
 
 /// `file_contains: {path: greeting.txt, text: hello}`
@@ -190,19 +341,22 @@ fn describe(error: &io::Error) -> String {
         io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => {
             "the file does not exist".to_owned()
         }
-        _ => {
-            let text = error.to_string();
-            let text = match text.find(" (os error ") {
-                Some(at) => &text[..at],
-                None => &text,
-            };
-            let mut chars = text.chars();
-            let text = match chars.next() {
-                Some(first) => first.to_lowercase().chain(chars).collect(),
-                None => String::new(),
-            };
-            format!("cannot open: {text}")
-        }
+        _ => format!("cannot open: {}", os_error_text(error)),
+    }
+}
+
+/// The OS error's text, lowercase and without its platform-specific error number:
+/// `permission denied`.
+fn os_error_text(error: &io::Error) -> String {
+    let text = error.to_string();
+    let text = match text.find(" (os error ") {
+        Some(at) => &text[..at],
+        None => &text,
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 
@@ -256,6 +410,94 @@ mod tests {
         assert_eq!(
             file_exists(&ws, &path("dangling.txt")),
             Verdict::fail("file_exists dangling.txt: the file does not exist")
+        );
+    }
+
+    fn absent(config: &str) -> AbsentPaths {
+        serde_json::from_str(config).unwrap()
+    }
+
+    #[test]
+    fn file_absent_names_what_exists() {
+        let (dir, ws) = workspace();
+        assert_eq!(file_absent(&ws, &absent(r#""debug.log""#)), Verdict::pass());
+        assert_eq!(
+            file_absent(
+                &ws,
+                &absent(r#"["debug.log", "out/x", "greeting.txt/inner"]"#)
+            ),
+            Verdict::pass()
+        );
+        assert_eq!(
+            file_absent(&ws, &absent(r#""greeting.txt""#)),
+            Verdict::fail(
+                "file_absent greeting.txt: greeting.txt exists (a regular file of 12 bytes)"
+            )
+        );
+        assert_eq!(
+            file_absent(&ws, &absent(r#""./out""#)),
+            Verdict::fail("file_absent ./out: ./out exists (a directory)")
+        );
+        std::fs::write(dir.path().join("out/one.txt"), "1").unwrap();
+        assert_eq!(
+            file_absent(
+                &ws,
+                &absent(r#"["debug.log", "out/one.txt", "my notes.md", "out"]"#)
+            ),
+            Verdict::fail(
+                r#"file_absent [debug.log out/one.txt "my notes.md" out]: out/one.txt exists (a regular file of 1 byte); out exists (a directory)"#
+            )
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn file_absent_counts_a_link_as_something_there() {
+        let (dir, ws) = workspace();
+        std::os::unix::fs::symlink("nowhere.txt", dir.path().join("dangling.txt")).unwrap();
+        assert_eq!(
+            file_absent(&ws, &absent(r#""dangling.txt""#)),
+            Verdict::fail("file_absent dangling.txt: dangling.txt exists (a symbolic link)")
+        );
+    }
+
+    #[test]
+    fn file_absent_needs_a_workspace_and_paths() {
+        // A run read from a trace: the host sends no workspace.
+        let no_workspace = Evidence {
+            workspace: String::new(),
+            ..Evidence::default()
+        };
+        assert_eq!(
+            evalhost_sdk::grade::<FileAbsent>(r#""debug.log""#, &no_workspace),
+            Err(GradeError::NotEvaluable(
+                "the run has no workspace: it was read from a trace, which carries none (docs/traces.md)".into()
+            ))
+        );
+        assert_eq!(invalid_config::<FileAbsent>("[]"), "list of paths is empty");
+        assert_eq!(
+            invalid_config::<FileAbsent>(r#"["ok.txt", "../up.txt"]"#),
+            r#"path "../up.txt" leaves the workspace (`..`)"#
+        );
+        assert_eq!(
+            invalid_config::<FileAbsent>(r#""/tmp/x""#),
+            r#"path "/tmp/x" is absolute; write it relative to the workspace root"#
+        );
+        assert_eq!(
+            invalid_config::<FileAbsent>("2026"),
+            "invalid type: integer `2026`, expected a path relative to the workspace, or a list of them"
+        );
+        assert_eq!(
+            invalid_config::<FileAbsent>(r#"{"path": "a"}"#),
+            "invalid type: map, expected a path relative to the workspace, or a list of them"
+        );
+        assert_eq!(
+            evalhost_sdk::describe::<FileAbsent>(r#""debug.log""#).unwrap(),
+            "nothing exists at debug.log in the workspace"
+        );
+        assert_eq!(
+            evalhost_sdk::describe::<FileAbsent>(r#"["a.log", "b.log"]"#).unwrap(),
+            "nothing exists at any of [a.log b.log] in the workspace"
         );
     }
 

@@ -45,7 +45,7 @@ pub use beyond::{JsonSchema, NoSecretLeak, WorkspaceDiff};
 pub use calls::{ResultStatus, ResultStatusConfig, Status, ToolCalled, ToolNotCalled, ToolOrder};
 pub use config::Text;
 pub use endpoint::{NoEndpointErrors, NoSettings};
-pub use files::{FileContains, FileContainsConfig, FileExists};
+pub use files::{AbsentPaths, FileAbsent, FileContains, FileContainsConfig, FileExists};
 pub use judged::{Rubric, RubricConfig, Sees};
 pub use limits::{MaxRequests, MaxToolCalls};
 pub use nexus::{
@@ -57,6 +57,12 @@ pub use text::{
     FinalTextContains, FinalTextMatches, FinalTextNotContains, MAX_PATTERN_BYTES, Pattern,
 };
 pub use verifier::{VerifierReward, VerifierRewardConfig};
+
+/// The built-in graders as `register_graders!` lists them, natively: `Registered::NAMES`
+/// (in the order `evalhost graders` shows them) and `Registered::grade_named`, the
+/// component's own dispatch (the bench's native baseline grades through it). The README's
+/// count and rows and the case schema are checked against it (`tests/one_list.rs`).
+pub use __EvalhostGraders as Registered;
 
 evalhost_sdk::register_graders!(
     FinalTextContains,
@@ -86,6 +92,7 @@ evalhost_sdk::register_graders!(
     Semantic,
     JsonSchema,
     WorkspaceDiff,
+    FileAbsent,
     NoSecretLeak,
     SkillViewed,
     NoEndpointErrors,
