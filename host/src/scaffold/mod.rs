@@ -1,23 +1,22 @@
 //! `evalhost grader new`: a grader project that builds as it stands with its language's
-//! own tool, from templates compiled into the binary (`host/templates/<lang>/`).
+//! own tool, from templates compiled into the binary (`host/templates/`).
 //!
 //! Every project holds a `build.sh` that builds `grader.wasm` beside itself, a README
 //! saying how, an example case using the grader by path, and (except Rust, whose SDK
-//! carries it) a copy of the grader WIT.
+//! carries it) a copy of the grader WIT. Every language targets the newest WIT, 0.5.0:
+//! `describe`, the run's evidence handed over once (`begin-run`, then `grade-in-run` per
+//! entry), a message on a pass as on a fail; `--judge` keeps the template's judge sections
+//! (`sections.rs`) instead of the plain ones, so both variants are one text.
 
+mod sections;
 mod templates;
 
 use std::path::{Path, PathBuf};
 
 pub use templates::Lang;
 
-/// The grader WIT new projects target: the first released version, which every host loads.
-pub const WIT: &str = include_str!("../../../wit/since_v0.1.0/grader.wit");
-
-/// The grader WIT of Python and JavaScript projects that ask the judge (`--judge`): 0.4.0, the
-/// newest without `begin-run`/`grade-in-run` (the judge import came with 0.3.0). A Rust
-/// project targets the SDK's WIT, 0.5.0, whose exports the SDK implements.
-pub(crate) const JUDGE_WIT: &str = include_str!("../../../wit/since_v0.4.0/grader.wit");
+/// The grader WIT new projects target: the newest, 0.5.0 (the Rust SDK's too).
+pub const WIT: &str = include_str!("../../../wit/since_v0.5.0/grader.wit");
 
 /// Longest project name.
 const MAX_NAME: usize = 64;
@@ -34,7 +33,7 @@ pub struct ScaffoldOptions {
     pub parent: PathBuf,
     /// Path of the `evalhost-sdk` crate (Rust only), as the project's Cargo.toml names it.
     pub sdk: Option<PathBuf>,
-    /// Scaffold a grader that asks the judge (a rubric scored by the judge model; WIT 0.4.0).
+    /// Scaffold a grader that asks the judge (a rubric scored by the judge model).
     pub judge: bool,
 }
 
@@ -55,11 +54,6 @@ pub enum ScaffoldError {
         "a Rust grader depends on the evalhost-sdk crate: pass its path with --sdk (the `sdk/` directory of the evalhost repository)"
     )]
     NoSdk,
-    /// The language has no judge scaffold.
-    #[error(
-        "--judge scaffolds a grader in rust, python or js; a C grader can ask the judge through wit/since_v0.4.0 by hand"
-    )]
-    NoJudge,
     /// Writing a file failed.
     #[error("failed to write `{}`: {error}", path.display())]
     Write {
@@ -92,9 +86,6 @@ pub fn scaffold(options: &ScaffoldOptions) -> Result<(PathBuf, Vec<String>), Sca
     if dir.exists() {
         return Err(ScaffoldError::Exists(dir));
     }
-    if options.judge && options.lang == Lang::C {
-        return Err(ScaffoldError::NoJudge);
-    }
     let sdk = match (options.lang, &options.sdk) {
         (Lang::Rust, Some(sdk)) => sdk_path(sdk),
         (Lang::Rust, None) => return Err(ScaffoldError::NoSdk),
@@ -108,19 +99,28 @@ pub fn scaffold(options: &ScaffoldOptions) -> Result<(PathBuf, Vec<String>), Sca
             .replace("{{sdk}}", &sdk)
     };
     let mut written = Vec::new();
-    for (path, text) in templates::files(options.lang, options.judge) {
-        write(&dir, path, &fill(&text))?;
+    for (path, template) in templates::files(options.lang) {
+        write(
+            &dir,
+            path,
+            &fill(&sections::select(template, &flags(options))),
+        )?;
         written.push(path.to_owned());
     }
     if options.lang != Lang::Rust {
-        write(
-            &dir,
-            "wit/grader.wit",
-            if options.judge { JUDGE_WIT } else { WIT },
-        )?;
+        write(&dir, "wit/grader.wit", WIT)?;
         written.push("wit/grader.wit".to_owned());
     }
     Ok((dir, written))
+}
+
+/// The flags whose template sections a project keeps: its language, and `judge`.
+fn flags(options: &ScaffoldOptions) -> Vec<&'static str> {
+    let mut flags = vec![options.lang.as_str()];
+    if options.judge {
+        flags.push("judge");
+    }
+    flags
 }
 
 /// The SDK path as the new project's Cargo.toml names it: absolute, so the project can be
@@ -174,37 +174,114 @@ mod tests {
     }
 
     #[test]
-    fn every_language_gets_build_sh_readme_and_a_case() {
+    fn every_template_marks_its_sections_well() {
+        for lang in Lang::ALL {
+            for (path, template) in templates::files(lang) {
+                let problems = sections::problems(template);
+                assert!(problems.is_empty(), "{lang:?} {path}: {problems:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_language_gets_build_sh_readme_and_a_case_in_both_variants() {
         let dir = tempfile::tempdir().unwrap();
         for lang in Lang::ALL {
-            let name = format!("my-check-{}", lang.as_str());
-            let (project, files) = scaffold(&options(&name, lang, dir.path())).unwrap();
-            for file in ["build.sh", "README.md", ".gitignore", "cases/example.yaml"] {
-                assert!(files.iter().any(|f| f == file), "{lang:?}: {files:?}");
-                assert!(project.join(file).is_file(), "{lang:?}: {file}");
-            }
-            for file in &files {
-                let text = std::fs::read_to_string(project.join(file)).unwrap();
+            for judge in [false, true] {
+                let name = format!(
+                    "my-check-{}{}",
+                    lang.as_str(),
+                    if judge { "-j" } else { "" }
+                );
+                let grader = grader_name(&name);
+                let (project, files) = scaffold(&ScaffoldOptions {
+                    judge,
+                    ..options(&name, lang, dir.path())
+                })
+                .unwrap();
+                for file in ["build.sh", "README.md", ".gitignore", "cases/example.yaml"] {
+                    assert!(files.iter().any(|f| f == file), "{lang:?}: {files:?}");
+                    assert!(project.join(file).is_file(), "{lang:?}: {file}");
+                }
+                for file in &files {
+                    let text = std::fs::read_to_string(project.join(file)).unwrap();
+                    assert!(
+                        !text.contains("{{"),
+                        "{lang:?} judge={judge} {file} has a placeholder or marker left"
+                    );
+                }
+                let case = std::fs::read_to_string(project.join("cases/example.yaml")).unwrap();
                 assert!(
-                    !text.contains("{{"),
-                    "{lang:?} {file} has a placeholder left"
+                    case.contains(&format!("../grader.wasm#{grader}:")),
+                    "{case}"
+                );
+                assert_eq!(case.contains("judge: true"), judge, "{case}");
+                // The README speaks of this language and variant only, and points at what
+                // ships with evalhost, not at a web address.
+                let readme = std::fs::read_to_string(project.join("README.md")).unwrap();
+                assert_eq!(
+                    readme.contains("## Try it\n\nThe example case grants the judge"),
+                    judge
+                );
+                assert!(
+                    readme.contains("It targets the newest grader WIT, 0.5.0"),
+                    "{readme}"
+                );
+                assert_eq!(readme.matches("\nNeeds ").count(), 1, "{lang:?}: {readme}");
+                assert!(!readme.contains("](http"), "{lang:?}: {readme}");
+                assert!(
+                    readme.contains(
+                        "`evalhost grader --help` lists the grader tools (`new`, `check`, `test`);\n\
+                         `docs/writing-graders.md`, shipped with evalhost's sources"
+                    ),
+                    "{lang:?}: {readme}"
                 );
             }
-            let case = std::fs::read_to_string(project.join("cases/example.yaml")).unwrap();
-            assert!(
-                case.contains(&format!("../grader.wasm#my_check_{}:", lang.as_str())),
-                "{case}"
-            );
-            // The README points at what ships with evalhost, not at a web address.
-            let readme = std::fs::read_to_string(project.join("README.md")).unwrap();
-            assert!(!readme.contains("http"), "{lang:?}: {readme}");
-            assert!(
-                readme.contains(
-                    "`evalhost grader --help` lists the grader tools (`new`, `check`, `test`);\n\
-                     `docs/writing-graders.md`, shipped with evalhost's sources"
-                ),
-                "{lang:?}: {readme}"
-            );
+        }
+    }
+
+    #[test]
+    fn every_project_but_rust_carries_the_newest_wit() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(WIT.contains("package evalhost:grader@0.5.0;"));
+        for lang in Lang::ALL {
+            let (project, files) =
+                scaffold(&options(&format!("w-{}", lang.as_str()), lang, dir.path())).unwrap();
+            let wit = std::fs::read_to_string(project.join("wit/grader.wit"));
+            match lang {
+                Lang::Rust => assert!(wit.is_err() && !files.iter().any(|f| f.starts_with("wit/"))),
+                _ => assert_eq!(wit.unwrap(), WIT, "{lang:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn the_judge_variant_asks_the_judge_and_the_plain_one_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        for (lang, source, asks) in [
+            (Lang::Rust, "src/lib.rs", "judge::ask_verdict("),
+            (Lang::Python, "app.py", "judge.ask(question)"),
+            (
+                Lang::Js,
+                "grader.js",
+                "from \"evalhost:grader/judge@0.5.0\"",
+            ),
+            (Lang::C, "grader.c", "evalhost_grader_judge_ask("),
+        ] {
+            for judge in [false, true] {
+                let name = format!("ask-{}{}", lang.as_str(), if judge { "-j" } else { "" });
+                let (project, _) = scaffold(&ScaffoldOptions {
+                    judge,
+                    ..options(&name, lang, dir.path())
+                })
+                .unwrap();
+                let text = std::fs::read_to_string(project.join(source)).unwrap();
+                assert_eq!(
+                    text.contains(asks),
+                    judge,
+                    "{lang:?} judge={judge}:\n{text}"
+                );
+            }
         }
     }
 

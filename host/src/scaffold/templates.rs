@@ -1,4 +1,9 @@
 //! The template files of each language, compiled into the binary.
+//!
+//! One template per file of a project, whatever its variant: the grader that asks the judge
+//! (`--judge`) is a section of the same text as the plain one (`sections.rs`). The README
+//! and the example case are shared by every language, with a section per language where
+//! they differ.
 
 /// A language `evalhost grader new` scaffolds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,15 +15,16 @@ pub enum Lang {
     Python,
     /// JavaScript, built by componentize-js.
     Js,
-    /// C, built by clang (wasi-libc) and wasm-tools.
+    /// C, built by clang (wasi-libc), wit-bindgen and wasm-tools.
     C,
 }
 
 impl Lang {
     /// Every language.
+    #[cfg(test)]
     pub const ALL: [Lang; 4] = [Lang::Rust, Lang::Python, Lang::Js, Lang::C];
 
-    /// The name used on the command line.
+    /// The name used on the command line, and the flag of the language's template sections.
     pub fn as_str(self) -> &'static str {
         match self {
             Lang::Rust => "rust",
@@ -29,37 +35,14 @@ impl Lang {
     }
 }
 
+/// The README every project gets.
+const README: &str = include_str!("../../templates/README.md");
+
 /// The example case every project gets.
 const CASE: &str = include_str!("../../templates/example.yaml");
 
-/// The judge variants (`--judge`): a grader asking the judge to score a rubric.
-const JUDGE_CASE: &str = include_str!("../../templates/judge/example.yaml");
-const JUDGE_README: &str = include_str!("../../templates/judge/README.md");
-
-/// `(path in the project, template text)` for `lang`; with `judge`, the grader that asks
-/// the judge, its example case, and a README section on recording judgments.
-pub(crate) fn files(lang: Lang, judge: bool) -> Vec<(&'static str, String)> {
-    let files = plain_files(lang);
-    if !judge {
-        return files.into_iter().map(|(p, t)| (p, t.to_owned())).collect();
-    }
-    files
-        .into_iter()
-        .map(|(path, text)| {
-            let text = match path {
-                "src/lib.rs" => include_str!("../../templates/judge/lib.rs").to_owned(),
-                "app.py" => include_str!("../../templates/judge/app.py").to_owned(),
-                "grader.js" => include_str!("../../templates/judge/grader.js").to_owned(),
-                "cases/example.yaml" => JUDGE_CASE.to_owned(),
-                "README.md" => format!("{text}{JUDGE_README}"),
-                _ => text.to_owned(),
-            };
-            (path, text)
-        })
-        .collect()
-}
-
-fn plain_files(lang: Lang) -> Vec<(&'static str, &'static str)> {
+/// `(path in the project, template)` of every file of a `lang` project but the WIT copy.
+pub(crate) fn files(lang: Lang) -> Vec<(&'static str, &'static str)> {
     let mut files = match lang {
         Lang::Rust => vec![
             (
@@ -68,16 +51,11 @@ fn plain_files(lang: Lang) -> Vec<(&'static str, &'static str)> {
             ),
             ("src/lib.rs", include_str!("../../templates/rust/lib.rs")),
             ("build.sh", include_str!("../../templates/rust/build.sh")),
-            ("README.md", include_str!("../../templates/rust/README.md")),
             (".gitignore", include_str!("../../templates/rust/gitignore")),
         ],
         Lang::Python => vec![
             ("app.py", include_str!("../../templates/python/app.py")),
             ("build.sh", include_str!("../../templates/python/build.sh")),
-            (
-                "README.md",
-                include_str!("../../templates/python/README.md"),
-            ),
             (
                 ".gitignore",
                 include_str!("../../templates/python/gitignore"),
@@ -86,16 +64,19 @@ fn plain_files(lang: Lang) -> Vec<(&'static str, &'static str)> {
         Lang::Js => vec![
             ("grader.js", include_str!("../../templates/js/grader.js")),
             ("build.sh", include_str!("../../templates/js/build.sh")),
-            ("README.md", include_str!("../../templates/js/README.md")),
             (".gitignore", include_str!("../../templates/js/gitignore")),
         ],
         Lang::C => vec![
             ("grader.c", include_str!("../../templates/c/grader.c")),
+            ("json.c", include_str!("../../templates/c/json.c")),
+            ("json.h", include_str!("../../templates/c/json.h")),
+            ("text.c", include_str!("../../templates/c/text.c")),
+            ("text.h", include_str!("../../templates/c/text.h")),
             ("build.sh", include_str!("../../templates/c/build.sh")),
-            ("README.md", include_str!("../../templates/c/README.md")),
             (".gitignore", include_str!("../../templates/c/gitignore")),
         ],
     };
+    files.push(("README.md", README));
     files.push(("cases/example.yaml", CASE));
     files
 }
