@@ -3,7 +3,7 @@
 # wit/grader.wit, clang compiles for wasm32-wasi with Debian's wasi-libc and links with lld,
 # and wasm-tools turns the core module into a component.
 #   apt-get install clang lld wasi-libc libclang-rt-dev-wasm32
-#   cargo install wit-bindgen-cli wasm-tools
+#   cargo install wit-bindgen-cli@0.63.0 wasm-tools@1.263.0
 # A grader that calls WASI itself (files under /workspace, stdio) imports
 # wasi_snapshot_preview1: set WASI_ADAPTER to a wasi_snapshot_preview1.reactor.wasm adapter
 # (shipped with wasmtime releases and in the @bytecodealliance/jco npm package).

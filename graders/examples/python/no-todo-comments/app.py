@@ -4,7 +4,8 @@ Config (optional): {"markers": ["TODO", "FIXME"]}
 
 Targets WIT 0.5.0 (wit/grader.wit): the host hands a run's evidence to the instance once
 (`begin_run`) and then calls `grade_in_run` for each of the run's entries of this grader,
-so the evidence is not converted into Python objects again for every call.
+so the evidence is not converted into Python objects again for every call. The verdict's
+message says what was seen, on a pass (how many files were read) as on a fail.
 """
 
 import json
@@ -18,6 +19,9 @@ NAME = "no_todo_comments"
 WORKSPACE = "/workspace"
 # Where a comment starts in the languages an agent usually writes.
 COMMENT_STARTS = ("#", "//", "/*", "*", "--", "<!--", ";")
+# Where the run's workspace is (`/workspace`, or empty for a run without one), as
+# `begin_run` handed it; None before it.
+RUN_WORKSPACE: str | None = None
 SCHEMA = {
     "type": ["object", "null"],
     "properties": {
@@ -57,8 +61,11 @@ def comment_with_marker(line: str, markers: list[str]) -> bool:
     return False
 
 
-def findings(markers: list[str]) -> list[str]:
+def findings(markers: list[str]) -> tuple[list[str], int]:
+    """Every `file:line "text"` whose line has a marker inside a comment, and how many text
+    files were read."""
     found = []
+    read = 0
     for root, dirs, files in os.walk(WORKSPACE):
         dirs.sort()
         for name in sorted(files):
@@ -68,11 +75,30 @@ def findings(markers: list[str]) -> list[str]:
                     lines = f.read().splitlines()
             except (UnicodeDecodeError, OSError):
                 continue
+            read += 1
             for number, line in enumerate(lines, 1):
                 if comment_with_marker(line, markers):
                     relative = os.path.relpath(path, WORKSPACE)
                     found.append(f"{relative}:{number} {json.dumps(line.strip())}")
-    return found
+    return found, read
+
+
+def check(markers: list[str], workspace: str) -> types.Verdict:
+    """The verdict's message says what was seen, on a pass as on a fail."""
+    if workspace == "":
+        # A run read from a trace has no workspace: nothing here can be checked.
+        raise Err(types.GradeError_NotEvaluable(f"{NAME}: the run has no workspace"))
+    found, read = findings(markers)
+    if not found:
+        files = "1 file" if read == 1 else f"{read} files"
+        return types.Verdict(pass_=True, score=1.0, message=f"{NAME}: 0 found in {files}")
+    shown = ", ".join(found[:5])
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    return types.Verdict(
+        pass_=False,
+        score=0.0,
+        message=f"{NAME}: {len(found)} found: {shown}{more}",
+    )
 
 
 class WitWorld(wit_world.WitWorld):
@@ -94,25 +120,22 @@ class WitWorld(wit_world.WitWorld):
     def describe(self, grader: str, config: str) -> str:
         if grader != NAME:
             raise Err(types.GradeError_UnknownGrader(grader))
-        return "no comment in the workspace files contains " + " or ".join(parse_config(config))
+        return "no comment in the workspace files mentions " + " or ".join(parse_config(config))
 
     def begin_run(self, evidence: types.Evidence) -> None:
-        # This grader reads only the workspace: the evidence is not kept.
-        pass
+        # This grader reads the workspace; of the evidence it keeps only where that is.
+        global RUN_WORKSPACE
+        RUN_WORKSPACE = evidence.workspace
 
     def grade_in_run(self, grader: str, config: str) -> types.Verdict:
         if grader != NAME:
             raise Err(types.GradeError_UnknownGrader(grader))
-        found = findings(parse_config(config))
-        if not found:
-            return types.Verdict(pass_=True, score=1.0, message="")
-        shown = ", ".join(found[:5])
-        more = f" and {len(found) - 5} more" if len(found) > 5 else ""
-        return types.Verdict(
-            pass_=False,
-            score=0.0,
-            message=f"{NAME}: {len(found)} found: {shown}{more}",
-        )
+        markers = parse_config(config)
+        if RUN_WORKSPACE is None:
+            raise Err(types.GradeError_Failed("grade-in-run was called before begin-run"))
+        return check(markers, RUN_WORKSPACE)
 
     def grade(self, grader: str, config: str, evidence: types.Evidence) -> types.Verdict:
-        return self.grade_in_run(grader, config)
+        if grader != NAME:
+            raise Err(types.GradeError_UnknownGrader(grader))
+        return check(parse_config(config), evidence.workspace)
