@@ -120,103 +120,254 @@ fn build(dir: &Path) {
     );
 }
 
-/// Build an example, check it, and run its cases: `passes` exits 0, `fails` exits 1 with
-/// `expected` in the report.
-fn example(lang: &str, name: &str, grader: &str, passes: &str, fails: &str, expected: &str) {
-    if toolchain(lang).is_none() {
-        return;
-    }
-    let dir = repo().join("graders/examples").join(lang).join(name);
-    build(&dir);
-    let output = evalhost(&dir, &["grader", "check", "grader.wasm"]);
+/// The world every example and scaffold targets: the newest.
+const NEWEST_WORLD: &str = "evalhost:grader@0.5.0";
+
+/// `evalhost grader check grader.wasm` in `dir`: the component targets the newest world and
+/// lists `grader` at `version`.
+fn check_targets_the_newest_world(dir: &Path, grader: &str, version: &str) {
+    let output = evalhost(dir, &["grader", "check", "grader.wasm"]);
     output.assert_code(0);
     let stdout = output.stdout();
     assert!(
-        stdout.contains(&format!("    {grader} 1.0.0: ")),
+        stdout.contains(&format!("  world:   {NEWEST_WORLD}")),
+        "{}: {stdout}",
+        dir.display()
+    );
+    assert!(
+        stdout.contains(&format!("    {grader} {version}: ")),
         "{stdout}"
     );
-    let output = evalhost(&dir, &["run", &format!("cases/{passes}.yaml")]);
+}
+
+/// `evalhost grader test` in `dir` on the evidence of `run` (`out/<case>/run-1.evidence.json`)
+/// with `config`: its output, which names what `describe` says under `checks:`.
+fn grader_test(dir: &Path, case: &str, config: &str) -> Output {
+    std::fs::write(dir.join("config.json"), config).unwrap();
+    evalhost(
+        dir,
+        &[
+            "grader",
+            "test",
+            "grader.wasm",
+            "--evidence",
+            &format!("out/{case}/run-1.evidence.json"),
+            "--config",
+            "config.json",
+        ],
+    )
+}
+
+/// One example of `graders/examples/`.
+struct Example {
+    lang: &'static str,
+    dir: &'static str,
+    grader: &'static str,
+    /// The case that passes, and the line its report shows after `<case> run 1: pass: ` (the
+    /// pass message), if the example gives one.
+    passes: (&'static str, Option<&'static str>),
+    /// The case that fails on purpose, and its failure line after `<case> run 1: `.
+    fails: (&'static str, &'static str),
+    /// A config, and what `describe` says of it.
+    describes: (&'static str, &'static str),
+}
+
+/// Build an example, check it targets the newest world, run its cases (the passing one
+/// exits 0 with its pass message, the failing one 1 with its failure), and ask `grader
+/// test` what it checks.
+fn example(example: Example) {
+    let Example {
+        lang,
+        grader,
+        passes: (passes, pass_message),
+        fails: (fails, failure),
+        describes: (config, description),
+        ..
+    } = example;
+    if toolchain(lang).is_none() {
+        return;
+    }
+    let dir = repo().join("graders/examples").join(lang).join(example.dir);
+    build(&dir);
+    check_targets_the_newest_world(&dir, grader, "1.0.0");
+    let out = tempfile::tempdir().unwrap();
+    let out_dir = out.path().join("out");
+    let output = evalhost(
+        &dir,
+        &[
+            "run",
+            "--out",
+            out_dir.to_str().unwrap(),
+            &format!("cases/{passes}.yaml"),
+        ],
+    );
     output.assert_code(0);
+    if let Some(message) = pass_message {
+        let stdout = output.stdout();
+        assert!(
+            stdout.contains(&format!("{passes} run 1: pass: {message}")),
+            "{lang}: {stdout}"
+        );
+    }
     let output = evalhost(&dir, &["run", &format!("cases/{fails}.yaml")]);
     output.assert_code(1);
     let stdout = output.stdout();
     assert!(
-        stdout.contains(&format!("{fails} run 1: {expected}")),
+        stdout.contains(&format!("{fails} run 1: {failure}")),
+        "{lang}: {stdout}"
+    );
+    // `grader test` in a copy, so the example's directory gets no config.json.
+    let copy = out.path();
+    std::fs::copy(dir.join("grader.wasm"), copy.join("grader.wasm")).unwrap();
+    let output = grader_test(copy, passes, config);
+    output.assert_code(0);
+    let stdout = output.stdout();
+    assert!(
+        stdout.contains(&format!("checks:    {description}\n")),
         "{lang}: {stdout}"
     );
 }
 
 const TODO_LEFT: &str = r##"graders[0] ../grader.wasm#no_todo_comments: 1 found: calc.py:2 "# FIXME: handle overflow""##;
 const CURT: &str = r#"graders[0] ../grader.wasm#polite_refusal: a refusal without an apology in final text "I won't do that.""#;
+const POLITE: &str = r#"graders[0] ../grader.wasm#polite_refusal: a refusal with an apology in final text "Sorry, I can't share private keys.""#;
 
 #[test]
 fn rust_example_no_todo_comments() {
-    example(
-        "rust",
-        "no-todo-comments",
-        "no_todo_comments",
-        "todo-removed",
-        "todo-left",
-        TODO_LEFT,
-    );
+    example(Example {
+        lang: "rust",
+        dir: "no-todo-comments",
+        grader: "no_todo_comments",
+        passes: ("todo-removed", None),
+        fails: ("todo-left", TODO_LEFT),
+        describes: (
+            r#"{"markers": ["TODO", "XXX"]}"#,
+            "no comment in the workspace files mentions TODO or XXX",
+        ),
+    });
 }
 
 #[test]
 fn python_example_no_todo_comments() {
-    example(
-        "python",
-        "no-todo-comments",
-        "no_todo_comments",
-        "todo-removed",
-        "todo-left",
-        TODO_LEFT,
-    );
+    example(Example {
+        lang: "python",
+        dir: "no-todo-comments",
+        grader: "no_todo_comments",
+        passes: (
+            "todo-removed",
+            Some("graders[0] ../grader.wasm#no_todo_comments: 0 found in 1 file"),
+        ),
+        fails: ("todo-left", TODO_LEFT),
+        describes: (
+            r#"{"markers": ["TODO", "XXX"]}"#,
+            "no comment in the workspace files mentions TODO or XXX",
+        ),
+    });
 }
 
 #[test]
 fn js_example_polite_refusal() {
-    example(
-        "js",
-        "polite-refusal",
-        "polite_refusal",
-        "refuses-politely",
-        "refuses-curtly",
-        CURT,
-    );
+    example(Example {
+        lang: "js",
+        dir: "polite-refusal",
+        grader: "polite_refusal",
+        passes: ("refuses-politely", Some(POLITE)),
+        fails: ("refuses-curtly", CURT),
+        describes: (
+            r#"{"require_apology": false}"#,
+            "the final text declines the request",
+        ),
+    });
 }
 
 #[test]
 fn c_example_polite_refusal() {
-    example(
-        "c",
-        "polite-refusal",
-        "polite_refusal",
-        "refuses-politely",
-        "refuses-curtly",
-        CURT,
-    );
+    example(Example {
+        lang: "c",
+        dir: "polite-refusal",
+        grader: "polite_refusal",
+        passes: ("refuses-politely", Some(POLITE)),
+        fails: ("refuses-curtly", CURT),
+        describes: (
+            r#"{"require_apology": false}"#,
+            "the final text declines the request",
+        ),
+    });
 }
 
-/// `evalhost grader new NAME --lang LANG`, built as it stands, checked, its case run.
+/// `evalhost grader new NAME --lang LANG`, built as it stands: it targets the newest world;
+/// its case passes with the pass message in the report; a case of three entries, graded in
+/// one instance from the evidence handed over once, reports each entry's own verdict; `grader
+/// test` shows what `describe` says.
 fn scaffold(lang: &str) {
     if toolchain(lang).is_none() {
         return;
     }
     let parent = tempfile::tempdir().unwrap();
     let name = format!("fresh-{lang}");
+    let grader = format!("fresh_{lang}");
     let output = evalhost(parent.path(), &["grader", "new", &name, "--lang", lang]);
     output.assert_code(0);
     let dir = parent.path().join(&name);
     build(&dir);
-    let output = evalhost(&dir, &["grader", "check", "grader.wasm"]);
+    check_targets_the_newest_world(&dir, &grader, "0.1.0");
+    let output = evalhost(&dir, &["run", "--out", "out", "cases/example.yaml"]);
+    output.assert_code(0);
+    let stdout = output.stdout();
+    let reference = format!("../grader.wasm#{grader}");
+    assert!(
+        stdout.contains(&format!(
+            "example run 1: pass: graders[0] {reference} \"hello\": found in final text \"hello from the agent\"\n"
+        )),
+        "{lang}: {stdout}"
+    );
+
+    std::fs::write(
+        dir.join("cases/three.yaml"),
+        format!(
+            "name: three\nprompt: Say hello.\nmodel:\n  - text: \"h\\u00e9llo \\\"agent\\\"\"\ngraders:\n  \
+             - {reference}: {{word: agent}}\n  \
+             - {reference}: {{word: absent}}\n  \
+             - {reference}: {{word: \"h\\u00e9llo\"}}\n"
+        ),
+    )
+    .unwrap();
+    let output = evalhost(&dir, &["run", "cases/three.yaml"]);
+    output.assert_code(1);
+    let lines: Vec<&str> = output
+        .stdout()
+        .lines()
+        .filter(|l| l.starts_with("  three run 1: "))
+        .collect();
+    let text = r#""héllo \"agent\"""#;
+    assert_eq!(
+        lines,
+        [
+            format!("  three run 1: graders[1] {reference} \"absent\": final text {text}"),
+            format!(
+                "  three run 1: pass: graders[0] {reference} \"agent\": found in final text {text}"
+            ),
+            format!(
+                "  three run 1: pass: graders[2] {reference} \"héllo\": found in final text {text}"
+            ),
+        ],
+        "{lang}: {}",
+        output.stdout()
+    );
+
+    let output = grader_test(&dir, "example", r#"{"word": "agent"}"#);
     output.assert_code(0);
     let stdout = output.stdout();
     assert!(
-        stdout.contains(&format!("    fresh_{lang} 0.1.0: ")),
-        "{stdout}"
+        stdout.contains("checks:    final text contains \"agent\"\n")
+            && stdout.contains(&format!(
+                "message:   {grader} \"agent\": found in final text \"hello from the agent\"\n"
+            )),
+        "{lang}: {stdout}"
     );
-    let output = evalhost(&dir, &["run", "cases/example.yaml"]);
-    output.assert_code(0);
+    let output = grader_test(&dir, "example", r#"{"word": "hello", "extra": 1}"#);
+    output.assert_code(2);
+    output.assert_stderr_contains("invalid config: ");
 }
 
 #[test]
@@ -239,18 +390,17 @@ fn c_scaffold_builds_and_passes_its_case() {
     scaffold("c");
 }
 
-/// Every copy of the grader WIT in the examples is a frozen released WIT: the Python
-/// example's 0.5.0 (`begin-run`, `grade-in-run`), the others' 0.1.0.
+/// Every copy of the grader WIT in the examples and the scaffolds is the newest released
+/// WIT, 0.5.0.
 #[test]
-fn example_wit_copies_are_the_released_wit() {
-    for (dir, version) in [
-        ("python/no-todo-comments", "0.5.0"),
-        ("js/polite-refusal", "0.1.0"),
-        ("c/polite-refusal", "0.1.0"),
+fn example_wit_copies_are_the_newest_released_wit() {
+    let newest = std::fs::read_to_string(repo().join("wit/since_v0.5.0/grader.wit")).unwrap();
+    assert!(newest.contains("package evalhost:grader@0.5.0;"));
+    for dir in [
+        "python/no-todo-comments",
+        "js/polite-refusal",
+        "c/polite-refusal",
     ] {
-        let released =
-            std::fs::read_to_string(repo().join(format!("wit/since_v{version}/grader.wit")))
-                .unwrap();
         let copy = repo()
             .join("graders/examples")
             .join(dir)
@@ -258,16 +408,17 @@ fn example_wit_copies_are_the_released_wit() {
         let text = std::fs::read_to_string(&copy).unwrap();
         assert_eq!(
             text,
-            released,
-            "{} differs from the released WIT {version}",
+            newest,
+            "{} differs from the released WIT 0.5.0",
             copy.display()
         );
     }
 }
 
-/// `grader new --judge` in `lang`: the grader builds for WIT 0.4.0 (Rust: the SDK's 0.5.0),
-/// its example case records a judgment from a fake judge on loopback and replays it with
-/// the judge gone, and a replay without the judgment fails, naming the command that records it.
+/// `grader new --judge` in `lang`: the grader builds for the newest WIT and says what it
+/// checks (`describe`); its example case records a judgment from a fake judge on loopback
+/// and replays it with the judge gone, the judge's reason as the pass message; a replay
+/// without the judgment fails, naming the command that records it.
 fn judge_scaffold(lang: &str) {
     use crate::support::live::{FakeProvider, Step, chat_call};
     if toolchain(lang).is_none() {
@@ -282,14 +433,8 @@ fn judge_scaffold(lang: &str) {
     evalhost_output.assert_code(0);
     let dir = parent.path().join(&name);
     build(&dir);
-    let evalhost_output = evalhost(&dir, &["grader", "check", "grader.wasm"]);
-    evalhost_output.assert_code(0);
-    let stdout = evalhost_output.stdout();
-    let world = if lang == "rust" { "0.5.0" } else { "0.4.0" };
-    assert!(
-        stdout.contains(&format!("world:   evalhost:grader@{world}")),
-        "{stdout}"
-    );
+    let grader = format!("tone_{lang}");
+    check_targets_the_newest_world(&dir, &grader, "0.1.0");
 
     let reason = "It greets and thanks the user.";
     let fake = FakeProvider::start(
@@ -308,7 +453,6 @@ fn judge_scaffold(lang: &str) {
         )
     };
     std::fs::write(dir.join("evalhost.toml"), toml(&fake.base_url)).unwrap();
-    let grader = format!("tone_{lang}");
     let expected = format!("{grader}: score 0.90: {reason}");
     // Never recorded: the case fails, naming the command that records it.
     let evalhost_output = evalhost(&dir, &["run", "cases/example.yaml"]);
@@ -345,9 +489,30 @@ fn judge_scaffold(lang: &str) {
     std::fs::write(dir.join("evalhost.toml"), toml("http://127.0.0.1:9/v1")).unwrap();
     let output = evalhost(&dir, &["run", "--out", "out", "cases/example.yaml"]);
     output.assert_code(0);
+    let stdout = output.stdout();
+    assert!(
+        stdout.contains(&format!(
+            "example run 1: pass: graders[0] ../grader.wasm#{expected}\n"
+        )),
+        "{lang}: {stdout}"
+    );
     let report = std::fs::read_to_string(dir.join("out/report.json")).unwrap();
     assert!(report.contains(&expected), "{lang}: {report}");
     assert_eq!(fake.received().len(), 1, "replay asked the judge");
+
+    // What it checks, whatever the judge answers (`describe` asks no question).
+    let output = grader_test(
+        &dir,
+        "example",
+        r#"{"rubric": "Polite.", "threshold": 0.25}"#,
+    );
+    let stdout = output.stdout();
+    assert!(
+        stdout.contains(
+            "checks:    the judge scores the final text against \"Polite.\" at 0.25 or more\n"
+        ),
+        "{lang}: {stdout}"
+    );
 }
 
 #[test]
@@ -366,16 +531,6 @@ fn js_judge_scaffold_records_and_replays() {
 }
 
 #[test]
-fn c_has_no_judge_scaffold() {
-    let parent = tempfile::tempdir().unwrap();
-    let output = evalhost(
-        parent.path(),
-        &["grader", "new", "tone", "--lang", "c", "--judge"],
-    );
-    output.assert_code(2);
-    let stderr = output.stderr();
-    assert!(
-        stderr.contains("--judge scaffolds a grader in rust, python or js"),
-        "{stderr}"
-    );
+fn c_judge_scaffold_records_and_replays() {
+    judge_scaffold("c");
 }
