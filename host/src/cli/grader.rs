@@ -67,10 +67,16 @@ input (files, config, a malformed judgments file).")]
     #[command(after_help = "Examples:
   evalhost grader new no-secrets --lang python
   evalhost grader new no-secrets --lang rust --sdk ~/src/evalhost/sdk
-  evalhost grader new tone --lang python --judge
+  evalhost grader new tone --lang c --judge
   cd no-secrets && ./build.sh && evalhost grader check grader.wasm && evalhost run cases/example.yaml
 
-Exit status: 0 created; 2 bad name, the directory exists, --judge with a language it does not scaffold, or the files could not be written.")]
+Every language targets the newest grader WIT, 0.5.0: the grader describes its config
+(`describe`, shown by `grader test`), takes the run's evidence once (`begin-run`) and grades
+each of the run's entries against it (`grade-in-run`), and gives a message on a pass as on
+a fail. Python, JavaScript and C projects carry a copy of the WIT in wit/grader.wit; a Rust
+project gets it from the evalhost-sdk crate.
+
+Exit status: 0 created; 2 bad name, the directory exists, or the files could not be written.")]
     New(NewArgs),
 }
 
@@ -90,8 +96,8 @@ pub struct NewArgs {
     /// evalhost was built from, when it exists).
     #[arg(long, value_name = "PATH")]
     pub sdk: Option<PathBuf>,
-    /// Scaffold a grader that asks the judge model to score a rubric (rust: the SDK's WIT
-    /// 0.5.0; python or js: 0.4.0), with an example case that grants it (`judge: true`).
+    /// Scaffold a grader that asks the judge model to score a rubric (any language), with an
+    /// example case that grants it (`judge: true`) and a README on recording judgments.
     #[arg(long)]
     pub judge: bool,
 }
