@@ -84,6 +84,7 @@ impl CaseReports {
         self.cases.len()
     }
 
+    /// Whether there are no cases.
     pub fn is_empty(&self) -> bool {
         self.cases.is_empty()
     }

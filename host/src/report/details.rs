@@ -28,6 +28,7 @@ pub struct WorkspaceChanges {
 pub struct FileChange {
     /// Relative to the workspace, `/`-separated.
     pub path: String,
+    /// Whether the run created, modified or deleted it.
     pub kind: ChangeKind,
     /// A unified diff (a created file is all additions, a deleted one all removals); empty
     /// when `note` says why there is none.
@@ -40,8 +41,11 @@ pub struct FileChange {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeKind {
+    /// Not among the seeded files, there at the end.
     Created,
+    /// Seeded, with other content at the end.
     Modified,
+    /// Seeded, gone at the end.
     Deleted,
 }
 

@@ -17,26 +17,40 @@ use super::{CaseSummary, SuiteReport, SuiteSummary};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum MergeError {
+    /// No report was given.
     #[error("no report to merge")]
     Empty,
+    /// A report is of another suite run than the first (evalhost version, mode, model, `--runs`
+    /// or `--k` differ).
     #[error(
         "{path}: {field} is {found}, but {first} has {expected}: only reports of one suite run (same evalhost, mode, model, --runs and --k) can be merged"
     )]
     Mismatch {
+        /// The report that differs.
         path: PathBuf,
+        /// The report's field that differs (`evalhost_version`, `mode`, `model`,
+        /// `runs_per_case`, `k`).
         field: &'static str,
+        /// Its value in `path`.
         found: String,
+        /// The first report.
         first: PathBuf,
+        /// Its value in the first report.
         expected: String,
     },
+    /// A case is in two reports: the shards overlap.
     #[error(
         "case `{case}` is in both {first} and {second}: shards must not overlap (were both made with the same --partition?)"
     )]
     DuplicateCase {
+        /// The case's name.
         case: String,
+        /// The report it was first seen in.
         first: PathBuf,
+        /// The report it was seen in again.
         second: PathBuf,
     },
+    /// A case of a report could not be read back from the spool it waited in.
     #[error(transparent)]
     ReadBack(#[from] super::CaseReadBackError),
 }

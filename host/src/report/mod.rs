@@ -55,9 +55,11 @@ pub const REPORT_SCHEMA_VERSION: u32 = 1;
 /// The report of one suite run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SuiteReport {
+    /// Version of the report's schema ([`REPORT_SCHEMA_VERSION`] when written by this evalhost).
     pub schema_version: u32,
+    /// Version of the evalhost that made the report.
     pub evalhost_version: String,
-    /// `replay` or `live`.
+    /// `replay`, `live`, or `trace` (runs read from traces: `evalhost grade --trace`).
     pub mode: String,
     /// Model name (`scripted` in replay).
     pub model: String,
@@ -103,9 +105,10 @@ pub struct Provenance {
     /// The run's id in the history: 16 hex digits, made when the run started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
-    /// When the run started and ended, in milliseconds since the Unix epoch.
+    /// When the run started, in milliseconds since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_unix_ms: Option<u64>,
+    /// When the run ended, in milliseconds since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_unix_ms: Option<u64>,
     /// The project's git state when the run started (the current directory's repository).
@@ -119,6 +122,7 @@ pub struct Provenance {
 /// The project's git state: its commit, branch and whether the tree had changes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GitState {
+    /// The full hex id of the commit `HEAD` named.
     pub commit: String,
     /// `None` on a detached HEAD without a CI branch variable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -140,16 +144,20 @@ pub struct AgentVersion {
 /// cancelled) or had not started yet.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CancelledRun {
+    /// The case's name.
     pub case: String,
     /// 1-based.
     pub run: u32,
+    /// The run was running (and was cancelled) rather than not started yet.
     pub started: bool,
 }
 
 /// A 95% confidence interval (Wilson score) on a pass rate.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
+    /// Lower bound, 0 to 1.
     pub low: f64,
+    /// Upper bound, 0 to 1.
     pub high: f64,
 }
 
@@ -298,7 +306,9 @@ fn rate(runs: u32, passed: u32) -> f64 {
 /// All runs of one case.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CaseReport {
+    /// The case's name.
     pub name: String,
+    /// The case file or directory the case was loaded from.
     pub path: String,
     /// What the case's `confine:` added to the suite's confinement for its runs.
     #[serde(default, skip_serializing_if = "crate::confine::Widening::is_empty")]
@@ -310,7 +320,9 @@ pub struct CaseReport {
     /// The case's tags.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// The runs that finished, in run order.
     pub runs: Vec<RunReport>,
+    /// The case's numbers over its runs (a row of the text table).
     pub summary: CaseSummary,
 }
 
@@ -361,9 +373,11 @@ pub struct CaseSummary {
 pub struct RunReport {
     /// 1-based.
     pub run: u32,
+    /// No run error and no verdict that fails the run ([`GraderVerdict::fails_run`]).
     pub pass: bool,
     /// Why the run ended early (it then fails whatever the graders say).
     pub error: Option<String>,
+    /// Model requests and tokens of the run.
     pub usage: Usage,
     /// The run's usage at the price table's price of its model, USD; absent when unknown
     /// (replay's scripted model, a model without a price; docs/cost.md).
@@ -373,8 +387,11 @@ pub struct RunReport {
     /// prices, USD; absent for other runs and recordings without a priced model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorded_cost_usd: Option<f64>,
+    /// Tool calls the model requested.
     pub tool_calls: u32,
+    /// Wall time of the run in milliseconds, grading included.
     pub duration_ms: u64,
+    /// One per grader entry of the case, in order; empty when the run errored.
     pub verdicts: Vec<GraderVerdict>,
     /// What went wrong without ending the run, e.g. a request the model endpoint did not
     /// serve (`model endpoint: GET /v1/responses answered 404: ...`).
@@ -415,6 +432,7 @@ pub struct GraderVerdict {
     /// entry gave (the grading thread failed) and in reports written before it was recorded.
     #[serde(default)]
     pub entry: Option<u32>,
+    /// The grader's name as the case wrote it.
     pub grader: std::sync::Arc<str>,
     /// The entry's config (shared with the case's entry: a suite holds it once).
     pub config: crate::case::GraderConfig,
@@ -423,16 +441,21 @@ pub struct GraderVerdict {
     /// The grader bundle (`name`, `version`) the component came from; `null` for built-in
     /// graders and components named by path.
     pub bundle: Option<std::sync::Arc<crate::grader::BundleRef>>,
-    /// `pass`, `fail` or `error`.
+    /// `pass`, `fail`, `error` or `not_evaluable`.
     pub outcome: Outcome,
+    /// The grader's score, 0.0 to 1.0 (1.0 for a plain pass, 0.0 for a plain fail).
     pub score: f64,
     /// The failure message or the error; empty on pass, except for a grader that asked the
     /// judge, whose message (the judge's reason) is kept either way.
     pub message: String,
+    /// wasmtime fuel the grading call consumed.
     pub fuel_used: u64,
+    /// Wall time of the grading call in microseconds.
     pub duration_us: u64,
+    /// What the grader printed to stdout (capped); empty (absent from the JSON) when nothing.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub stdout: String,
+    /// What the grader printed to stderr (capped); empty (absent from the JSON) when nothing.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub stderr: String,
     /// Questions the grader asked the judge and the tokens their answers took; absent
@@ -515,8 +538,11 @@ impl RecordCommands {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
+    /// The grader passed the run.
     Pass,
+    /// The grader failed the run.
     Fail,
+    /// The grader could not reach a verdict (a trap, a limit, the grader's own error).
     Error,
     /// The evidence cannot answer the grader (e.g. a journal lacks the event type asked
     /// about, a judgment was never recorded); always reported with its reason, and failing

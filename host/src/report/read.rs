@@ -10,24 +10,36 @@ use super::{REPORT_SCHEMA_VERSION, SuiteReport};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReadReportError {
+    /// The report file could not be read.
     #[error("failed to read report `{path}`: {error}")]
     Read {
+        /// The report file (`DIR/report.json` for a directory).
         path: PathBuf,
+        /// Why it could not be read.
         error: std::io::Error,
     },
+    /// The file is not JSON, or not a report's JSON.
     #[error("{path}:{line}:{column}: not an evalhost JSON report: {message}")]
     Parse {
+        /// The report file.
         path: PathBuf,
+        /// 1-based line of the problem.
         line: usize,
+        /// 1-based column of the problem.
         column: usize,
+        /// What is wrong there.
         message: String,
     },
+    /// The report is of another schema version than this evalhost reads.
     #[error(
         "{path}: schema_version: the report has schema version {found}, this evalhost reads version {expected} (re-run the suite with this evalhost)"
     )]
     SchemaVersion {
+        /// The report file.
         path: PathBuf,
+        /// The report's `schema_version`.
         found: u32,
+        /// The version this evalhost reads ([`REPORT_SCHEMA_VERSION`]).
         expected: u32,
     },
 }

@@ -8,10 +8,13 @@ use super::{GraderVerdict, Outcome, RunReport, SuiteReport};
 /// One grader entry of one run whose verdict changed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VerdictDelta {
+    /// The case's name.
     pub case: String,
+    /// The run's number, 1-based.
     pub run: u32,
     /// The grader entry: `graders[INDEX] NAME CONFIG` ([`GraderVerdict::entry_label`]).
     pub grader: String,
+    /// How its verdict changed.
     pub change: VerdictChange,
 }
 
@@ -20,22 +23,40 @@ pub struct VerdictDelta {
 pub enum VerdictChange {
     /// pass → fail, fail → pass, anything → error, ...; `message` is the new one.
     Outcome {
+        /// The outcome in the saved report.
         old: Outcome,
+        /// The outcome now.
         new: Outcome,
+        /// The verdict's message now.
         message: String,
     },
     /// Same outcome, another message.
-    Message { old: String, new: String },
+    Message {
+        /// The message in the saved report.
+        old: String,
+        /// The message now.
+        new: String,
+    },
     /// A grader entry the saved report did not have.
-    Added { outcome: Outcome, message: String },
+    Added {
+        /// Its outcome.
+        outcome: Outcome,
+        /// Its message.
+        message: String,
+    },
     /// A grader entry the case files no longer have.
-    Removed { outcome: Outcome },
+    Removed {
+        /// Its outcome in the saved report.
+        outcome: Outcome,
+    },
 }
 
 /// A run whose pass/fail changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunFlip {
+    /// The case's name.
     pub case: String,
+    /// The run's number, 1-based.
     pub run: u32,
     /// The run passes now.
     pub passes: bool,

@@ -51,19 +51,22 @@ pub struct Side {
 /// One case's runs on one side.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CaseSide {
+    /// The case's name.
     pub name: String,
     /// The case's content digest, when known: a case whose digest differs between the sides
     /// is compared all the same and marked `changed_case`.
     pub digest: Option<String>,
+    /// Runs that finished.
     pub runs: u32,
     /// Runs that passed (capped at `runs`).
     pub passed: u32,
-    /// Summed over the runs.
+    /// Input tokens, summed over the runs.
     pub input_tokens: u64,
+    /// Output tokens, summed over the runs.
     pub output_tokens: u64,
-    /// Summed over the runs.
+    /// Wall time in milliseconds, summed over the runs.
     pub duration_ms: u64,
-    /// Summed over the runs; `None` when unknown.
+    /// Cost in USD, summed over the runs; `None` when unknown.
     pub cost_usd: Option<f64>,
 }
 
@@ -105,7 +108,9 @@ impl Side {
 /// (computed by the history store; `compare` carries it into the case's row).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Flaky {
+    /// Runs of the case with this digest in the history.
     pub runs: u32,
+    /// Times the outcome changed from one of those runs to the next.
     pub flips: u32,
 }
 
@@ -146,22 +151,34 @@ impl Default for CompareOptions {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CompareError {
+    /// `--alpha` out of range; the value given.
     #[error("the false-discovery rate (alpha) must be above 0 and below 1, found {0}")]
     Alpha(f64),
+    /// `--max-drop` (the minimum effect) out of range; the value given.
     #[error("the minimum effect must be from 0 to 1, found {0}")]
     MinEffect(f64),
+    /// A growth limit (`--max-token-growth`, `--max-latency-growth`) below 0 or not a
+    /// number; the value given.
     #[error("a growth limit must be a number >= 0, found {0}")]
     Limit(f64),
+    /// A side has two cases of one name.
     #[error("{side}: case `{name}` appears more than once")]
-    DuplicateCase { side: String, name: String },
+    DuplicateCase {
+        /// The side's label.
+        side: String,
+        /// The case's name.
+        name: String,
+    },
 }
 
 /// The comparison of B with A.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
-    /// Totals of each side over the cases compared (in both, with runs on both).
+    /// Totals of side A over the cases compared (in both, with runs on both).
     pub a: SideTotals,
+    /// Totals of side B, likewise.
     pub b: SideTotals,
+    /// The options the comparison decided with.
     pub options: CompareOptions,
     /// The tests used, by name.
     pub tests: Tests,
@@ -190,9 +207,13 @@ pub struct Comparison {
 /// The names of the tests a comparison used (for `--json` readers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Tests {
+    /// The test of each case's change: `fisher_exact_two_sided`.
     pub per_case: &'static str,
+    /// The correction across cases: `benjamini_hochberg`.
     pub multiple_comparisons: &'static str,
+    /// The paired test over the suite: `wilcoxon_signed_rank`.
     pub suite: &'static str,
+    /// How `too_few_runs` counts the runs needed (power 0.8, α = 0.05, a 20-point change).
     pub runs_needed: &'static str,
 }
 
@@ -206,13 +227,17 @@ const TESTS: Tests = Tests {
 /// One side's totals.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SideTotals {
+    /// How the side is named in the output (a report's path, a run id).
     pub label: String,
     /// Cases on this side (compared or not).
     pub cases: usize,
-    /// Runs and passes over the compared cases.
+    /// Runs over the compared cases.
     pub runs: u64,
+    /// Runs that passed, over the compared cases.
     pub passed: u64,
+    /// `passed / runs` (0 without runs).
     pub pass_rate: f64,
+    /// Wilson 95% interval on `pass_rate`.
     pub pass_rate_ci95: Interval,
 }
 
@@ -223,20 +248,27 @@ pub struct PairedTest {
     pub statistic: f64,
     /// Cases compared (the pairs).
     pub pairs: usize,
-    /// Cases whose pass rate is higher on B / lower / the same (the tied ones are dropped
-    /// from the test, Wilcoxon's rule).
+    /// Cases whose pass rate is higher on B.
     pub better: usize,
+    /// Cases whose pass rate is lower on B.
     pub worse: usize,
+    /// Cases whose pass rate is the same on both sides (dropped from the test, Wilcoxon's
+    /// rule).
     pub tied: usize,
+    /// Two-sided p-value of the test (1 without pairs that differ).
     pub p_value: f64,
+    /// How the p-value was computed: exactly or by the normal approximation.
     pub method: PairedMethod,
 }
 
 /// A case compared.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CaseComparison {
+    /// The case's name.
     pub name: String,
+    /// The case's runs on side A.
     pub a: CaseRate,
+    /// The case's runs on side B.
     pub b: CaseRate,
     /// B's pass rate minus A's.
     pub difference: f64,
@@ -244,6 +276,7 @@ pub struct CaseComparison {
     pub p_value: f64,
     /// Benjamini–Hochberg q-value over the compared cases.
     pub q_value: f64,
+    /// What the runs say about the change.
     pub verdict: Verdict,
     /// The case's content differs between the sides (both digests known and unequal).
     pub changed_case: bool,
@@ -264,9 +297,13 @@ pub struct CaseComparison {
 /// One side of a case: passes of runs, pass rate, Wilson 95% interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct CaseRate {
+    /// Runs that finished.
     pub runs: u32,
+    /// Runs that passed (capped at `runs`).
     pub passed: u32,
+    /// `passed / runs` (0 without runs).
     pub pass_rate: f64,
+    /// Wilson 95% interval on `pass_rate`.
     pub pass_rate_ci95: Interval,
 }
 
@@ -285,7 +322,9 @@ impl CaseRate {
 /// A number on each side and its change.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Change {
+    /// The value on side A.
     pub a: f64,
+    /// The value on side B.
     pub b: f64,
     /// `b − a`.
     pub absolute: f64,
@@ -294,6 +333,7 @@ pub struct Change {
 }
 
 impl Change {
+    /// The change from `a` to `b`.
     pub fn new(a: f64, b: f64) -> Self {
         Self {
             a,
@@ -319,22 +359,30 @@ pub enum Verdict {
     NoEvidence,
     /// No evidence of a change, but too few runs to tell: `runs_needed` runs a side would
     /// detect a 20-point change with power 0.8 at α = 0.05.
-    TooFewRuns { runs_needed: u32 },
+    TooFewRuns {
+        /// Runs a side needs.
+        runs_needed: u32,
+    },
 }
 
 /// A metric of [`MetricFlag`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
+    /// Mean input + output tokens per run.
     TokensPerRun,
+    /// Mean run duration in milliseconds.
     MsPerRun,
 }
 
 /// A case's tokens or duration per run moved beyond a limit of [`CompareOptions`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct MetricFlag {
+    /// Which metric moved.
     pub metric: Metric,
+    /// Its value on side A.
     pub a: f64,
+    /// Its value on side B.
     pub b: f64,
     /// The relative limit it moved beyond.
     pub limit: f64,
