@@ -182,7 +182,24 @@ fn check(args: CheckArgs) -> Result<u8, Failure> {
         return Ok(print(out, exit::OK));
     }
     outln!(out, "ok: {} is an evalhost grader component", report.origin);
-    outln!(out, "  world:   evalhost:grader@{}", report.world_version);
+    if report.world_version == report.newest_world_version {
+        outln!(
+            out,
+            "  world:   evalhost:grader@{} (the newest)",
+            report.world_version
+        );
+    } else {
+        outln!(
+            out,
+            "  world:   evalhost:grader@{} (newest: {}; docs/writing-graders.md#compatibility)",
+            report.world_version,
+            report.newest_world_version
+        );
+        for (i, missing) in report.missing.iter().enumerate() {
+            let label = if i == 0 { "missing:" } else { "" };
+            outln!(out, "  {label:<8} {missing}");
+        }
+    }
     outln!(out, "  sha256:  {}", report.digest);
     outln!(out, "  size:    {} bytes", report.size);
     outln!(

@@ -135,9 +135,6 @@ judge_as_0_3_0!(v0_5_0_judge, v0_5_0);
 /// The types every version shares.
 pub(crate) use v0_1_0::evalhost::grader::types;
 
-/// Every version of the grader world this host loads, oldest first.
-pub const WORLD_VERSIONS: &[&str] = &["0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0"];
-
 /// A component's pre-instantiation, for the version of the world it targets.
 #[derive(Clone)]
 pub(crate) enum Pre {

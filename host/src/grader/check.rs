@@ -27,6 +27,7 @@ use std::path::Path;
 use wasmtime::component::Component;
 
 use super::component::GraderComponent;
+use super::versions::{Missing, NEWEST_WORLD_VERSION, missing_against_newest};
 use super::{GraderHost, GraderHostError, GraderInfo};
 
 /// The interfaces (without version) a grader component may import, each with what the
@@ -76,6 +77,11 @@ pub struct ComponentReport {
     pub size: usize,
     /// The grader world version the component targets, e.g. `0.1.0`.
     pub world_version: String,
+    /// The newest grader world version this host loads ([`super::NEWEST_WORLD_VERSION`]).
+    pub newest_world_version: String,
+    /// What the component lacks against the newest version: each export and import a later
+    /// version added ([`super::missing_against_newest`]); empty when it targets the newest.
+    pub missing: Vec<Missing>,
     /// Every granted import, as named in the component (e.g. `wasi:io/streams@0.2.6`), sorted.
     pub imports: Vec<String>,
     /// Imports the sandbox links but refuses every call of (`wasi:sockets/*`: no network),
@@ -225,6 +231,8 @@ impl GraderHost {
             digest: loaded.digest().to_owned(),
             size: bytes.len(),
             world_version: loaded.world_version().to_owned(),
+            newest_world_version: NEWEST_WORLD_VERSION.to_owned(),
+            missing: missing_against_newest(loaded.world_version()),
             imports,
             denied_imports,
             graders: loaded.graders().to_vec(),

@@ -13,14 +13,18 @@ mod judge_call;
 mod limits;
 mod output;
 mod sandbox;
+mod versions;
 
-pub use bindings::WORLD_VERSIONS;
 pub use check::{CheckError, ComponentReport, refusal};
 pub use component::{CallStats, GraderComponent, GraderSession, PreparedEvidence};
 pub use engine::default_cache_dir;
 pub use judge_call::JudgeGrant;
 pub use limits::Limits;
 pub use output::OutputLimitExceeded;
+pub use versions::{
+    Addition, AdditionKind, Missing, NEWEST_WORLD_VERSION, WIT_VERSIONS, WORLD_VERSIONS,
+    WitVersion, missing_against_newest,
+};
 
 use std::path::PathBuf;
 use std::sync::Arc;

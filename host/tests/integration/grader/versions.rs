@@ -3,14 +3,17 @@
 //! component (which adds the `judge` import) still asks the judge, a 0.4.0 component (0.3.0
 //! documented as the host really sends it) still gets the evidence with every call, and the
 //! built-ins and the hostile probes (the SDK) target 0.5.0 (the evidence handed once per
-//! instance, `begin-run`).
+//! instance, `begin-run`). `grader check` names the version a component targets and what it
+//! misses against the newest (the compatibility table of docs/writing-graders.md).
 
 use crate::support::evalhost::Evalhost;
 use crate::support::guests;
 use std::path::Path;
 
 use evalhost::evidence::{Evidence, RunFacts};
-use evalhost::grader::{GraderHost, Limits, PreparedEvidence, WORLD_VERSIONS};
+use evalhost::grader::{
+    GraderHost, Limits, NEWEST_WORLD_VERSION, PreparedEvidence, WORLD_VERSIONS,
+};
 
 const BUILTIN: &str = env!("EVALHOST_BUILTIN_GRADERS_WASM");
 
@@ -237,4 +240,104 @@ fn grader_check_and_test_show_the_version_and_description() {
         "{stdout}"
     );
     assert!(stdout.contains("verdict:   pass"), "{stdout}");
+}
+
+/// The `missing:` block of `grader check`'s text: each line's version and items, e.g.
+/// `0.2.0 export `describe``, in order.
+fn missing_lines(stdout: &str) -> Vec<String> {
+    let mut lines = stdout.lines().skip_while(|l| !l.starts_with("  missing: "));
+    let Some(first) = lines.next() else {
+        return Vec::new();
+    };
+    std::iter::once(first.trim_start_matches("  missing: "))
+        .chain(lines.map_while(|l| l.strip_prefix("           ")))
+        .map(|l| l.split(':').next().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn grader_check_names_the_version_and_what_an_older_component_misses() {
+    // When a version is added, these expectations grow with it.
+    assert_eq!(NEWEST_WORLD_VERSION, "0.5.0");
+    let describe = "0.2.0 export `describe`";
+    let judge = "0.3.0 import `judge`";
+    let begin_run = "0.5.0 exports `begin-run`, `grade-in-run`";
+    let cases: [(&str, &str, &[&str]); 4] = [
+        (guests::v0_1_0(), "0.1.0", &[describe, judge, begin_run]),
+        (guests::v0_2_0(), "0.2.0", &[judge, begin_run]),
+        (guests::v0_3_0(), "0.3.0", &[begin_run]),
+        // 0.4.0 only documented the contract: a 0.3.0 component lacks nothing of it.
+        (guests::v0_4_0(), "0.4.0", &[begin_run]),
+    ];
+    for (path, version, missing) in cases {
+        let output = Evalhost::new().args(["grader", "check", path]).run();
+        output.assert_success();
+        let stdout = output.stdout();
+        assert!(
+            stdout.contains(&format!(
+                "  world:   evalhost:grader@{version} (newest: 0.5.0; docs/writing-graders.md#compatibility)\n"
+            )),
+            "{stdout}"
+        );
+        assert_eq!(missing_lines(stdout), missing, "{stdout}");
+        assert!(
+            stdout.contains("shown by `evalhost grader test`") == missing.contains(&describe),
+            "each missing item says what it brings: {stdout}"
+        );
+
+        let output = Evalhost::new()
+            .args(["grader", "check", "--json", path])
+            .run();
+        output.assert_success();
+        let json: serde_json::Value = serde_json::from_str(output.stdout()).unwrap();
+        assert_eq!(json["world_version"], version);
+        assert_eq!(json["newest_world_version"], "0.5.0");
+        let listed: Vec<String> = json["missing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                let items: Vec<&str> = m["items"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|i| i.as_str().unwrap())
+                    .collect();
+                format!("{} {} {}", m["version"], m["kind"], items.join(","))
+            })
+            .collect();
+        let expected: Vec<String> = missing
+            .iter()
+            .map(|line| match *line {
+                l if l == describe => r#""0.2.0" "export" describe"#.to_owned(),
+                l if l == judge => r#""0.3.0" "import" judge"#.to_owned(),
+                _ => r#""0.5.0" "export" begin-run,grade-in-run"#.to_owned(),
+            })
+            .collect();
+        assert_eq!(listed, expected, "{}", output.stdout());
+    }
+}
+
+#[test]
+fn grader_check_says_a_component_of_the_newest_version_is_current() {
+    for path in [guests::begin_run(), BUILTIN] {
+        let output = Evalhost::new().args(["grader", "check", path]).run();
+        output.assert_success();
+        let stdout = output.stdout();
+        assert!(
+            stdout.contains(&format!(
+                "  world:   evalhost:grader@{NEWEST_WORLD_VERSION} (the newest)\n"
+            )),
+            "{stdout}"
+        );
+        assert!(!stdout.contains("missing:"), "{stdout}");
+
+        let output = Evalhost::new()
+            .args(["grader", "check", "--json", path])
+            .run();
+        output.assert_success();
+        let json: serde_json::Value = serde_json::from_str(output.stdout()).unwrap();
+        assert_eq!(json["world_version"], NEWEST_WORLD_VERSION);
+        assert_eq!(json["missing"], serde_json::json!([]));
+    }
 }
