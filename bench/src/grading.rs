@@ -108,8 +108,20 @@ pub fn per_kind(cases: &[GradedCase], calls: usize) -> String {
     let mut table = String::from(
         "| grader | case | WASM p50 µs | WASM p99 µs | native p50 µs | native p99 µs | p50 ratio | fuel |\n|---|---|--:|--:|--:|--:|--:|--:|\n",
     );
+    let mut untimed = Vec::new();
     for ((name, _), (case, i)) in first {
         let bound = &case.prepared.graders[i];
+        // A call that cannot grade natively (a judged grader: no judge outside the host) has
+        // no baseline to compare with: said below the table instead of timed.
+        if let Err(error) =
+            native::grade(&bound.grader, bound.spec.config.json(), &case.sdk_evidence)
+        {
+            untimed.push(format!(
+                "- `{name}` ({}): not timed; natively it does not grade: {error}\n",
+                case.prepared.case.name
+            ));
+            continue;
+        }
         let prepared = PreparedEvidence::new(&case.evidence);
         let ws = Some(case.workspace.path());
         let mut fuel = 0;
@@ -132,6 +144,10 @@ pub fn per_kind(cases: &[GradedCase], calls: usize) -> String {
             micros(native.p99),
             wasm.p50.as_secs_f64() / native.p50.as_secs_f64().max(1e-9),
         ));
+    }
+    if !untimed.is_empty() {
+        table.push('\n');
+        table.extend(untimed);
     }
     table
 }

@@ -72,52 +72,50 @@ pub fn sdk_evidence(e: &Evidence, workspace: &Path) -> sdk::Evidence {
 }
 
 /// Grade natively: parse and check the config, then grade, exactly as the component's
-/// `grade` export does, but by reference (no copy of the evidence).
+/// `grade` export does (the same dispatch, `register_graders!`'s, compiled for the host), but
+/// by reference (no copy of the evidence). Every built-in is here by construction.
+///
+/// A grader that asks the judge gets no answer natively (the SDK's native judge is "not
+/// configured"), so `rubric` and a judged `semantic` or `semantic_rubric` entry fail or are
+/// not evaluable here; [`crate::grading::per_kind`] leaves such calls untimed and says why.
 pub fn grade(
     grader: &str,
     config: &str,
     evidence: &sdk::Evidence,
 ) -> Result<sdk::Verdict, sdk::GradeError> {
-    macro_rules! dispatch {
-        ($($g:ty),+ $(,)?) => {
-            $(
-                if grader == <$g as sdk::Grader>::NAME {
-                    return sdk::grade::<$g>(config, evidence);
-                }
-            )+
-        };
+    builtin::Registered::grade_named(grader, config, evidence).unwrap_or_else(|| {
+        Err(sdk::GradeError::UnknownGrader(format!(
+            "{grader} is not a built-in grader; the built-ins: {}",
+            builtin::Registered::NAMES.join(", ")
+        )))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use evalhost::grader::{BUILTIN_GRADERS_WASM, GraderHost, Limits};
+
+    use super::*;
+
+    /// The embedded component (what `evalhost graders` lists) and the native dispatch are the
+    /// same list, in the same order, and the native path grades every one of them.
+    #[test]
+    fn the_native_path_grades_every_grader_the_component_lists() {
+        let mut host = GraderHost::new(Limits::default(), None).expect("engine");
+        host.add_component(BUILTIN_GRADERS_WASM, "builtin")
+            .expect("built-in graders load");
+        let listed: Vec<&str> = host.graders().map(|(info, _)| info.name.as_str()).collect();
+        assert_eq!(listed, builtin::Registered::NAMES);
+        for name in listed {
+            let outcome = grade(name, "{}", &sdk::Evidence::default());
+            assert!(
+                !matches!(outcome, Err(sdk::GradeError::UnknownGrader(_))),
+                "{name}: {outcome:?}"
+            );
+        }
+        assert!(matches!(
+            grade("no_such_grader", "{}", &sdk::Evidence::default()),
+            Err(sdk::GradeError::UnknownGrader(message)) if message.starts_with("no_such_grader is not a built-in grader; the built-ins: final_text_contains, ")
+        ));
     }
-    dispatch!(
-        builtin::FinalTextContains,
-        builtin::FinalTextNotContains,
-        builtin::FinalTextMatches,
-        builtin::ToolCalled,
-        builtin::ToolNotCalled,
-        builtin::ToolOrder,
-        builtin::ResultStatus,
-        builtin::FileExists,
-        builtin::FileContains,
-        builtin::MaxRequests,
-        builtin::MaxToolCalls,
-        builtin::ToolCallCount,
-        builtin::NoToolCalled,
-        builtin::MessageContainsSubstring,
-        builtin::ToolCallArgMatches,
-        builtin::TraceMaxTurns,
-        builtin::SemanticRubric,
-        builtin::EventEmitted,
-        builtin::EventCountBounds,
-        builtin::EventSequenceStrict,
-        builtin::EventSequenceDistance,
-        builtin::ToolInvocationParity,
-        builtin::TokenBudget,
-        builtin::Latency,
-        builtin::Semantic,
-        builtin::JsonSchema,
-        builtin::WorkspaceDiff,
-        builtin::NoSecretLeak,
-        builtin::SkillViewed,
-        builtin::VerifierReward,
-    );
-    Err(sdk::GradeError::UnknownGrader(grader.to_owned()))
 }
