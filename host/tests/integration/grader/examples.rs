@@ -174,8 +174,9 @@ struct Example {
 
 /// Build an example, check it targets the newest world, run its cases (the passing one
 /// exits 0 with its pass message, the failing one 1 with its failure), and ask `grader
-/// test` what it checks.
-fn example(example: Example) {
+/// test` what it checks. Returns the example's directory, `None` when its toolchain is
+/// missing.
+fn example(example: Example) -> Option<PathBuf> {
     let Example {
         lang,
         grader,
@@ -184,9 +185,7 @@ fn example(example: Example) {
         describes: (config, description),
         ..
     } = example;
-    if toolchain(lang).is_none() {
-        return;
-    }
+    toolchain(lang)?;
     let dir = repo().join("graders/examples").join(lang).join(example.dir);
     build(&dir);
     check_targets_the_newest_world(&dir, grader, "1.0.0");
@@ -226,6 +225,7 @@ fn example(example: Example) {
         stdout.contains(&format!("checks:    {description}\n")),
         "{lang}: {stdout}"
     );
+    Some(dir)
 }
 
 const TODO_LEFT: &str = r##"graders[0] ../grader.wasm#no_todo_comments: 1 found: calc.py:2 "# FIXME: handle overflow""##;
@@ -249,7 +249,7 @@ fn rust_example_no_todo_comments() {
 
 #[test]
 fn python_example_no_todo_comments() {
-    example(Example {
+    let built = example(Example {
         lang: "python",
         dir: "no-todo-comments",
         grader: "no_todo_comments",
@@ -263,6 +263,34 @@ fn python_example_no_todo_comments() {
             "no comment in the workspace files mentions TODO or XXX",
         ),
     });
+    // A run without a workspace (read from a trace): what `begin_run` kept says so, and the
+    // grader is not evaluable rather than passing on no files.
+    let Some(dir) = built else { return };
+    let copy = tempfile::tempdir().unwrap();
+    std::fs::copy(dir.join("grader.wasm"), copy.path().join("grader.wasm")).unwrap();
+    let out = copy.path().join("out");
+    let case = dir.join("cases/todo-removed.yaml");
+    let output = evalhost(
+        copy.path(),
+        &[
+            "run",
+            "--out",
+            out.to_str().unwrap(),
+            case.to_str().unwrap(),
+        ],
+    );
+    output.assert_code(0);
+    let evidence_file = out.join("todo-removed/run-1.evidence.json");
+    let mut evidence: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&evidence_file).unwrap()).unwrap();
+    assert_eq!(evidence["workspace"], "/workspace");
+    evidence["workspace"] = "".into();
+    std::fs::write(&evidence_file, evidence.to_string()).unwrap();
+    let output = grader_test(copy.path(), "todo-removed", "null");
+    output.assert_code(1);
+    output.assert_stdout_contains(
+        "verdict:   error: not evaluable: no_todo_comments: the run has no workspace\n",
+    );
 }
 
 #[test]
