@@ -27,14 +27,14 @@
 //! # Ok::<(), evalhost::bundle::BundleError>(())
 //! ```
 
-pub mod archive;
+pub(crate) mod archive;
 mod error;
 mod lock;
-pub mod manifest;
+pub(crate) mod manifest;
 mod pack;
-pub mod registry;
+pub(crate) mod registry;
 mod resolve;
-pub mod sshsig;
+pub(crate) mod sshsig;
 mod store;
 mod trust;
 mod verify;
@@ -43,7 +43,8 @@ pub use archive::UnpackLimits;
 pub use error::BundleError;
 pub use lock::Pin;
 pub use lock::{LOCK_FILE, Lock};
-pub use manifest::Manifest;
+pub use manifest::{Manifest, ManifestFile, ManifestGrader};
+pub use registry::{OciReference, Registry, RegistryOptions, Resolved};
 pub use pack::PackedBundle;
 pub use pack::pack;
 pub use resolve::BundleGrader;

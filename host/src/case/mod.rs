@@ -18,7 +18,7 @@
 //! );
 //! ```
 
-pub mod agentcompany;
+pub(crate) mod agentcompany;
 pub(crate) mod case_name;
 mod confine;
 mod environment;
@@ -27,11 +27,11 @@ mod external;
 mod format;
 mod from_trace;
 mod grader_config;
-pub mod harbor;
+pub(crate) mod harbor;
 mod load;
 mod located;
 mod names;
-pub mod nexus;
+pub(crate) mod nexus;
 mod parse;
 mod read;
 mod recorded;
@@ -40,6 +40,7 @@ mod spool;
 mod workspace;
 pub(crate) mod yaml;
 
+pub use agentcompany::{FixtureOptions, PiAgentCore, PiAgentCoreError, load_fixture};
 pub use environment::{EnvironmentArgError, environment_arg};
 pub use error::{CaseError, Location};
 pub use external::{ExternalAgent, ORACLE_SCRIPT, ORACLE_SOLUTION_DIR, PromptVia, Replaced};

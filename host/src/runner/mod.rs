@@ -13,7 +13,7 @@ mod partition;
 mod planned;
 mod prepare;
 mod progress;
-pub mod reference;
+pub(crate) mod reference;
 mod regrade;
 mod run;
 mod snapshot;
@@ -160,45 +160,73 @@ pub(crate) fn default_jobs() -> usize {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
+    /// The run's temp root could not be made.
     #[error("failed to create the run's temp directory in `{path}`: {error}")]
     TempRoot {
+        /// The directory it was to be made in.
         path: PathBuf,
+        /// What failed.
         error: std::io::Error,
     },
+    /// The run's temp root could not be removed after the run.
     #[error("failed to remove the run's temp directory `{path}`: {error}")]
     TempCleanup {
+        /// The temp root.
         path: PathBuf,
+        /// What failed.
         error: std::io::Error,
     },
+    /// A case parked in the suite's spool could not be read back.
     #[error("case {case}: {error}")]
     Spool {
+        /// The case's name.
         case: String,
+        /// What failed.
         error: crate::case::SpoolError,
     },
+    /// The case's files could not be written into the workspace.
     #[error("case {case}: failed to seed the workspace: {error}")]
-    Seed { case: String, error: std::io::Error },
+    Seed {
+        /// The case's name.
+        case: String,
+        /// What failed.
+        error: std::io::Error,
+    },
+    /// The run's session log could not be created, written or read.
     #[error(transparent)]
     SessionLog(#[from] crate::session::SessionLogError),
     /// (The server's error, and its cause, are the source chain.)
     #[error("failed to start the scripted model server")]
     ModelServer {
+        /// Why it did not start.
         #[source]
         source: crate::model::ModelServerError,
     },
+    /// The case's environment (its image, its container) could not be made.
     #[error("case {case}: environment: {error}")]
     Environment {
+        /// The case's name.
         case: String,
+        /// What failed (shared by every run of the image).
         error: Arc<crate::environment::EnvironmentError>,
     },
+    /// The workspace could not be prepared from the case's image.
     #[error("case {case}: {what}: {error}")]
     Workspace {
+        /// The case's name.
         case: String,
+        /// The step that failed (`copying the image's working directory into the workspace`).
         what: &'static str,
+        /// What failed.
         error: std::io::Error,
     },
+    /// A file of `--out` (`report.json`, a run's log, evidence or snapshot) could not be
+    /// written.
     #[error("failed to write `{path}`: {error}")]
     Out {
+        /// The file or directory.
         path: PathBuf,
+        /// What failed.
         error: std::io::Error,
     },
 }

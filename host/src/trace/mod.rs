@@ -16,12 +16,14 @@ mod atif;
 mod error;
 mod inspect;
 mod json;
-pub mod otlp;
+pub(crate) mod otlp;
 mod sniff;
 
 use std::path::{Path, PathBuf};
 
 pub use error::TraceError;
+#[cfg(feature = "run")]
+pub use otlp::{ExportConfig, ExportConfigError, ExportSummary, Exporter, Protocol};
 
 use crate::session::Record;
 
@@ -84,8 +86,11 @@ pub(crate) type Runs = (Vec<ImportedRun>, Vec<String>);
 /// Every run of one trace file, and what of the file evalhost did not map.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Imported {
+    /// The trace file, as given.
     pub path: PathBuf,
+    /// The format its content was read as.
     pub format: TraceFormat,
+    /// Its runs, in the file's order.
     pub runs: Vec<ImportedRun>,
     /// What the file holds that no run carries, each named once with how often it occurred
     /// (`Inspect scores (the log's own scorers): 2 samples`); a report prints them.

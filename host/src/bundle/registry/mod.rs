@@ -6,8 +6,8 @@
 //! written. See docs/bundles.md, "Registries".
 
 mod client;
-pub mod credentials;
-pub mod layout;
+mod credentials;
+pub(crate) mod layout;
 mod reference;
 
 use std::collections::BTreeMap;

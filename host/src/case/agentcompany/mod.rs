@@ -11,7 +11,7 @@
 mod drift;
 mod lines;
 mod map;
-pub mod pi_agent_core;
+pub(crate) mod pi_agent_core;
 mod record;
 mod turns;
 

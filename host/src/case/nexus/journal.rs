@@ -20,12 +20,6 @@ pub(crate) const MAX_EVENTS: usize = 1_000_000;
 /// A journal, read and checked.
 #[derive(Debug, Clone)]
 pub struct Journal {
-    /// The header's `schema_version`.
-    pub schema_version: String,
-    /// The header's `session_id` (empty when absent).
-    pub session_id: String,
-    /// The header as written.
-    pub header: serde_json::Value,
     /// Every envelope, segments first (by number), then `events.jsonl`.
     pub events: Vec<Envelope>,
 }
@@ -122,17 +116,7 @@ impl Journal {
                 ),
             ));
         }
-        let session_id = header
-            .get("session_id")
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        Ok(Journal {
-            schema_version: version,
-            session_id,
-            header,
-            events: Vec::new(),
-        })
+        Ok(Journal { events: Vec::new() })
     }
 
     /// Append the events of one event file from its bytes, decompressing them first when

@@ -13,7 +13,7 @@
 mod assertions;
 mod evidence;
 mod journal;
-pub mod promote;
+pub(crate) mod promote;
 
 #[cfg(feature = "run")]
 pub(crate) use assertions::golden_events;

@@ -2,13 +2,13 @@
 //! sends them to a collector and writes them to a file), GenAI spans in as runs
 //! (`import/`); `semconv.rs` names the conventions both use.
 
-pub mod export;
+pub(crate) mod export;
 #[cfg(feature = "run")]
 mod exporter;
 pub(crate) mod import;
-pub mod semconv;
+pub(crate) mod semconv;
 
 #[cfg(feature = "run")]
 pub use exporter::{
-    DEFAULT_TIMEOUT, ExportConfig, ExportConfigError, ExportSummary, Exporter, Protocol,
+    ExportConfig, ExportConfigError, ExportSummary, Exporter, Protocol,
 };

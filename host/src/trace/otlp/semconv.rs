@@ -1,9 +1,8 @@
 //! The names of OpenTelemetry's GenAI semantic conventions evalhost writes and reads, at the
-//! version [`VERSION`] (development status). docs/traces.md maps each to evalhost's records.
+//! version 1.38.0 (development status, [`SCHEMA_URL`]). docs/traces.md maps each to evalhost's records.
 
-/// The semantic conventions' version evalhost's spans follow (their `schema_url`).
-pub const VERSION: &str = "1.38.0";
-/// The schema URL of [`VERSION`], set on every scope evalhost exports.
+/// The schema URL of the conventions' version evalhost's spans follow, set on every scope
+/// evalhost exports.
 pub const SCHEMA_URL: &str = "https://opentelemetry.io/schemas/1.38.0";
 
 // Operations (`gen_ai.operation.name`) and the span names they give.
@@ -21,7 +20,6 @@ pub const PROVIDER_NAME: &str = "gen_ai.provider.name";
 pub const SYSTEM: &str = "gen_ai.system";
 pub const REQUEST_MODEL: &str = "gen_ai.request.model";
 pub const RESPONSE_MODEL: &str = "gen_ai.response.model";
-pub const RESPONSE_ID: &str = "gen_ai.response.id";
 pub const RESPONSE_FINISH_REASONS: &str = "gen_ai.response.finish_reasons";
 
 // Usage.
@@ -35,7 +33,6 @@ pub const USAGE_CACHE_READ_INPUT_TOKENS: &str = "gen_ai.usage.cache_read.input_t
 
 // The agent and its conversation.
 pub const AGENT_NAME: &str = "gen_ai.agent.name";
-pub const AGENT_ID: &str = "gen_ai.agent.id";
 pub const CONVERSATION_ID: &str = "gen_ai.conversation.id";
 
 // Content (opt-in in the conventions; evalhost's export carries it, docs/traces.md).

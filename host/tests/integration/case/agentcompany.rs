@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use evalhost::case::agentcompany::{FixtureOptions, load_fixture};
+use evalhost::case::{FixtureOptions, load_fixture};
 use evalhost::case::{Execution, ScriptReply};
 use sha2::{Digest, Sha256};
 
