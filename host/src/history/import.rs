@@ -15,6 +15,7 @@ use crate::report::{SuiteReport, out_layout};
 /// What an import did.
 #[derive(Debug, Clone)]
 pub struct Imported {
+    /// The run as the store records it.
     pub run: RecordedRun,
     /// `false`: the store already had this run; nothing was written.
     pub new: bool,

@@ -12,7 +12,9 @@ use crate::report::{CaseReport, RunImage, RunReport};
 /// Which runs `history` lists.
 #[derive(Debug, Clone, Default)]
 pub struct RunFilter {
+    /// Runs made on this git branch (`--branch`).
     pub branch: Option<String>,
+    /// Runs of this model (`--model`).
     pub model: Option<String>,
     /// A preset's name (`codex`).
     pub agent: Option<String>,
@@ -20,6 +22,7 @@ pub struct RunFilter {
     pub case: Option<String>,
     /// At most this many (0: no limit).
     pub limit: u32,
+    /// Skip this many of the newest first.
     pub offset: u32,
 }
 
@@ -30,9 +33,11 @@ pub struct CaseFilter {
     pub pass: Option<bool>,
     /// Cases a grader of this name judged.
     pub grader: Option<String>,
+    /// Cases with this tag.
     pub tag: Option<String>,
     /// Part of the case's name or path (case-insensitive).
     pub search: Option<String>,
+    /// Skip this many of the matching cases first.
     pub offset: u32,
     /// At most this many (0: every case).
     pub limit: u32,
@@ -41,25 +46,33 @@ pub struct CaseFilter {
 /// A page of a run's cases, failures first, and how many match in all.
 #[derive(Debug, Clone, Serialize)]
 pub struct CasePage {
+    /// The page's cases: those that failed a run first, then in suite order.
     pub cases: Vec<RecordedCase>,
+    /// Cases matching the filter, on every page.
     pub total: u32,
 }
 
 /// A case in one recorded run, for its history.
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseHistoryEntry {
+    /// The suite run.
     pub run: RecordedRun,
+    /// The case in that run.
     pub case: RecordedCase,
 }
 
 /// A case whose outcome varies between runs of the same content.
 #[derive(Debug, Clone, Serialize)]
 pub struct Flaky {
+    /// The case's name.
     pub name: String,
+    /// The case's content digest, the same in every run counted.
     pub digest: String,
     /// Recorded suite runs of this digest.
     pub suite_runs: u32,
+    /// Runs of the case over those suite runs.
     pub runs: u32,
+    /// Of those, the runs that passed.
     pub passed: u32,
     /// Times a run's outcome differed from the run before it (in the order they ran).
     pub flips: u32,
@@ -72,14 +85,18 @@ const MAX_FLIPS_COUNTED: usize = 1_000;
 /// run in), by digest.
 #[derive(Debug, Clone, Default)]
 pub struct Resumable {
+    /// The run being finished; `None` when nothing is resumed.
     pub run: Option<RecordedRun>,
+    /// Its cases recorded whole, by content digest.
     pub cases: std::collections::HashMap<String, ResumedCase>,
 }
 
 /// A case of the resumed run: where it was, and its runs' reports.
 #[derive(Debug, Clone)]
 pub struct ResumedCase {
+    /// Its place in the resumed run's suite (0-based).
     pub ord: u32,
+    /// Its runs' reports, in run order.
     pub runs: Vec<RunReport>,
 }
 

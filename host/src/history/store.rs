@@ -29,12 +29,14 @@ pub enum RunStatus {
     /// Still running, or its process died before it could say.
     #[default]
     Running,
+    /// It ran to its end: every case is recorded.
     Finished,
     /// Ctrl-C, SIGTERM or `--max-cost` stopped it: only what finished is recorded.
     Interrupted,
 }
 
 impl RunStatus {
+    /// `running`, `finished` or `interrupted`, as the store and `--json` spell it.
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
@@ -59,25 +61,41 @@ pub struct RecordedRun {
     pub id: String,
     /// What made it: `run`, `record --live`, `grade`, `import`.
     pub command: String,
+    /// Where the run stands.
     pub status: RunStatus,
+    /// When it started, in milliseconds since the Unix epoch.
     pub started_ms: u64,
+    /// When it ended, in milliseconds since the Unix epoch; `None` while running.
     pub ended_ms: Option<u64>,
+    /// The evalhost that made it.
     pub evalhost_version: String,
+    /// The project's git state when it started; `None` outside a repository.
     pub git: Option<GitState>,
-    /// `replay` or `live`.
+    /// `replay`, `live` or `trace`.
     pub mode: String,
+    /// The live provider's API (`openai-responses`, ...); `None` in replay.
     pub provider: Option<String>,
+    /// Model name (`scripted` in replay).
     pub model: String,
+    /// The real agents (presets) it ran, each with its version.
     pub agents: Vec<AgentVersion>,
+    /// The `--runs` value in effect.
     pub runs_per_case: u32,
+    /// The `--k` value, when given.
     pub k: Option<u32>,
+    /// Cases recorded.
     pub cases: u32,
+    /// Runs of those cases.
     pub runs: u32,
+    /// Of those, the runs that passed.
     pub passed: u32,
+    /// Input tokens, summed over every run.
     pub input_tokens: u64,
+    /// Output tokens, summed over every run.
     pub output_tokens: u64,
-    /// Summed over every run.
+    /// Wall time in milliseconds, summed over every run.
     pub duration_ms: u64,
+    /// What the runs whose cost is known cost, USD; `None` when no run's is.
     pub cost_usd: Option<f64>,
     /// An imported run's file or directory.
     pub source: Option<String>,
@@ -121,23 +139,36 @@ impl RecordedRun {
 /// A case of a suite run as the store keeps it.
 #[derive(Debug, Clone, Serialize)]
 pub struct RecordedCase {
+    /// The id of the suite run it is part of.
     pub suite_run: String,
     /// Its place in the suite (0-based).
     pub ord: u32,
+    /// The case's name.
     pub name: String,
+    /// The case file or directory it was loaded from.
     pub path: String,
+    /// sha256 of the case's content; `None` in reports older than the history.
     pub digest: Option<String>,
+    /// The case's tags.
     pub tags: Vec<String>,
-    /// The graders that judged it, and those that failed or errored in some run.
+    /// The graders that judged it.
     pub graders: Vec<String>,
+    /// The graders whose verdict failed some run (a failure, an error, or a not-evaluable
+    /// verdict that fails its run).
     pub failing: Vec<String>,
+    /// Runs made.
     pub runs: u32,
+    /// Runs that passed.
     pub passed: u32,
     /// Every run passed.
     pub pass: bool,
+    /// Input tokens, summed over its runs.
     pub input_tokens: u64,
+    /// Output tokens, summed over its runs.
     pub output_tokens: u64,
+    /// Wall time in milliseconds, summed over its runs.
     pub duration_ms: u64,
+    /// What the runs whose cost is known cost, USD; `None` when no run's is.
     pub cost_usd: Option<f64>,
 }
 
@@ -145,9 +176,13 @@ pub struct RecordedCase {
 /// image its container started from (`None`: it ran on the host).
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseRun {
+    /// The run's report, as in `report.json`.
     pub report: RunReport,
+    /// The store holds the run's session log.
     pub has_session_log: bool,
+    /// The store holds the run's evidence.
     pub has_evidence: bool,
+    /// The image the run's container started from; `None`: it ran on the host.
     pub image: Option<RunImage>,
 }
 
@@ -413,8 +448,11 @@ impl Store {
 /// (JSON) and workspace changes (`WorkspaceChanges` JSON).
 #[derive(Debug, Clone, Default)]
 pub struct Artifacts {
+    /// The session log (JSONL); `None` when not stored.
     pub session_log: Option<Vec<u8>>,
+    /// The evidence (JSON); `None` when not stored.
     pub evidence: Option<Vec<u8>>,
+    /// The workspace changes (`WorkspaceChanges` JSON); `None` when not stored.
     pub workspace: Option<Vec<u8>>,
 }
 
