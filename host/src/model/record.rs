@@ -34,23 +34,36 @@ pub enum Outcome {
     /// Model request `n` (1-based) in `api`, answered with `reply`. `attempt` is 1 for the
     /// request, 2 and up for the agent's retries of it (the same body sent again).
     Answered {
+        /// 1-based request number.
         n: u32,
+        /// 1 for the request, 2 and up for its retries.
         attempt: u32,
+        /// The model API the request spoke.
         api: Api,
+        /// The answer sent.
         reply: Reply,
     },
     /// Model request `n` (`attempt` as above) in `api` failed: the script was broken
     /// (exhausted, an expectation missed, a body that is not the API) or the provider gave
     /// up.
     Failed {
+        /// 1-based request number.
         n: u32,
+        /// 1 for the request, 2 and up for its retries.
         attempt: u32,
+        /// The model API the request spoke.
         api: Api,
+        /// Why it failed.
         message: String,
     },
     /// A request the endpoint does not serve (another path, a method, a WebSocket upgrade),
     /// answered with an HTTP error in the API's shape.
-    Unserved { status: u16, message: String },
+    Unserved {
+        /// The HTTP status it was answered with.
+        status: u16,
+        /// Why it was not served.
+        message: String,
+    },
 }
 
 impl Exchange {

@@ -9,22 +9,32 @@ use super::{Event, Record};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SessionLogError {
+    /// The log could not be created or written.
     #[error("failed to write session log `{path}`")]
     Write {
+        /// The log's file (an unnamed log: its label).
         path: PathBuf,
+        /// What failed.
         #[source]
         source: std::io::Error,
     },
+    /// The log could not be read.
     #[error("failed to read session log `{path}`")]
     Read {
+        /// The log's file.
         path: PathBuf,
+        /// What failed.
         #[source]
         source: std::io::Error,
     },
+    /// A line of the log is not a session record.
     #[error("{path}:{line}: invalid session record: {message}")]
     Parse {
+        /// The log's file.
         path: PathBuf,
+        /// 1-based line number.
         line: usize,
+        /// What is wrong with it.
         message: String,
     },
 }

@@ -21,6 +21,7 @@ use serde_json::value::RawValue;
 pub struct Record {
     /// Milliseconds since the run started.
     pub at_ms: u64,
+    /// What happened (the record's `type` and its fields).
     #[serde(flatten)]
     pub event: Event,
 }
@@ -31,9 +32,13 @@ pub struct Record {
 pub enum Event {
     /// The run began.
     SessionStart {
+        /// The case's name.
         case: String,
+        /// 1-based run number.
         run: u32,
+        /// `replay` or `live`.
         mode: String,
+        /// Model name (`scripted` in replay).
         model: String,
     },
     /// The skills evalhost's agent found in the workspace's `.agents/skills` when the session
@@ -45,9 +50,13 @@ pub enum Event {
         problems: Vec<SkillProblem>,
     },
     /// The user's prompt for this turn.
-    UserMessage { text: String },
+    UserMessage {
+        /// The prompt's text.
+        text: String,
+    },
     /// The agent sent request `n` (1-based) to the model.
     ModelRequest {
+        /// 1-based request number.
         n: u32,
         /// The request body as sent.
         body: RequestBody,
@@ -59,17 +68,23 @@ pub enum Event {
     /// script answers it as it answers request `n`. An answer to it is a `model_response` of
     /// `n`.
     ModelRetry {
+        /// The number of the request sent again.
         n: u32,
+        /// 2 for the first retry, then 3, ...
         attempt: u32,
         /// The request body as sent.
         body: RequestBody,
     },
     /// The model's completed response to request `n`.
     ModelResponse {
+        /// The number of the request answered.
         n: u32,
         /// Output items in order.
         output: Vec<OutputItem>,
+        /// Input (prompt) tokens of the request, as the provider reported them (replay: the
+        /// script's, or synthetic).
         input_tokens: u64,
+        /// Output (completion) tokens of the response, likewise.
         output_tokens: u64,
         /// Of `input_tokens`, those the provider read from its prompt cache (priced apart,
         /// docs/cost.md); absent when none were, and in logs of earlier versions.
@@ -77,19 +92,35 @@ pub enum Event {
         cached_input_tokens: u64,
     },
     /// The tool of a call ran (`tool_call.rs` says exactly when this is written).
-    ToolStart { call_id: String, name: String },
+    ToolStart {
+        /// The call id the model used.
+        call_id: String,
+        /// The tool's name.
+        name: String,
+    },
     /// The result the agent paired with a tool call (every call gets one).
     ToolResult {
+        /// The call id the model used.
         call_id: String,
+        /// The tool's name as the model requested it.
         name: String,
+        /// How the call ended.
         status: CallStatus,
+        /// The result text sent back to the model.
         output: String,
+        /// Wall time of the tool in milliseconds (0 when it did not start).
         duration_ms: u64,
     },
     /// The turn ended with this final text.
-    TurnEnd { final_text: String },
+    TurnEnd {
+        /// The turn's final text.
+        final_text: String,
+    },
     /// The run ended early with an error.
-    RunError { message: String },
+    RunError {
+        /// Why it ended.
+        message: String,
+    },
     /// The environment's verifier ran in the run's container after the agent (a Harbor
     /// task's `tests/test.sh`, `crate::environment::Verifier`).
     VerifierResult {
@@ -99,6 +130,7 @@ pub enum Event {
         exit_code: Option<i32>,
         /// The end of what it printed (stdout and stderr).
         output: String,
+        /// Wall time of the verifier in milliseconds.
         duration_ms: u64,
         /// Why it gave no reward, when it did not (a timeout, a missing or unreadable file).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -107,9 +139,13 @@ pub enum Event {
     /// The model endpoint did not serve a request of the agent's (another path, a method, a
     /// WebSocket upgrade): it was answered with `status` and this message.
     EndpointError {
+        /// The request's HTTP method.
         method: String,
+        /// The request's path (cut at 1 KiB).
         path: String,
+        /// The HTTP status it was answered with (404, 405, 403).
         status: u16,
+        /// Why it was not served.
         message: String,
     },
 }
@@ -188,10 +224,15 @@ fn raw_from_value<'de, D: serde::Deserializer<'de>>(
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum OutputItem {
     /// Assistant text.
-    Message { text: String },
+    Message {
+        /// The text.
+        text: String,
+    },
     /// A request to call a tool.
     FunctionCall {
+        /// The call id the model gave it (`call_1`).
         call_id: String,
+        /// The tool's name as the model requested it.
         name: String,
         /// Arguments as JSON text, exactly as the model sent them.
         arguments: String,
@@ -223,7 +264,9 @@ impl OutputItem {
 /// A skill of the workspace: its `SKILL.md` front matter's `name` and `description`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkillSummary {
+    /// The skill's `name`.
     pub name: String,
+    /// The skill's `description`.
     pub description: String,
 }
 
