@@ -36,23 +36,37 @@ pub enum Protocol {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ExportConfigError {
+    /// The collector's URL is not an http:// or https:// URL.
     #[error(
         "{source_name}: `{url}` is not an http:// or https:// URL of an OTLP/HTTP collector (e.g. http://127.0.0.1:4318)"
     )]
-    Url { source_name: String, url: String },
+    Url {
+        /// Where the URL came from: `--otlp` or the variable's name.
+        source_name: String,
+        /// The URL as given.
+        url: String,
+    },
+    /// `OTEL_EXPORTER_OTLP_PROTOCOL` names a protocol evalhost does not speak; its value.
     #[error(
         "OTEL_EXPORTER_OTLP_PROTOCOL is `{0}`: evalhost exports OTLP over HTTP, `http/protobuf` (the default) or `http/json`, not gRPC"
     )]
     Protocol(String),
+    /// An `OTEL_EXPORTER_OTLP_*` variable's value is refused.
     #[error("{name} is `{value}`: {why}")]
     Variable {
+        /// The variable.
         name: &'static str,
+        /// Its value (not shown for the headers, which may hold a key).
         value: String,
+        /// What is wrong with it.
         why: &'static str,
     },
+    /// The spool file that gathers `--otel-file`'s lines could not be made.
     #[error("--otel-file `{path}`: {source}")]
     File {
+        /// The `--otel-file` path.
         path: PathBuf,
+        /// What failed.
         #[source]
         source: std::io::Error,
     },
@@ -63,6 +77,7 @@ pub enum ExportConfigError {
 pub struct ExportConfig {
     /// The collector's traces URL (`…/v1/traces`).
     pub url: Option<String>,
+    /// The body's encoding (`OTEL_EXPORTER_OTLP_PROTOCOL`).
     pub protocol: Protocol,
     /// Headers of every request (`OTEL_EXPORTER_OTLP_HEADERS`: an API key of the backend).
     pub headers: Vec<(String, String)>,
