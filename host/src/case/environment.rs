@@ -365,7 +365,12 @@ pub(super) fn normalise(path: &Path) -> PathBuf {
 pub enum EnvironmentArgError {
     /// Neither a file nor an image reference.
     #[error("--environment {value}: {problem}, nor a YAML file holding an environment map")]
-    NotAnImage { value: String, problem: String },
+    NotAnImage {
+        /// The `--environment` value.
+        value: String,
+        /// Why it is no image reference.
+        problem: String,
+    },
     /// The file's problems, each at its line and field.
     #[error(transparent)]
     File(CaseError),

@@ -23,6 +23,7 @@ pub enum ExternalAgent {
     },
     /// A real agent evalhost knows how to run (`agent: {preset: NAME}`, `--agent NAME`).
     Preset {
+        /// Which agent.
         preset: Preset,
         /// Appended to the preset's own arguments.
         args: Vec<String>,
@@ -33,8 +34,9 @@ pub enum ExternalAgent {
     Oracle,
 }
 
-/// Where the oracle's solution is in the container, and what it runs.
+/// Where the oracle's solution is in the container.
 pub const ORACLE_SOLUTION_DIR: &str = "/solution";
+/// What the oracle runs (with `bash`) in the container.
 pub const ORACLE_SCRIPT: &str = "/solution/solve.sh";
 
 // The `agent:` field as written, and its part of the case format (`format.rs`). Its

@@ -74,6 +74,7 @@ struct Entry {
 pub struct PriceMatch<'a> {
     /// The table's entry: the model's name or the name it was matched by.
     pub entry: &'a str,
+    /// The entry's price.
     pub price: ModelPrice,
     /// The configuration file that set the price; `None`: the default table.
     pub from: Option<&'a Path>,

@@ -158,6 +158,7 @@ impl Support {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfineError {
+    /// The kernel or the landlock crate refused a rule.
     #[error("failed to build the run's Landlock ruleset: {0}")]
     Ruleset(#[from] landlock::RulesetError),
 }
@@ -165,7 +166,9 @@ pub enum ConfineError {
 /// A run's directories: its processes may write in them.
 #[derive(Debug, Clone)]
 pub struct RunDirs<'a> {
+    /// The run's workspace (the agent's working directory).
     pub workspace: &'a Path,
+    /// The run's home directory (`HOME`).
     pub home: &'a Path,
     /// The run's temp dir (`TMPDIR`).
     pub tmp: &'a Path,

@@ -32,23 +32,39 @@ const PACKAGE_JSON: &str = "node_modules/@mariozechner/pi-agent-core/package.jso
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PiAgentCoreError {
+    /// No `node` on `PATH`.
     #[error(
         "`--agent pi-agent-core` needs Node.js 20 or later, and there is no `node` on PATH; install it (e.g. `apt-get install nodejs`)"
     )]
     NoNode,
+    /// The adapter's directory lacks its entry point or its installed packages.
     #[error(
         "the pi-agent-core adapter is not installed in {}: run `npm ci --prefix {}` (or set {ADAPTER_DIR_VAR} to an installed copy of agents/pi-agent-core)",
         dir.display(),
         dir.display()
     )]
-    NotInstalled { dir: PathBuf },
+    NotInstalled {
+        /// The adapter's directory (`EVALHOST_PI_AGENT_CORE_DIR`, else the source tree's
+        /// `agents/pi-agent-core`).
+        dir: PathBuf,
+    },
+    /// The installed pi-agent-core's `package.json` has no readable version.
     #[error("{}: cannot read the installed pi-agent-core version: {message}", path.display())]
-    BadPackage { path: PathBuf, message: String },
+    BadPackage {
+        /// The installed package's `package.json`.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Cases that are not AgentCompany fixtures were given to `--agent pi-agent-core`.
     #[error(
         "`--agent pi-agent-core` replays AgentCompany fixtures (*.jsonl) only; run these cases without it: {}",
         list(paths)
     )]
-    NotFixtures { paths: Vec<PathBuf> },
+    NotFixtures {
+        /// Those cases' files.
+        paths: Vec<PathBuf>,
+    },
 }
 
 fn list(paths: &[PathBuf]) -> String {
