@@ -19,9 +19,11 @@ pub(crate) const MAX_SHARDS: u32 = 1024;
 /// One shard of a partitioned suite: `M/N` with `1 ≤ M ≤ N`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Partition {
+    /// How cases are assigned to shards (`hash:` or `slice:`).
     pub scheme: PartitionScheme,
-    /// 1-based.
+    /// M: the shard this machine runs, 1-based.
     pub shard: u32,
+    /// N: how many shards the suite is split into.
     pub shards: u32,
 }
 
@@ -38,8 +40,10 @@ pub enum PartitionScheme {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PartitionError {
+    /// Not of the form `hash:M/N` or `slice:M/N`; the value given.
     #[error("expected `hash:M/N` or `slice:M/N` (e.g. `hash:1/4`), got `{0}`")]
     Syntax(String),
+    /// M or N not a whole number, or not `1 <= M <= N <= 1024`; the value given.
     #[error("`{0}`: M and N must be whole numbers with 1 <= M <= N <= {MAX_SHARDS}")]
     Range(String),
 }

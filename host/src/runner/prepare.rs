@@ -15,6 +15,7 @@ pub struct PreparedCase {
     /// The case, without its grader entries (they are in `graders`) and, when the suite's
     /// spool holds them, without its bulky parts ([`Case::whole`]).
     pub case: Case,
+    /// The case's grader entries, in order, each bound to its component.
     pub graders: Vec<BoundGrader>,
     /// Which instance each entry of `graders` is graded in, decided once for every run.
     pub(crate) instances: Vec<InstanceUse>,
@@ -52,7 +53,9 @@ pub(super) fn instance_uses(graders: &[BoundGrader]) -> Vec<InstanceUse> {
 /// A grader entry of a case, with the component that grades it.
 #[derive(Debug, Clone)]
 pub struct BoundGrader {
+    /// The entry as the case wrote it: the grader's name or reference, and its config.
     pub spec: GraderUse,
+    /// The component that provides the grader, its config already checked.
     pub component: GraderComponent,
     /// The grader's name inside `component` (`spec.name` may be a path reference; a
     /// built-in's is `spec.name` itself, shared).

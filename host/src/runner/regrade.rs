@@ -19,32 +19,57 @@ use crate::report::{CaseSummary, RunReport, SuiteReport, SuiteSummary};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RegradeError {
+    /// A case of the saved report is in none of the case files given.
     #[error(
         "case `{case}` of the saved report is not among the cases loaded from {paths} (give the case files or directories that define it)"
     )]
-    CaseNotFound { case: String, paths: String },
+    CaseNotFound {
+        /// The case's name.
+        case: String,
+        /// The case files and directories given, each in backquotes.
+        paths: String,
+    },
+    /// A case of the saved report is not among the prepared cases passed to [`regrade`].
     #[error(
         "case `{case}` of the saved report is not among the prepared cases (see `cases_of_report`)"
     )]
-    NotPrepared { case: String },
+    NotPrepared {
+        /// The case's name.
+        case: String,
+    },
+    /// A run's saved evidence file could not be read.
     #[error("failed to read the saved evidence of `{case}` run {run} at `{path}`: {error}")]
     ReadEvidence {
+        /// The case's name.
         case: String,
+        /// 1-based run number.
         run: u32,
+        /// The evidence file (`DIR/<case>/run-N.evidence.json`).
         path: PathBuf,
+        /// What failed.
         error: std::io::Error,
     },
+    /// A run's saved evidence file is not evidence JSON.
     #[error(
         "{path}:{line}:{column}: not an evidence file (as `evalhost run --out` writes them): {message}"
     )]
     ParseEvidence {
+        /// The evidence file.
         path: PathBuf,
+        /// 1-based line of the problem.
         line: usize,
+        /// 1-based column of the problem.
         column: usize,
+        /// What is wrong there.
         message: String,
     },
+    /// The empty workspace that runs without a snapshot are graded against could not be made.
     #[error("failed to create an empty workspace for runs without a snapshot: {error}")]
-    EmptyWorkspace { error: std::io::Error },
+    EmptyWorkspace {
+        /// What failed.
+        error: std::io::Error,
+    },
+    /// A case of the saved report could not be read back from the spool it waited in.
     #[error(transparent)]
     ReadBack(#[from] crate::report::CaseReadBackError),
 }
