@@ -208,7 +208,10 @@ pub enum ConfigError {
 pub struct HistorySettings {
     /// `store`, as written, and the file that set it.
     pub store: Option<(String, PathBuf)>,
+    /// `keep_runs`: `history gc` keeps the newest this many runs (`--keep-runs` overrides).
     pub keep_runs: Option<u32>,
+    /// `keep_days`: `history gc` removes runs older than this many days (`--keep-days`
+    /// overrides).
     pub keep_days: Option<u32>,
 }
 

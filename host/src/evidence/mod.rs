@@ -19,19 +19,35 @@ pub(crate) const WORKSPACE_GUEST_PATH: &str = "/workspace";
 /// evidence (`Evidence { final_text: "..".into(), ..Default::default() }`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
+    /// The case's name.
     pub case_name: String,
+    /// 1-based run number.
     pub run: u32,
+    /// `replay`, `live`, `recorded` (a Nexus journal graded as recorded: nothing ran) or
+    /// `trace` (a run read from a trace).
     pub mode: String,
+    /// Model name (`scripted` in replay; a recorded journal's `llm.response` `Model`, or empty).
     pub model: String,
+    /// The user prompt of the run (the first `io.input`).
     pub prompt: String,
+    /// The final text: the turn's end, else the text of the last completed model response;
+    /// empty if none.
     pub final_text: String,
+    /// The transcript: prompts, response texts and call results, in order.
     pub messages: Vec<Message>,
+    /// Every call the model requested, in order.
     pub calls: Vec<ToolCall>,
+    /// Model requests and tokens of the run.
     pub usage: Usage,
+    /// Every event of the run, in order, in Nexus's vocabulary.
     pub events: Vec<EventRecord>,
+    /// Wall time of the run in milliseconds.
     pub duration_ms: u64,
+    /// Why the run ended early, if it did (e.g. an exhausted model script).
     pub run_error: Option<String>,
+    /// Guest path of the read-only workspace preopen, always `/workspace`.
     pub workspace: String,
+    /// The files the case seeded into the workspace before the run.
     pub seeded_files: Vec<SeededFile>,
     /// The skills evalhost's agent found in the workspace's `.agents/skills` when the session
     /// started (its `session_skills` record; empty without one). Not a field of the WIT
@@ -43,30 +59,45 @@ pub struct Evidence {
 /// One transcript message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
+    /// `user` (the prompt), `assistant` (a model response's text) or `tool` (a call's result).
     pub role: String,
+    /// The message text; for `tool` messages, the tool's result text.
     pub content: String,
 }
 
 /// One tool call the model requested.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
+    /// 1-based position among all calls of the run.
     pub index: u32,
+    /// The call id the model used, e.g. `call_1`.
     pub call_id: String,
+    /// Tool name as the model requested it (may be a tool that does not exist).
     pub name: String,
+    /// Arguments as JSON text, exactly as the model sent them.
     pub arguments: String,
-    /// Empty when the call never got a result.
+    /// `completed`, `denied`, `invalid_arguments`, `unknown_tool`, `failed`, `cancelled`,
+    /// `timed_out` or `output_limit`; empty when the call never got a result.
     pub status: String,
+    /// The result text the agent sent back to the model.
     pub output: String,
+    /// Whether the tool started executing (false for denied, unknown or invalid calls).
     pub started: bool,
+    /// Wall time of the tool execution in milliseconds (0 when not started).
     pub duration_ms: u64,
 }
 
 /// Requests and tokens of one run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Model requests the agent made.
     pub requests: u32,
+    /// Input (prompt) tokens, summed over the responses.
     pub input_tokens: u64,
+    /// Output (completion) tokens, summed over the responses.
     pub output_tokens: u64,
+    /// The counts are made up by the scripted model (replay without recorded usage: the
+    /// output's bytes / 4), not reported by a provider.
     pub synthetic: bool,
     /// Of `input_tokens`, those the provider read from its prompt cache (live runs; priced
     /// apart, docs/cost.md); absent when none were, and in evidence of earlier versions.
@@ -82,8 +113,11 @@ fn is_zero(n: &u64) -> bool {
 /// Nexus's vocabulary (`io.input`, `llm.response`, `tool.invoke`, ...).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EventRecord {
+    /// Sequence number, from 0 and consecutive in a run (a recorded journal's own numbers).
     pub seq: u32,
+    /// Event kind, e.g. `io.input`, `llm.response`, `tool.invoke`, `tool.result`.
     pub kind: String,
+    /// Milliseconds since the run started (a recorded journal: since its first event).
     pub at_ms: u64,
     /// The record's payload as JSON text.
     pub data: String,
@@ -92,15 +126,20 @@ pub struct EventRecord {
 /// A file seeded into the workspace before the run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeededFile {
+    /// Path relative to the workspace root, `/`-separated.
     pub path: String,
+    /// Lowercase hex sha256 of the seeded content.
     pub sha256: String,
+    /// Size of the seeded content in bytes.
     pub size: u64,
 }
 
 /// Facts about a run that the session log does not carry.
 #[derive(Debug, Clone, Default)]
 pub struct RunFacts {
+    /// The files the case seeded into the workspace.
     pub seeded_files: Vec<SeededFile>,
+    /// Wall time of the run in milliseconds.
     pub duration_ms: u64,
     /// Whether token counts are synthetic (replay).
     pub synthetic_usage: bool,
