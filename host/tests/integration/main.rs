@@ -26,6 +26,7 @@ mod cli {
     mod check;
     mod color;
     mod compare;
+    mod graders;
     mod help;
     mod interrupt;
     mod list;
@@ -94,6 +95,7 @@ mod grader {
     mod by_path;
     mod check;
     mod examples;
+    mod file_absent;
     mod judge;
     mod sandbox;
     mod session;
