@@ -49,7 +49,9 @@ impl AgentPaths {
 /// An agent found and asked its version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstalledAgent {
+    /// The agent.
     pub preset: Preset,
+    /// Its program's full path (configured, else found on `PATH`).
     pub program: PathBuf,
     /// The version the agent reports (`0.171.0`).
     pub version: String,
@@ -60,6 +62,7 @@ pub struct InstalledAgent {
 pub struct InstalledAgents(pub BTreeMap<Preset, InstalledAgent>);
 
 impl InstalledAgents {
+    /// The agent of `preset`, when the suite uses it and it was found.
     pub fn get(&self, preset: Preset) -> Option<&InstalledAgent> {
         self.0.get(&preset)
     }
@@ -69,31 +72,44 @@ impl InstalledAgents {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PresetError {
+    /// The agent's program is on no directory of `PATH`, and no path was configured for it.
     #[error(
         "agent `{preset}`: `{program}` is not on PATH; install it with `{install}`, or set its path with `[agents] {preset} = \"/path/to/{program}\"` in evalhost.toml or {env}",
         program = preset.program(),
         install = preset.install_command(),
         env = preset.env_var()
     )]
-    NotOnPath { preset: Preset },
+    NotOnPath {
+        /// The agent.
+        preset: Preset,
+    },
+    /// The configured path of the agent's program is not an executable file.
     #[error(
         "agent `{preset}`: `{path}` ({origin}) is not an executable file; install it with `{install}`",
         path = path.display(),
         install = preset.install_command()
     )]
     NotExecutable {
+        /// The agent.
         preset: Preset,
+        /// The configured path.
         path: PathBuf,
+        /// Where it was configured: `EVALHOST_AGENT_<NAME>`, or the configuration file.
         origin: String,
     },
+    /// Asking the agent its version failed.
     #[error(
         "agent `{preset}`: `{program} {args}` failed: {message}",
         program = program.display(),
         args = preset.version_args().join(" ")
     )]
     Version {
+        /// The agent.
         preset: Preset,
+        /// The program asked.
         program: PathBuf,
+        /// What went wrong: it did not start, did not answer in time, exited with an error,
+        /// or printed no version.
         message: String,
     },
 }

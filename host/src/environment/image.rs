@@ -68,6 +68,7 @@ pub struct Images {
 type Prepared = Result<Arc<PreparedImage>, Arc<EnvironmentError>>;
 
 impl Images {
+    /// No image prepared yet; `locked`: `--locked-images`.
     pub fn new(locked: bool) -> Self {
         Self {
             engine: std::sync::OnceLock::new(),

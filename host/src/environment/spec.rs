@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 /// Where a run's commands execute: a container started from `image`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Environment {
+    /// The image the run's container starts from: a reference, or a Dockerfile to build.
     pub image: ImageSource,
     /// The image digest the case was recorded with (`sha256:…`, the image's id): a tag that
     /// now names another image is a warning, or refused under `--locked-images`.
@@ -36,6 +37,7 @@ pub struct Environment {
     /// Processes a run's container may have at once (default [`DEFAULT_PIDS`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pids: Option<u32>,
+    /// What the run's container may reach over the network (default: the endpoint only).
     #[serde(default)]
     pub network: Network,
 }
@@ -76,7 +78,9 @@ pub enum ImageSource {
     /// An image built from a Dockerfile (paths absolute, resolved beside the case). A base
     /// its `FROM` pins by digest must be present locally or pullable.
     Build {
+        /// The Dockerfile.
         dockerfile: PathBuf,
+        /// The build's context directory.
         context: PathBuf,
     },
 }
@@ -105,6 +109,7 @@ pub enum Network {
 }
 
 impl Network {
+    /// `none` or `endpoint`, as a case writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             Network::None => "none",
