@@ -11,13 +11,31 @@
 //! (`cargo tree`, naming the crates that differ); after, that maturin compiled nothing. Cargo
 //! still removes and links `target/debug/evalhost` again, so the other tests, which run
 //! meanwhile, start their own hard link of it (`support/evalhost.rs`).
+//!
+//! What people download: the wheel carries the binary its profile linked, byte for byte, and
+//! stays under [`WHEEL_BOUND_BYTES`]; the release profile, which `maturin build --release`
+//! and `cargo install` use, links it without debug info (`Cargo.toml`; the sizes are in
+//! docs/performance.md, "Release artifacts"). The test's wheel is the dev profile's, which
+//! keeps line tables for the tests' backtraces: stripping only the shipped profile is what
+//! lets the test reuse the test build's binary instead of linking another.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::support::common::repo;
-use crate::support::evalhost::Output;
+use crate::support::evalhost::{Evalhost, Output};
+
+/// The wheel the test builds (dev profile: line tables in evalhost's own code) stays under
+/// 45 MB: it was 29.7 MB for a 115 MB binary on 2026-12-05, and the release wheel 18.0 MB
+/// (docs/performance.md, "Release artifacts"). Half again leaves room for the code to grow;
+/// a binary with full debug info, or a second binary, does not fit.
+const WHEEL_BOUND_BYTES: u64 = 45_000_000;
+
+/// How `[profile.release]` may strip the binary the wheel and `cargo install` ship: without
+/// debug info, with or without its symbols.
+const RELEASE_STRIP: [&str; 3] = ["debuginfo", "symbols", "true"];
 
 /// maturin, as `.ci/run` installs it.
 const MATURIN_INSTALL: &str = "pip install maturin==1.16.0";
@@ -163,6 +181,12 @@ fn the_wheel_installs_into_a_fresh_venv_and_runs_the_shipped_cases() {
             && name.ends_with(".whl"),
         "{name}"
     );
+    let size = std::fs::metadata(wheel).unwrap().len();
+    assert!(
+        size < WHEEL_BOUND_BYTES,
+        "{name} is {size} bytes, over the bound of {WHEEL_BOUND_BYTES} (wheel.rs): what made \
+         it grow? (`unzip -l` lists it)"
+    );
 
     let venv = tmp.path().join("venv");
     let mut python = Command::new("python3");
@@ -176,6 +200,16 @@ fn the_wheel_installs_into_a_fresh_venv_and_runs_the_shipped_cases() {
         installed.is_file(),
         "pip did not install {}",
         installed.display()
+    );
+    // The wheel ships the binary the profile linked, unchanged: so the release wheel is the
+    // release profile's stripped binary (the test below).
+    assert!(
+        same_bytes(&installed, Evalhost::program()),
+        "the wheel's binary ({}, {} bytes) is not the binary cargo built ({}, {} bytes)",
+        installed.display(),
+        std::fs::metadata(&installed).unwrap().len(),
+        Evalhost::program().display(),
+        std::fs::metadata(Evalhost::program()).unwrap().len(),
     );
 
     let mut version = Command::new(&installed);
@@ -205,5 +239,65 @@ fn the_wheel_installs_into_a_fresh_venv_and_runs_the_shipped_cases() {
     assert!(
         stdout.starts_with("Eval replay mode: 5 cases, 1 runs each"),
         "{output}"
+    );
+}
+
+/// Whether two files hold the same bytes.
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    let open = |path: &Path| {
+        std::io::BufReader::new(
+            std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+        )
+    };
+    let (mut a, mut b) = (open(a), open(b));
+    let (mut left, mut right) = (vec![0; 1 << 16], vec![0; 1 << 16]);
+    loop {
+        let n = read_full(&mut a, &mut left);
+        if n != read_full(&mut b, &mut right) || left[..n] != right[..n] {
+            return false;
+        }
+        if n == 0 {
+            return true;
+        }
+    }
+}
+
+/// Fills `buf` as far as the reader goes; the number of bytes read.
+fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> usize {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]).unwrap() {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    filled
+}
+
+/// The release profile is what people download (`maturin build --release`, `cargo install`):
+/// it must link the binary without debug info, 52 MB instead of 239 MB with line tables.
+/// Profiling uses `[profile.profiling]`, which keeps them.
+#[test]
+fn the_release_profile_ships_the_binary_without_debug_info() {
+    let path = repo().join("Cargo.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let manifest: toml::Table =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let release = manifest
+        .get("profile")
+        .and_then(|profiles| profiles.get("release"));
+    let strip = release.and_then(|release| release.get("strip"));
+    let named = strip.map(|strip| match strip {
+        toml::Value::String(name) => name.clone(),
+        other => other.to_string(),
+    });
+    assert!(
+        named
+            .as_deref()
+            .is_some_and(|name| RELEASE_STRIP.contains(&name)),
+        "{}: [profile.release] must set `strip` to one of {RELEASE_STRIP:?} (got {strip:?}): \
+         the wheel and `cargo install` ship that binary; line tables for `perf` belong in \
+         [profile.profiling]",
+        path.display()
     );
 }
