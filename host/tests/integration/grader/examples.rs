@@ -140,22 +140,23 @@ fn check_targets_the_newest_world(dir: &Path, grader: &str, version: &str) {
     );
 }
 
-/// `evalhost grader test` in `dir` on the evidence of `run` (`out/<case>/run-1.evidence.json`)
-/// with `config`: its output, which names what `describe` says under `checks:`.
-fn grader_test(dir: &Path, case: &str, config: &str) -> Output {
+/// `evalhost grader test` in `dir` on the evidence of `case` (`out/<case>/run-1.evidence.json`)
+/// with `config` and `more` arguments: its output, which names what `describe` says under
+/// `checks:`.
+fn grader_test(dir: &Path, case: &str, config: &str, more: &[&str]) -> Output {
     std::fs::write(dir.join("config.json"), config).unwrap();
-    evalhost(
-        dir,
-        &[
-            "grader",
-            "test",
-            "grader.wasm",
-            "--evidence",
-            &format!("out/{case}/run-1.evidence.json"),
-            "--config",
-            "config.json",
-        ],
-    )
+    let evidence = format!("out/{case}/run-1.evidence.json");
+    let mut args = vec![
+        "grader",
+        "test",
+        "grader.wasm",
+        "--evidence",
+        &evidence,
+        "--config",
+        "config.json",
+    ];
+    args.extend_from_slice(more);
+    evalhost(dir, &args)
 }
 
 /// One example of `graders/examples/`.
@@ -218,7 +219,7 @@ fn example(example: Example) -> Option<PathBuf> {
     // `grader test` in a copy, so the example's directory gets no config.json.
     let copy = out.path();
     std::fs::copy(dir.join("grader.wasm"), copy.join("grader.wasm")).unwrap();
-    let output = grader_test(copy, passes, config);
+    let output = grader_test(copy, passes, config, &[]);
     output.assert_code(0);
     let stdout = output.stdout();
     assert!(
@@ -286,7 +287,7 @@ fn python_example_no_todo_comments() {
     assert_eq!(evidence["workspace"], "/workspace");
     evidence["workspace"] = "".into();
     std::fs::write(&evidence_file, evidence.to_string()).unwrap();
-    let output = grader_test(copy.path(), "todo-removed", "null");
+    let output = grader_test(copy.path(), "todo-removed", "null", &[]);
     output.assert_code(1);
     output.assert_stdout_contains(
         "verdict:   error: not evaluable: no_todo_comments: the run has no workspace\n",
@@ -383,7 +384,7 @@ fn scaffold(lang: &str) {
         output.stdout()
     );
 
-    let output = grader_test(&dir, "example", r#"{"word": "agent"}"#);
+    let output = grader_test(&dir, "example", r#"{"word": "agent"}"#, &[]);
     output.assert_code(0);
     let stdout = output.stdout();
     assert!(
@@ -393,7 +394,7 @@ fn scaffold(lang: &str) {
             )),
         "{lang}: {stdout}"
     );
-    let output = grader_test(&dir, "example", r#"{"word": "hello", "extra": 1}"#);
+    let output = grader_test(&dir, "example", r#"{"word": "hello", "extra": 1}"#, &[]);
     output.assert_code(2);
     output.assert_stderr_contains("invalid config: ");
 }
@@ -446,7 +447,8 @@ fn example_wit_copies_are_the_newest_released_wit() {
 /// `grader new --judge` in `lang`: the grader builds for the newest WIT and says what it
 /// checks (`describe`); its example case records a judgment from a fake judge on loopback
 /// and replays it with the judge gone, the judge's reason as the pass message; a replay
-/// without the judgment fails, naming the command that records it.
+/// without the judgment fails, naming the command that records it; `grader test` grades it
+/// from the recorded judgment and from an answer given on the command line.
 fn judge_scaffold(lang: &str) {
     use crate::support::live::{FakeProvider, Step, chat_call};
     if toolchain(lang).is_none() {
@@ -528,19 +530,38 @@ fn judge_scaffold(lang: &str) {
     assert!(report.contains(&expected), "{lang}: {report}");
     assert_eq!(fake.received().len(), 1, "replay asked the judge");
 
-    // What it checks, whatever the judge answers (`describe` asks no question).
+    // `grader test` answers the judge: from the recorded judgment (the case's config asks
+    // the same question), or with an answer given on the command line; either way it says
+    // what the grader checks.
+    let config = r#"{"rubric": "The answer is a polite greeting.", "threshold": 0.7}"#;
+    let checks = "checks:    the judge scores the final text against \"The answer is a polite greeting.\" at 0.70 or more\n";
     let output = grader_test(
         &dir,
         "example",
-        r#"{"rubric": "Polite.", "threshold": 0.25}"#,
+        config,
+        &["--judgments", "cases/judgments.jsonl"],
     );
+    output.assert_code(0);
     let stdout = output.stdout();
     assert!(
-        stdout.contains(
-            "checks:    the judge scores the final text against \"Polite.\" at 0.25 or more\n"
-        ),
+        stdout.contains(checks) && stdout.contains(&format!("message:   {expected}\n")),
         "{lang}: {stdout}"
     );
+    let output = grader_test(
+        &dir,
+        "example",
+        config,
+        &["--judge-answer", r#"{"score": 0.2, "reason": "Curt."}"#],
+    );
+    output.assert_code(1);
+    let stdout = output.stdout();
+    assert!(
+        stdout.contains(checks)
+            && stdout.contains("verdict:   fail (score 0.20)\n")
+            && stdout.contains(&format!("message:   {grader}: score 0.20: Curt.\n")),
+        "{lang}: {stdout}"
+    );
+    assert_eq!(fake.received().len(), 1, "grader test asked the judge");
 }
 
 #[test]
