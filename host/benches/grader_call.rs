@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use evalhost::evidence::{Evidence, RunFacts};
 use evalhost::grader::{GraderHost, PreparedEvidence};
-use evalhost::session::{Event, OutputItem, Record};
+use evalhost::internals::session::{Event, OutputItem, Record};
 
 const CALLS: usize = 5_000;
 

@@ -134,7 +134,7 @@ mod scaffold;
 mod session;
 mod spool_file;
 #[cfg(feature = "run")]
-pub mod suite;
+mod suite;
 mod timestamp;
 #[cfg(any(feature = "run", feature = "bundles"))]
 mod tls;

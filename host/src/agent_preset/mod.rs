@@ -21,7 +21,7 @@ use std::str::FromStr;
 
 #[cfg(feature = "run")]
 pub(crate) use locate::{AgentPaths, locate_all};
-pub use locate::{InstalledAgents, PresetError};
+pub use locate::{InstalledAgent, InstalledAgents, PresetError};
 
 use crate::session::Approve;
 

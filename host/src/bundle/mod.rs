@@ -54,6 +54,5 @@ pub use sshsig::{AllowedSigners, Signer};
 pub use store::BundleStore;
 pub use store::{Installed, StoredBundle};
 pub use trust::TrustPolicy;
-pub use verify::{
-    Signature, VerifiedBundle, VerifyOptions, manifest_bytes, signature_path, verify_bundle,
-};
+pub use verify::{Signature, VerifiedBundle, VerifyOptions, verify_bundle};
+pub(crate) use verify::{manifest_bytes, signature_path};

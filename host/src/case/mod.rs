@@ -41,28 +41,32 @@ mod workspace;
 pub(crate) mod yaml;
 
 pub use agentcompany::{FixtureOptions, PiAgentCore, PiAgentCoreError, load_fixture};
+// The types of a case's fields that live in lower layers (the session's vocabulary,
+// confinement, environments, the agent presets).
+pub use crate::agent_preset::{Preset, UnknownPreset};
+pub use crate::confine::Widening;
+pub use crate::environment::{Environment, ImageSource, Network, Verifier};
+pub use crate::session::{Approve, CallStatus, RecordedToolResult};
 pub use environment::{EnvironmentArgError, environment_arg};
 pub use error::{CaseError, Location};
 pub use external::{ExternalAgent, ORACLE_SCRIPT, ORACLE_SOLUTION_DIR, PromptVia, Replaced};
-pub use from_trace::trace_case_yaml;
+pub(crate) use from_trace::trace_case_yaml;
 pub use grader_config::GraderConfig;
+pub(crate) use load::load_cases_with;
 pub use load::{
-    LoadOptions, MAX_CASES_PER_DIR, load_case, load_cases, load_cases_with, load_each,
-    load_each_spooled,
+    LoadOptions, MAX_CASES_PER_DIR, load_case, load_cases, load_each, load_each_spooled,
 };
 #[cfg(feature = "run")]
 pub(crate) use located::child as child_field;
 pub use parse::parse_case;
 pub use recorded::RecordError;
-pub use recorded::replay_case_yaml;
-pub use schema::case_schema;
+pub(crate) use recorded::replay_case_yaml;
+pub(crate) use schema::case_schema;
 pub use spool::{CaseBody, ParkedCase, RESIDENT_BYTES, Spool, SpoolError};
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-
-use crate::session::{Approve, RecordedToolResult};
 
 /// Most graders a case may declare.
 pub const MAX_GRADERS: usize = 32;
@@ -81,7 +85,7 @@ pub(crate) const MAX_TIMEOUT_SECS: f64 = 3600.0;
 
 /// Check a run timeout in seconds (`timeout_secs`, `--timeout`): more than 0, at most
 /// [`MAX_TIMEOUT_SECS`]; fractions allowed (`0.3`). The error is the message for the field.
-pub fn check_timeout_secs(secs: f64) -> Result<f64, String> {
+pub(crate) fn check_timeout_secs(secs: f64) -> Result<f64, String> {
     if secs.is_finite() && secs > 0.0 && secs <= MAX_TIMEOUT_SECS {
         Ok(secs)
     } else {
@@ -93,7 +97,7 @@ pub fn check_timeout_secs(secs: f64) -> Result<f64, String> {
 
 /// Most tokens a recorded usage count may hold (a step's `usage:`, an AgentCompany ledger
 /// field); keeps every sum over a run far from overflowing.
-pub const MAX_RECORDED_TOKENS: u64 = 10_000_000_000;
+pub(crate) const MAX_RECORDED_TOKENS: u64 = 10_000_000_000;
 
 /// Largest case file, in bytes (64 seed files of 64 KiB fit with room to spare).
 pub const MAX_CASE_FILE_BYTES: usize = 8 * 1024 * 1024;

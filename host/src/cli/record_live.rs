@@ -115,12 +115,14 @@ pub fn run_live_once(
     let out_dir = tempfile::tempdir()
         .context("failed to create a temp directory for the recording")
         .map_err(Failure::internal)?;
-    let mut options = RunOptions::default();
-    options.runs = 1;
-    options.jobs = 1;
-    options.out = Some(out_dir.path().to_owned());
-    options.agents = Arc::new(agents);
-    options.agent_limits = live_agent_limits(provider.config());
+    let mut options = RunOptions {
+        runs: 1,
+        jobs: 1,
+        out: Some(out_dir.path().to_owned()),
+        agents: Arc::new(agents),
+        agent_limits: live_agent_limits(provider.config()),
+        ..RunOptions::default()
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

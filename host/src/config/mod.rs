@@ -41,11 +41,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::wire::Api;
+pub use crate::wire::Api;
 
-pub use dirs::OwnDir;
-pub use dirs::OwnDirKind;
-pub use dirs::own_dir_containing;
+pub(crate) use dirs::own_dir_containing;
 #[cfg(feature = "bundles")]
 pub(crate) use dirs::{STORE_ENV, data_home};
 pub(crate) use dirs::{cache_home, config_home, own_dirs};

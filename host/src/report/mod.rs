@@ -17,6 +17,7 @@ mod table;
 mod text;
 mod verdict_diff;
 
+pub use crate::confine::Allowed;
 pub use cases::{CaseReadBackError, CaseReports, RESIDENT_BYTES};
 pub use compare::{
     CaseComparison, CaseRate, CaseSide, Change, CompareError, CompareOptions, Comparison, Flaky,
@@ -37,7 +38,7 @@ pub use read::ReadReportError;
 pub use read::read_report;
 pub(crate) use stats::wilson_interval;
 pub use stats::{pass_at_k, pass_hat_k};
-pub use table::render as render_table;
+pub(crate) use table::render as render_table;
 pub use text::{render_text, render_text_in_color, write_text};
 pub use verdict_diff::VerdictChange;
 pub use verdict_diff::{RunFlip, VerdictDelta};

@@ -30,11 +30,22 @@ pub(crate) use planned::Parking;
 pub use planned::PlannedCase;
 pub use prepare::BoundGrader;
 pub(crate) use prepare::prepare_each;
-pub use prepare::{PreparedCase, prepare_cases, prepare_cases_with, prepare_loaded};
+pub use prepare::{PreparedCase, prepare_cases};
+pub(crate) use prepare::{prepare_cases_with, prepare_loaded};
 pub use progress::Progress;
 pub use regrade::{RegradeError, Regraded};
 pub use regrade::{cases_of_report, recorded_case_paths, regrade};
-pub use trace_grade::{TRACE_MODE, evidence_of, grade_traces};
+pub use trace_grade::{evidence_of, grade_traces};
+
+// The types of `RunOptions`'s fields and of run errors that live in lower layers: what an
+// embedder sets to change how runs go (limits, a live model, confinement, images, a budget).
+pub use crate::agent::Limits as AgentLimits;
+pub use crate::agent_preset::{InstalledAgent, InstalledAgents, PresetError};
+pub use crate::api::{CostBudget, Provider, ProviderError};
+pub use crate::confine::Policy as ConfinePolicy;
+pub use crate::environment::{EnvironmentError, Images};
+pub use crate::model::{LiveModel, ModelServerError};
+pub use crate::session::SessionLogError;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -22,7 +22,7 @@ mod agents;
 mod error;
 mod planner;
 
-pub use agents::locate_agents;
+pub(crate) use agents::locate_agents;
 pub use error::SuiteError;
 
 use std::path::PathBuf;
@@ -451,7 +451,7 @@ enum LiveProvider {
 }
 
 /// The configured provider (`[provider]`, `EVALHOST_*`), with its API key.
-pub fn provider_from_config(sources: &ConfigSources) -> Result<Provider, SuiteError> {
+pub(crate) fn provider_from_config(sources: &ConfigSources) -> Result<Provider, SuiteError> {
     let config = sources.provider().map_err(SuiteError::NoProvider)?;
     let key = config.api_key(&sources.env).map_err(SuiteError::NoApiKey)?;
     Provider::new(config, key).map_err(SuiteError::ProviderClient)
@@ -498,7 +498,7 @@ fn live_notes(replay_only: &[String], recorded: &[String]) -> Vec<String> {
 
 /// The agent's limits in live mode: a request may take the provider's every attempt and
 /// backoff, plus a margin.
-pub fn live_agent_limits(config: &ProviderConfig) -> Limits {
+pub(crate) fn live_agent_limits(config: &ProviderConfig) -> Limits {
     let attempts = config.retry.max_retries + 1;
     let budget = config.timeout * attempts + config.retry.max_delay * config.retry.max_retries;
     Limits {
