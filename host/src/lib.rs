@@ -80,6 +80,8 @@
 
 // Built without `run` (an embedder that only grades), the parts of lower layers that only
 // running agents uses are unused: that is expected, not dead code.
+// Every public item is documented: it is what an embedder's rustdoc shows.
+#![warn(missing_docs)]
 #![cfg_attr(not(feature = "run"), allow(dead_code, unused_imports))]
 
 pub use case::{Case, CaseError, parse_case};

@@ -47,7 +47,7 @@ pub use crate::agent_preset::{Preset, UnknownPreset};
 pub use crate::confine::Widening;
 pub use crate::environment::{Environment, ImageSource, Network, Verifier};
 pub use crate::session::{Approve, CallStatus, RecordedToolResult};
-pub use environment::{EnvironmentArgError, environment_arg};
+pub(crate) use environment::{EnvironmentArgError, environment_arg};
 pub use error::{CaseError, Location};
 pub use external::{ExternalAgent, ORACLE_SCRIPT, ORACLE_SOLUTION_DIR, PromptVia, Replaced};
 pub(crate) use from_trace::trace_case_yaml;
@@ -319,7 +319,7 @@ impl Case {
     /// sha256 (hex) of the case's content: its own serialized form without its path or
     /// digest, with its bulky parts (call before the spool takes them). Two loads of an
     /// unchanged case give the same digest, wherever its file is.
-    pub fn content_digest(&self) -> String {
+    pub(crate) fn content_digest(&self) -> String {
         use sha2::Digest;
         let mut value = serde_json::to_value(self).unwrap_or_default();
         if let Some(fields) = value.as_object_mut() {

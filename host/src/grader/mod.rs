@@ -41,8 +41,11 @@ pub const BUILTIN_ORIGIN: &str = "builtin";
 /// One grader a component provides.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct GraderInfo {
+    /// The name a case's grader entry uses, e.g. `file_contains`.
     pub name: String,
+    /// The grader's own version (semver), as the component reports it.
     pub version: String,
+    /// One line on what it checks, shown by `evalhost graders`.
     pub summary: String,
     /// JSON Schema of the config, as JSON text.
     pub config_schema: String,
@@ -51,7 +54,9 @@ pub struct GraderInfo {
 /// A grader's judgement of one run.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Verdict {
+    /// Whether the run passed this check.
     pub pass: bool,
+    /// A score in 0.0..=1.0 (1.0 or 0.0 for a grader without partial credit).
     pub score: f64,
     /// On failure, `<grader> <arg>: <what was seen>`.
     pub message: String,
@@ -61,10 +66,13 @@ pub struct Verdict {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum GraderError {
+    /// The component provides no grader of this name.
     #[error("unknown grader: {0}")]
     UnknownGrader(String),
+    /// The grader refused the entry's config (the message says which field and why).
     #[error("invalid config: {0}")]
     InvalidConfig(String),
+    /// The grader reported an error of its own while grading.
     #[error("grader failed: {0}")]
     Failed(String),
     /// The evidence cannot answer the grader by its nature (an event a journal never holds);
@@ -81,42 +89,80 @@ pub enum GraderError {
         /// The command that records it.
         record_with: String,
     },
+    /// The call used up its instruction budget (`grader::Limits::fuel`).
     #[error("fuel exhausted after {budget} instructions")]
-    FuelExhausted { budget: u64 },
+    FuelExhausted {
+        /// The budget, in wasm instructions (fuel units).
+        budget: u64,
+    },
+    /// The call ran past its wall-clock deadline (`grader::Limits`).
     #[error("deadline exceeded: still running after {deadline:?}")]
-    DeadlineExceeded { deadline: Duration },
+    DeadlineExceeded {
+        /// The deadline it ran past.
+        deadline: Duration,
+    },
+    /// The guest tried to grow its linear memory past the cap.
     #[error("memory limit: tried to grow linear memory to {desired} bytes (cap {cap})")]
-    MemoryLimit { cap: usize, desired: usize },
+    MemoryLimit {
+        /// The cap, in bytes.
+        cap: usize,
+        /// The size it asked for, in bytes.
+        desired: usize,
+    },
+    /// The guest tried to grow a table past the cap.
     #[error("table limit: tried to grow a table to {desired} elements (cap {cap})")]
-    TableLimit { cap: usize, desired: usize },
+    TableLimit {
+        /// The cap, in elements.
+        cap: usize,
+        /// The size it asked for, in elements.
+        desired: usize,
+    },
+    /// The guest held more open WASI handles at once than the cap.
     #[error(
         "handle limit: the grader held more than {cap} open files, directories or streams at once"
     )]
-    HandleLimit { cap: usize },
+    HandleLimit {
+        /// The cap on open handles.
+        cap: usize,
+    },
+    /// The guest overflowed its stack.
     #[error("stack overflow")]
     StackOverflow,
     /// The guest panicked (a Rust guest's panic aborts with `unreachable` after printing).
     #[error("grader panicked: {0}")]
     Panicked(String),
+    /// The verdict's message was longer than the cap.
     #[error("message limit: the grader returned a {len}-byte message (cap {cap})")]
-    MessageLimit { cap: usize, len: usize },
-    #[error("schema limit: grader `{grader}` lists a {len}-byte config schema (cap {cap})")]
-    SchemaLimit {
-        grader: String,
+    MessageLimit {
+        /// The cap, in bytes.
         cap: usize,
+        /// The message's length, in bytes.
         len: usize,
     },
+    /// A grader's config schema, as listed, was longer than the cap.
+    #[error("schema limit: grader `{grader}` lists a {len}-byte config schema (cap {cap})")]
+    SchemaLimit {
+        /// The grader's name.
+        grader: String,
+        /// The cap, in bytes.
+        cap: usize,
+        /// The schema's length, in bytes.
+        len: usize,
+    },
+    /// The guest wrote more than its cap to stdout or stderr.
     #[error(transparent)]
     OutputLimit(OutputLimitExceeded),
     /// A judge error ended the call (not granted, not configured, a cap, a failed provider).
     #[error(transparent)]
     Judge(crate::judge::JudgeError),
+    /// The guest trapped (an `unreachable`, an out-of-bounds access, ...).
     #[error("trapped: {0}")]
     Trap(String),
     /// The instance failed (a trap, a limit hit) while taking the run's evidence
     /// (`begin-run`, WIT 0.5.0), before the grader was called.
     #[error("while receiving the evidence: {0}")]
     ReceivingEvidence(Box<GraderError>),
+    /// The sandbox for the call could not be set up (the workspace preopen, the store).
     #[error("sandbox setup failed: {0}")]
     Sandbox(String),
 }
@@ -125,26 +171,58 @@ pub enum GraderError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum GraderHostError {
+    /// The wasmtime engine (or its compilation cache) could not be set up.
     #[error("failed to set up the wasmtime engine: {0}")]
     Engine(String),
+    /// The component file could not be read.
     #[error("failed to read grader component `{path}`")]
     Read {
+        /// The component file.
         path: PathBuf,
+        /// Why it could not be read.
         #[source]
         source: std::io::Error,
     },
+    /// The bytes are not a valid component (a core module, a corrupt file).
     #[error("`{origin}` is not a valid WebAssembly component: {message}")]
-    Compile { origin: String, message: String },
+    Compile {
+        /// Where the component came from (its path, `builtin`, a bundle).
+        origin: String,
+        /// wasmtime's reason.
+        message: String,
+    },
+    /// The component imports an interface the sandbox does not grant.
     #[error("`{origin}` imports something the grader sandbox does not provide: {message}")]
-    Link { origin: String, message: String },
+    Link {
+        /// Where the component came from.
+        origin: String,
+        /// Which import, and what the sandbox grants.
+        message: String,
+    },
+    /// The component does not export a supported version of the grader world.
     #[error("`{origin}` does not export the evalhost grader world: {message}")]
-    WrongWorld { origin: String, message: String },
+    WrongWorld {
+        /// Where the component came from.
+        origin: String,
+        /// What it exports instead, and what to build.
+        message: String,
+    },
+    /// The component's `list-graders` failed.
     #[error("`{origin}` failed to list its graders: {error}")]
-    ListGraders { origin: String, error: GraderError },
+    ListGraders {
+        /// Where the component came from.
+        origin: String,
+        /// How the call failed.
+        error: GraderError,
+    },
+    /// Two loaded components provide a grader of the same name.
     #[error("grader `{name}` is provided by both `{first}` and `{second}`")]
     DuplicateGrader {
+        /// The grader's name.
         name: String,
+        /// The component loaded first.
         first: String,
+        /// The component that provides it again.
         second: String,
     },
 }

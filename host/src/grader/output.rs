@@ -11,7 +11,9 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("output limit: wrote more than {cap} bytes to {stream}")]
 pub struct OutputLimitExceeded {
+    /// `stdout` or `stderr`.
     pub stream: &'static str,
+    /// The cap, in bytes.
     pub cap: usize,
 }
 

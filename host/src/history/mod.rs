@@ -28,7 +28,7 @@ mod store;
 
 pub use error::StoreError;
 pub use gc::{Retention, collect_garbage};
-pub use git::git_state;
+pub(crate) use git::git_state;
 pub use import::{Imported, import_path, record_report};
 pub use location::{DEFAULT_STORE, Location};
 pub use query::{CaseFilter, CaseHistoryEntry, CasePage, Flaky, Resumable, ResumedCase, RunFilter};
@@ -36,7 +36,7 @@ pub use recorder::Recorder;
 pub use store::{Artifacts, CaseRun, RecordedCase, RecordedRun, RunStatus, Store};
 
 /// A new run id: 16 hex digits from the OS's random source.
-pub fn new_run_id() -> String {
+pub(crate) fn new_run_id() -> String {
     let mut bytes = [0u8; 8];
     if getrandom::getrandom(&mut bytes).is_err() {
         // Unique enough without the OS's randomness: the time and the process.
@@ -49,7 +49,7 @@ pub fn new_run_id() -> String {
 }
 
 /// Milliseconds since the Unix epoch, now.
-pub fn now_unix_ms() -> u64 {
+pub(crate) fn now_unix_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)

@@ -614,7 +614,7 @@ impl RunReport {
 
     /// Lines of the graders that passed with a message (what they measured, a judge's
     /// reason): `pass: graders[0] NAME CONFIG: MESSAGE`.
-    pub fn pass_lines(&self) -> Vec<String> {
+    pub(crate) fn pass_lines(&self) -> Vec<String> {
         self.verdicts
             .iter()
             .filter(|v| v.outcome == Outcome::Pass && !v.message.is_empty())

@@ -60,7 +60,7 @@ impl RunOptions {
 
     /// Where and when a run of these options starts now: a new history id, the start time,
     /// the git state of `project` (the current directory), the live provider's API.
-    pub fn provenance_now(&self, project: &std::path::Path) -> crate::report::Provenance {
+    pub(crate) fn provenance_now(&self, project: &std::path::Path) -> crate::report::Provenance {
         crate::report::Provenance {
             run_id: Some(crate::history::new_run_id()),
             started_unix_ms: Some(crate::history::now_unix_ms()),
@@ -88,7 +88,7 @@ impl RunOptions {
 
     /// The history's row of a run of these options made by `command` (`run`, ...), as it
     /// starts (its provenance set, [`RunOptions::provenance_now`]).
-    pub fn recorded_run(&self, command: &str) -> crate::history::RecordedRun {
+    pub(crate) fn recorded_run(&self, command: &str) -> crate::history::RecordedRun {
         let p = &self.provenance;
         crate::history::RecordedRun {
             id: p.run_id.clone().unwrap_or_else(crate::history::new_run_id),

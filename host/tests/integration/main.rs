@@ -173,11 +173,13 @@ mod view {
 }
 
 /// The library as an embedder and a newcomer meet it: `Suite` without the CLI, the layers of
-/// `host/src` as `ARCHITECTURE.md` lists them, one folder per model API.
+/// `host/src` as `ARCHITECTURE.md` lists them, one folder per model API, the public API as
+/// its snapshot lists it.
 mod library {
     mod api;
     mod api_folders;
     mod layers;
+    mod public_api;
 }
 
 mod perf_guard;
