@@ -49,28 +49,40 @@ impl Grader for NoTodoComments {
         let markers = config
             .as_ref()
             .map_or_else(default_markers, |c| c.markers.clone());
-        let workspace = Workspace::of(evidence);
+        // A run read from a trace has no workspace: not evaluable, rather than a pass.
+        let workspace = Workspace::require(evidence)?;
         let mut found = Vec::new();
         walk(workspace.root(), workspace.root(), &markers, &mut found)
             .map_err(|e| GradeError::Failed(format!("reading the workspace: {e}")))?;
-        Ok(Verdict::pass_if(found.is_empty(), || {
-            let shown: Vec<&str> = found.iter().take(5).map(String::as_str).collect();
-            let more = match found.len() {
-                0..=5 => String::new(),
-                n => format!(" and {} more", n - 5),
-            };
-            format!(
-                "{}: {} found: {}{more}",
+        if found.is_empty() {
+            // A message on a pass too: the report says what was checked.
+            return Ok(Verdict::pass_with(format!(
+                "{}: none of {} found in the workspace files",
                 Self::NAME,
-                found.len(),
-                shown.join(", ")
-            )
-        }))
+                markers.join(", ")
+            )));
+        }
+        let shown: Vec<&str> = found.iter().take(5).map(String::as_str).collect();
+        let more = match found.len() {
+            0..=5 => String::new(),
+            n => format!(" and {} more", n - 5),
+        };
+        Ok(Verdict::fail(format!(
+            "{}: {} found: {}{more}",
+            Self::NAME,
+            found.len(),
+            shown.join(", ")
+        )))
     }
 
     fn describe(config: &Option<Config>) -> String {
-        let markers = config.as_ref().map_or_else(default_markers, |c| c.markers.clone());
-        format!("no comment in the workspace files mentions {}", markers.join(" or "))
+        let markers = config
+            .as_ref()
+            .map_or_else(default_markers, |c| c.markers.clone());
+        format!(
+            "no comment in the workspace files mentions {}",
+            markers.join(" or ")
+        )
     }
 }
 
@@ -93,7 +105,11 @@ fn walk(
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
-        let relative = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+        let relative = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
         for (number, line) in text.lines().enumerate() {
             if comment_with_marker(line, markers) {
                 found.push(format!(
