@@ -9,6 +9,4 @@ pub(crate) mod import;
 pub(crate) mod semconv;
 
 #[cfg(feature = "run")]
-pub use exporter::{
-    ExportConfig, ExportConfigError, ExportSummary, Exporter, Protocol,
-};
+pub use exporter::{ExportConfig, ExportConfigError, ExportSummary, Exporter, Protocol};
