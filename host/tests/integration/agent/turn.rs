@@ -270,8 +270,8 @@ async fn unreachable_model_is_a_run_error() {
         .and_then(|l| l.local_addr())
         .expect("port")
         .port();
-    let mut log =
-        evalhost::internals::session::SessionLog::create(&h.root.path().join("s.jsonl")).expect("log");
+    let mut log = evalhost::internals::session::SessionLog::create(&h.root.path().join("s.jsonl"))
+        .expect("log");
     let config = h.config(&format!("http://127.0.0.1:{port}/v1"), Approve::None);
     let error = evalhost::internals::agent::run_turn(&config, "hi", &mut log)
         .await

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use evalhost::case::{FixtureOptions, load_fixture};
 use evalhost::case::{Execution, ScriptReply};
+use evalhost::case::{FixtureOptions, load_fixture};
 use sha2::{Digest, Sha256};
 
 const SYSTEM: &str = "You are the CEO.\n";

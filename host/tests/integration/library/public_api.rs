@@ -46,7 +46,13 @@ fn public_api() -> String {
     let mut rustdoc = cargo();
     rustdoc
         .env("RUSTC_BOOTSTRAP", "1")
-        .args(["rustdoc", "-p", "evalhost", "--lib", "--no-default-features"])
+        .args([
+            "rustdoc",
+            "-p",
+            "evalhost",
+            "--lib",
+            "--no-default-features",
+        ])
         .args(["--features", "run", "--target-dir"])
         .arg(target.join("public-api"))
         .args(["--", "-Z", "unstable-options", "--output-format", "json"]);

@@ -7,9 +7,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use evalhost::internals::agent::{AgentConfig, AgentError, TurnOutcome, run_turn};
 use evalhost::case::{Location, ScriptReply, ScriptStep};
 use evalhost::evidence::{Evidence, RunFacts, ToolCall};
+use evalhost::internals::agent::{AgentConfig, AgentError, TurnOutcome, run_turn};
 use evalhost::internals::model::ModelServer;
 use evalhost::internals::session::Approve;
 use evalhost::internals::session::{Event, Record, SessionLog, read_session_log};

@@ -321,9 +321,14 @@ impl Project {
 pub const SECRET: &str = "sk-test-7f3c-NEVER-WRITE-ME";
 
 /// A provider client of `kind` for the fake (short timeouts, fast retries, no API key).
-pub fn provider(kind: evalhost::internals::wire::Api, fake: &FakeProvider) -> evalhost::internals::api::Provider {
+pub fn provider(
+    kind: evalhost::internals::wire::Api,
+    fake: &FakeProvider,
+) -> evalhost::internals::api::Provider {
     let base_url = match kind {
-        evalhost::internals::wire::Api::Anthropic => fake.base_url.trim_end_matches("/v1").to_owned(),
+        evalhost::internals::wire::Api::Anthropic => {
+            fake.base_url.trim_end_matches("/v1").to_owned()
+        }
         _ => fake.base_url.clone(),
     };
     let config = evalhost::config::ProviderConfig {

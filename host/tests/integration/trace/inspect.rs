@@ -240,7 +240,9 @@ fn the_committed_eval_log_imports_as_a_fresh_one_does() {
     let body = records
         .iter()
         .find_map(|r| match &r.event {
-            evalhost::internals::session::Event::ModelRequest { n: 2, body } => Some(body.to_value()),
+            evalhost::internals::session::Event::ModelRequest { n: 2, body } => {
+                Some(body.to_value())
+            }
             _ => None,
         })
         .unwrap();
