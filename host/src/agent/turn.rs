@@ -60,7 +60,7 @@ impl std::fmt::Debug for Conversation {
 }
 
 /// Run one user turn against the model at `config.base_url`, appending every event to `log`.
-/// A conversation of its own: see [`run_turn_in`] for later turns of the same conversation.
+/// A conversation of its own: see `run_turn_in` for later turns of the same conversation.
 ///
 /// `session_start` is the caller's: it knows the case and run, and writes it before calling.
 /// The first turn of a conversation looks for the workspace's skills (`.agents/skills`) and,

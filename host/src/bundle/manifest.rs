@@ -66,7 +66,7 @@ pub struct GraderSource {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
-    /// [`MANIFEST_FORMAT`].
+    /// `MANIFEST_FORMAT`.
     pub format: u32,
     /// The bundle's name.
     pub name: String,

@@ -4,13 +4,13 @@
 //! content-addressed store, pinned by `evalhost.lock`. Cases then name its graders as
 //! `bundle-name/grader-name`. See docs/bundles.md.
 //!
-//! - [`manifest`]: `bundle.toml` and the signed `MANIFEST.toml`;
-//! - [`archive`]: the deterministic packer's writer and the safe unpacker;
+//! - `manifest`: `bundle.toml` and the signed `MANIFEST.toml`;
+//! - `archive`: the deterministic packer's writer and the safe unpacker;
 //! - [`pack()`]: a source directory becomes an archive, components checked;
-//! - [`sshsig`]: signing, verifying, `allowed_signers`;
+//! - `sshsig`: signing, verifying, `allowed_signers`;
 //! - [`verify_bundle`]: signature, exact file set, digests — all before anything is written;
 //! - [`BundleStore`], [`Lock`], [`TrustPolicy`], [`BundleResolver`] (load time);
-//! - [`registry`]: push to and install from OCI registries (`oci://HOST/REPO:TAG`).
+//! - `registry`: push to and install from OCI registries (`oci://HOST/REPO:TAG`).
 //!
 //! ```no_run
 //! use std::path::Path;

@@ -43,7 +43,7 @@ pub fn load_cases(paths: &[PathBuf]) -> Result<Vec<Case>, CaseError> {
     load_cases_with(paths, &LoadOptions::default())
 }
 
-/// Options of [`load_cases_with`].
+/// Options of `load_cases_with`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LoadOptions {
     /// Checks of AgentCompany fixtures (`*.jsonl`).
@@ -71,7 +71,7 @@ pub fn load_cases_with(paths: &[PathBuf], options: &LoadOptions) -> Result<Vec<C
 /// Everything loading `paths` found, in load order: one result per case source (a case, or
 /// the problems of that file), and one error per path or directory entry that could not be
 /// read or a directory with too many or no cases. The one loading path of `run`, `check`,
-/// `list` and `grade`: [`load_cases_with`] is this, collected.
+/// `list` and `grade`: `load_cases_with` is this, collected.
 pub fn load_each(paths: &[PathBuf], options: &LoadOptions) -> Vec<Result<Case, CaseError>> {
     let mut loaded = Vec::new();
     load_each_in(paths, options, None, |result| loaded.push(result));

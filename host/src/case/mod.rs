@@ -160,10 +160,10 @@ pub struct Case {
     pub model: Vec<ScriptStep>,
     /// How the run is judged; 1 to [`MAX_GRADERS`].
     pub graders: Vec<GraderUse>,
-    /// Runs per case, overriding `--runs` (1 to [`MAX_RUNS`]).
+    /// Runs per case, overriding `--runs` (1 to `MAX_RUNS`).
     pub runs: Option<u32>,
     /// How long a run's agent (its turns, or the external agent) may take, in seconds
-    /// (`timeout_secs`; `--timeout` overrides it; default [`DEFAULT_TIMEOUT_SECS`]).
+    /// (`timeout_secs`; `--timeout` overrides it; default `DEFAULT_TIMEOUT_SECS`).
     pub timeout_secs: Option<f64>,
     /// Whether the case runs in live mode (`live: false` marks replay-only cases).
     pub live: bool,
@@ -179,7 +179,7 @@ pub struct Case {
     /// (Left out of the serialized case when absent, so other cases keep their digests.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorded_model: Option<String>,
-    /// sha256 (hex) of the case's content, everything but its path ([`Case::content_digest`]),
+    /// sha256 (hex) of the case's content, everything but its path (`Case::content_digest`),
     /// set when loading; empty for a case made by hand.
     #[serde(default)]
     pub digest: String,

@@ -12,8 +12,8 @@
 //! holds it, and [`ProviderConfig::api_key`] reads it from there only.
 //!
 //! The project's `evalhost.toml` may also hold `[trust]`, the grader-bundle trust policy
-//! ([`ConfigSources::trust`], docs/bundles.md); either file may hold `[agents]`, the
-//! programs of the agent presets ([`ConfigSources::agent_paths`], docs/agents.md).
+//! (`ConfigSources::trust`, docs/bundles.md); either file may hold `[agents]`, the
+//! programs of the agent presets (`ConfigSources::agent_paths`, docs/agents.md).
 //!
 //! ```
 //! use evalhost::config::ConfigSources;

@@ -99,7 +99,7 @@ impl Default for Policy {
 /// What the machine offers, decided once per process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Support {
-    /// The Landlock ABI the kernel implements (0: none), capped by [`ABI_VAR`].
+    /// The Landlock ABI the kernel implements (0: none), capped by `ABI_VAR`.
     pub abi: u32,
     /// Whether each run gets namespaces of its own: bubblewrap's version, or why not.
     pub namespaces: Result<&'static str, &'static str>,
@@ -178,7 +178,7 @@ pub struct RunDirs<'a> {
 }
 
 /// How every process of one run is started: its temp dir, and the layer that confines it
-/// ([`Layer`]).
+/// (`Layer`).
 ///
 /// A Landlock ruleset is built when the run starts its first process, not before: most runs
 /// of the built-in agent start none (its file tools run in evalhost), and building one opens

@@ -34,7 +34,7 @@ pub struct Environment {
     /// Bytes of memory a run's container may use (its processes are killed past it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_bytes: Option<u64>,
-    /// Processes a run's container may have at once (default [`DEFAULT_PIDS`]).
+    /// Processes a run's container may have at once (default `DEFAULT_PIDS`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pids: Option<u32>,
     /// What the run's container may reach over the network (default: the endpoint only).

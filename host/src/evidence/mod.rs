@@ -45,7 +45,8 @@ pub struct Evidence {
     pub duration_ms: u64,
     /// Why the run ended early, if it did (e.g. an exhausted model script).
     pub run_error: Option<String>,
-    /// Guest path of the read-only workspace preopen, always `/workspace`.
+    /// Guest path of the read-only workspace preopen: `/workspace`, or empty when the run has
+    /// no workspace (a run read from a trace).
     pub workspace: String,
     /// The files the case seeded into the workspace before the run.
     pub seeded_files: Vec<SeededFile>,

@@ -198,8 +198,8 @@ impl GraderHost {
 
     /// Check that `bytes` are a grader component evalhost can run, and load it.
     ///
-    /// Stricter than [`GraderHost::load_component`]: imports are held to
-    /// [`GRANTED_IMPORTS`], and the component must provide at least one grader whose config
+    /// Stricter than `GraderHost::load_component`: imports are held to
+    /// `GRANTED_IMPORTS`, and the component must provide at least one grader whose config
     /// schema is JSON.
     pub fn check_component(
         &self,

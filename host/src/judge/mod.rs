@@ -8,7 +8,7 @@
 //!
 //! - **Modes** ([`JudgeMode`]): `replay` (the default) answers from `judgments.jsonl` beside
 //!   the case file, keyed by a digest of the judge's model and the question
-//!   ([`judgments::key`]); a question without a recorded judgment is *not evaluable*, and
+//!   (`judgments::key`); a question without a recorded judgment is *not evaluable*, and
 //!   the message names the command that records it. `record` asks the configured model
 //!   for what is missing and writes it to the file; `live` always asks and writes nothing.
 //! - **Configuration**: `[judge]` in the configuration files and `EVALHOST_JUDGE_*`, the same

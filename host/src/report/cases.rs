@@ -18,7 +18,7 @@ use super::CaseReport;
 use crate::spool_file::{Budgeted, SpoolFile};
 
 /// Bytes of finished cases kept in memory before the rest wait in the spool, counted by
-/// [`resident_bytes`] (their parts by `size_of` and their texts): a suite of a few thousand
+/// `resident_bytes` (their parts by `size_of` and their texts): a suite of a few thousand
 /// cases is reported from memory.
 pub const RESIDENT_BYTES: usize = 8 << 20;
 

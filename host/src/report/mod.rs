@@ -576,7 +576,7 @@ impl GraderVerdict {
 impl RunReport {
     /// Lines explaining why this run failed, without the `<case> run N: ` prefix: the run's
     /// error, or one line per failed or errored grader entry, naming it (see
-    /// [`GraderVerdict::described`]); an error's line starts with `error: `.
+    /// `GraderVerdict::described`); an error's line starts with `error: `.
     pub fn failure_lines(&self) -> Vec<String> {
         if let Some(error) = &self.error {
             return vec![error.clone()];

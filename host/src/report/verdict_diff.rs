@@ -12,7 +12,7 @@ pub struct VerdictDelta {
     pub case: String,
     /// The run's number, 1-based.
     pub run: u32,
-    /// The grader entry: `graders[INDEX] NAME CONFIG` ([`GraderVerdict::entry_label`]).
+    /// The grader entry: `graders[INDEX] NAME CONFIG` (`GraderVerdict::entry_label`).
     pub grader: String,
     /// How its verdict changed.
     pub change: VerdictChange,

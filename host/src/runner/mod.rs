@@ -63,14 +63,14 @@ use planned::CaseHeader;
 pub struct RunOptions {
     /// Runs per case unless the case sets `runs` (at least one: 0 counts as 1).
     pub runs: u32,
-    /// Runs made concurrently (default: [`default_jobs`]).
+    /// Runs made concurrently (default: `default_jobs`).
     pub jobs: usize,
     /// Keep session logs, evidence and `report.json` here.
     pub out: Option<PathBuf>,
     /// Limits of the agent's turn.
     pub agent_limits: crate::agent::Limits,
     /// Seconds every run's agent may take (`--timeout`), overriding each case's
-    /// `timeout_secs`; `None`: the case's, else [`crate::case::DEFAULT_TIMEOUT_SECS`].
+    /// `timeout_secs`; `None`: the case's, else `crate::case::DEFAULT_TIMEOUT_SECS`.
     pub timeout_secs: Option<f64>,
     /// k of pass@k and pass^k (`--k`); `None` means k = n for every case.
     pub k: Option<u32>,

@@ -73,7 +73,7 @@ pub struct BoundGrader {
 
 /// Resolve and validate the graders of every case; every problem (in case and grader order)
 /// is returned, as [`CaseError::Several`] when there is more than one. No bundle store: a
-/// `bundle-name/grader-name` reference is an error (see [`prepare_cases_with`]).
+/// `bundle-name/grader-name` reference is an error (see `prepare_cases_with`).
 pub fn prepare_cases(cases: Vec<Case>, host: &GraderHost) -> Result<Vec<PreparedCase>, CaseError> {
     prepare_cases_with(cases, host, &mut BundleResolver::default())
 }

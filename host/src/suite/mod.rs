@@ -158,7 +158,7 @@ impl Suite {
     }
 
     /// Run every case that names no environment of its own in this one (`--environment`):
-    /// its runs' commands execute in a container of this image ([`crate::case::environment_arg`]
+    /// its runs' commands execute in a container of this image (`crate::case::environment_arg`
     /// reads the flag's value). Cases that run no agent (recorded sessions, recorded tool
     /// results) are left as they are.
     pub fn environment(mut self, environment: Environment) -> Self {
@@ -176,7 +176,7 @@ impl Suite {
     /// Live mode (`--live`): runs talk to this provider instead of their case's script; cases
     /// marked `live: false` and recorded ones are skipped (a note says which), the agent's
     /// request timeout covers the provider's retries, and runs default to
-    /// [`DEFAULT_LIVE_RUNS`].
+    /// `DEFAULT_LIVE_RUNS`.
     pub fn live(mut self, provider: Provider) -> Self {
         self.live = Some(LiveProvider::Given(Box::new(provider)));
         self

@@ -42,7 +42,7 @@ pub enum ProviderError {
         /// What was wrong.
         message: String,
     },
-    /// The provider reported an error inside the stream (see [`reported`]).
+    /// The provider reported an error inside the stream (see `reported`).
     #[error("the provider reported an error: {message}")]
     Failed {
         /// The provider's message, with its code.

@@ -2,7 +2,7 @@
 //! OpenAI Chat Completions, Anthropic Messages, Gemini), each spoken by its folder's
 //! `client.rs`.
 //!
-//! In live mode a run's agent talks to the model endpoint ([`crate::model`]), whose live
+//! In live mode a run's agent talks to the model endpoint (`crate::model`), whose live
 //! responder hands each request, as a Responses request, to [`Provider::complete`]: it is
 //! translated into the configured provider's API, sent (retrying transient failures with
 //! backoff and jitter, honouring `retry-after`), and the reply comes back API-neutral. A

@@ -94,7 +94,7 @@ pub struct PiAgentCore {
 
 impl PiAgentCore {
     /// Find `node` on `path` and the adapter in `$EVALHOST_PI_AGENT_CORE_DIR`, else in
-    /// [`default_adapter_dir`].
+    /// `default_adapter_dir`.
     pub fn find(path: &OsStr) -> Result<Self, PiAgentCoreError> {
         let dir = std::env::var_os(ADAPTER_DIR_VAR)
             .filter(|d| !d.is_empty())
