@@ -179,6 +179,7 @@ mod library {
     mod api;
     mod api_folders;
     mod layers;
+    mod outside_project;
     mod public_api;
 }
 
