@@ -78,10 +78,10 @@
 //! # }
 //! ```
 
-// Built without `run` (an embedder that only grades), the parts of lower layers that only
-// running agents uses are unused: that is expected, not dead code.
 // Every public item is documented: it is what an embedder's rustdoc shows.
 #![warn(missing_docs)]
+// Built without `run` (an embedder that only grades), the parts of lower layers that only
+// running agents uses are unused: that is expected, not dead code.
 #![cfg_attr(not(feature = "run"), allow(dead_code, unused_imports))]
 
 pub use case::{Case, CaseError, parse_case};
@@ -92,10 +92,6 @@ pub use report::{SuiteReport, render_text};
 pub use runner::RunOptions;
 #[cfg(feature = "run")]
 pub use suite::{AgentOverride, Plan, Suite, SuiteError};
-
-// The command line's code still names the library `evalhost::...`, as it did as the binary's
-// own module.
-extern crate self as evalhost;
 
 #[cfg(feature = "run")]
 mod agent;

@@ -294,7 +294,7 @@ pub struct RunArgs {
     /// as the suite changes) or `slice:M/N` (round-robin in load order; even sizes). Applied
     /// after --filter and --tags. Merge the shards' reports with `evalhost report merge`.
     #[arg(long, value_name = "hash:M/N")]
-    pub partition: Option<evalhost::runner::Partition>,
+    pub partition: Option<crate::runner::Partition>,
     #[command(flatten)]
     pub judge: crate::cli::judge::JudgeArgs,
     /// Fail a run on every not-evaluable verdict, also one the evidence cannot answer by
@@ -374,14 +374,14 @@ fn parse_timeout(text: &str) -> Result<f64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("expected a number of seconds, found `{text}`"))?;
-    evalhost::case::check_timeout_secs(secs)
+    crate::case::check_timeout_secs(secs)
 }
 
 /// What `--agent NAME` names: a real agent's preset, or pi-agent-core's Agent loop for
 /// AgentCompany fixtures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AgentChoice {
-    Preset(evalhost::agent_preset::Preset),
+    Preset(crate::agent_preset::Preset),
     PiAgentCore,
     /// Each case's own solution (a Harbor task's `solution/solve.sh`).
     Oracle,
@@ -394,8 +394,8 @@ impl std::str::FromStr for AgentChoice {
     type Err = String;
 
     fn from_str(name: &str) -> Result<Self, String> {
-        use evalhost::agent_preset::Preset;
-        use evalhost::case::agentcompany::pi_agent_core::AGENT_NAME;
+        use crate::agent_preset::Preset;
+        use crate::case::agentcompany::pi_agent_core::AGENT_NAME;
         if name == AGENT_NAME {
             return Ok(Self::PiAgentCore);
         }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::compare::{compare_loaded, fdr_level, report_side};
 use super::ui::Ui;
 use super::{Failure, exit};
-use evalhost::report::{CompareOptions, render_comparison};
+use crate::report::{CompareOptions, render_comparison};
 
 /// `evalhost baseline`.
 #[derive(Debug, clap::Args)]

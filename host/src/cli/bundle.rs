@@ -7,13 +7,13 @@ use anyhow::Context;
 use clap::Subcommand;
 
 use super::{Failure, exit};
-use evalhost::bundle::registry::{self, OciReference, RegistryOptions};
-use evalhost::bundle::{
+use crate::bundle::registry::{self, OciReference, RegistryOptions};
+use crate::bundle::{
     BundleError, BundleResolver, BundleStore, LOCK_FILE, Lock, Signature, TrustPolicy,
     UnpackLimits, VerifiedBundle, manifest_bytes, pack, signature_path, sshsig, verify_bundle,
 };
-use evalhost::config::ConfigSources;
-use evalhost::grader::GraderHost;
+use crate::config::ConfigSources;
+use crate::grader::GraderHost;
 
 /// `evalhost bundle ...`.
 #[derive(Debug, clap::Args)]
@@ -309,7 +309,7 @@ fn verify(args: &VerifyArgs, policy: &TrustPolicy) -> Result<VerifiedBundle, Fai
 fn verify_options(
     args: &VerifyArgs,
     policy: &TrustPolicy,
-) -> Result<evalhost::bundle::VerifyOptions, Failure> {
+) -> Result<crate::bundle::VerifyOptions, Failure> {
     policy
         .verify_options(args.allowed_signers.as_deref(), args.identity.clone())
         .map_err(Failure::usage)

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use anyhow::{Context, anyhow};
 
 use super::{Failure, exit, problems};
-use evalhost::case::load_each;
-use evalhost::grader::GraderHost;
-use evalhost::runner::prepare_loaded;
+use crate::case::load_each;
+use crate::grader::GraderHost;
+use crate::runner::prepare_loaded;
 
 /// `evalhost check`.
 #[derive(Debug, clap::Args)]

@@ -9,8 +9,8 @@ use anyhow::anyhow;
 use super::history::StoreArgs;
 use super::ui::Ui;
 use super::{Failure, exit};
-use evalhost::history::Store;
-use evalhost::report::{
+use crate::history::Store;
+use crate::report::{
     CompareOptions, Comparison, Flaky, Side, compare, read_report, render_comparison,
 };
 

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use super::{Failure, exit};
-use evalhost::case::{LoadOptions, load_cases_with};
-use evalhost::grader::GraderHost;
-use evalhost::report::{diff_verdicts, read_report, render_verdict_diff};
-use evalhost::runner::{cases_of_report, prepare_cases_with, recorded_case_paths, regrade};
+use crate::case::{LoadOptions, load_cases_with};
+use crate::grader::GraderHost;
+use crate::report::{diff_verdicts, read_report, render_verdict_diff};
+use crate::runner::{cases_of_report, prepare_cases_with, recorded_case_paths, regrade};
 
 /// `evalhost grade`.
 #[derive(Debug, clap::Args)]
@@ -132,13 +132,13 @@ pub fn grade(args: GradeArgs) -> Result<u8, Failure> {
 /// What every `grade` ends with: the text report, `-o`'s JSON report, where the history
 /// recorded it, and the exit status (1 when a case failed).
 pub(super) fn finish(
-    report: &evalhost::report::SuiteReport,
+    report: &crate::report::SuiteReport,
     out: Option<&Path>,
     recorded: Option<String>,
 ) -> Result<u8, Failure> {
     super::report_files::print_text(report, false)?;
     if let Some(path) = out {
-        evalhost::private_file::write_with(path, |out| report.write_json(out))
+        crate::private_file::write_with(path, |out| report.write_json(out))
             .with_context(|| format!("failed to write the graded report `{}`", path.display()))
             .map_err(Failure::internal)?;
     }
@@ -162,28 +162,28 @@ pub(super) fn finish(
 /// there is one). The line saying where, or `None` when the history is off or failed (a
 /// warning says why).
 pub(super) fn record_graded(
-    history: &evalhost::history::Location,
-    report: &mut evalhost::report::SuiteReport,
+    history: &crate::history::Location,
+    report: &mut crate::report::SuiteReport,
     evidence_dir: Option<&std::path::Path>,
 ) -> Option<String> {
-    if *history == evalhost::history::Location::Off {
+    if *history == crate::history::Location::Off {
         return None;
     }
-    let now = evalhost::history::now_unix_ms();
-    report.provenance = evalhost::report::Provenance {
-        run_id: Some(evalhost::history::new_run_id()),
+    let now = crate::history::now_unix_ms();
+    report.provenance = crate::report::Provenance {
+        run_id: Some(crate::history::new_run_id()),
         started_unix_ms: Some(now),
         finished_unix_ms: Some(now),
         git: std::env::current_dir()
             .ok()
-            .and_then(|dir| evalhost::history::git_state(&dir)),
+            .and_then(|dir| crate::history::git_state(&dir)),
         provider: report.provenance.provider.clone(),
     };
-    let mut run = evalhost::history::RecordedRun::starting("grade", report);
+    let mut run = crate::history::RecordedRun::starting("grade", report);
     run.source = evidence_dir.map(|dir| dir.display().to_string());
-    let recorded = history.open().and_then(|mut store| {
-        evalhost::history::record_report(&mut store, report, run, evidence_dir)
-    });
+    let recorded = history
+        .open()
+        .and_then(|mut store| crate::history::record_report(&mut store, report, run, evidence_dir));
     match recorded {
         Ok(imported) => Some(format!(
             "Recorded as run {} in {history} (evalhost history; evalhost view).",

@@ -5,9 +5,9 @@ use anyhow::Context;
 
 use super::Failure;
 use super::grade::GradeArgs;
-use evalhost::case::{LoadOptions, load_cases_with};
-use evalhost::grader::GraderHost;
-use evalhost::runner::prepare_cases_with;
+use crate::case::{LoadOptions, load_cases_with};
+use crate::grader::GraderHost;
+use crate::runner::prepare_cases_with;
 
 pub fn grade_traces(args: GradeArgs) -> Result<u8, Failure> {
     let mut cases = load_cases_with(&args.paths, &LoadOptions::default())
@@ -32,7 +32,7 @@ pub fn grade_traces(args: GradeArgs) -> Result<u8, Failure> {
     let traces = args
         .trace
         .iter()
-        .map(|path| evalhost::trace::import(path))
+        .map(|path| crate::trace::import(path))
         .collect::<Result<Vec<_>, _>>()
         .map_err(Failure::usage)?;
     let host = GraderHost::with_builtins()
@@ -55,7 +55,7 @@ pub fn grade_traces(args: GradeArgs) -> Result<u8, Failure> {
         .context("failed to start the async runtime")
         .map_err(Failure::internal)?;
     let judge = args.judge.judge(runtime.handle())?;
-    let mut report = runtime.block_on(evalhost::runner::grade_traces(
+    let mut report = runtime.block_on(crate::runner::grade_traces(
         &traces,
         prepared,
         jobs,

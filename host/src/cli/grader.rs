@@ -8,11 +8,11 @@ use anyhow::{Context, anyhow};
 use clap::Subcommand;
 
 use super::{Failure, exit};
-use evalhost::evidence::Evidence;
-use evalhost::grader::{
+use crate::evidence::Evidence;
+use crate::grader::{
     ComponentReport, GraderComponent, GraderHost, Limits, PreparedEvidence, default_cache_dir,
 };
-use evalhost::scaffold::{Lang, ScaffoldOptions, scaffold};
+use crate::scaffold::{Lang, ScaffoldOptions, scaffold};
 use judge_answers::TestJudge;
 
 /// `writeln!` into a `String` (which cannot fail).
@@ -397,7 +397,7 @@ fn new(args: NewArgs) -> Result<u8, Failure> {
         "created {} ({} grader `{}`):",
         dir.display(),
         options.lang.as_str(),
-        evalhost::scaffold::grader_name(&options.name)
+        crate::scaffold::grader_name(&options.name)
     );
     for file in files {
         outln!(out, "  {file}");

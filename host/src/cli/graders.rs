@@ -1,8 +1,8 @@
 //! `evalhost graders`: the built-in graders, one row each (name, version, component, summary).
 
+use crate::grader::GraderHost;
+use crate::report::render_table;
 use anyhow::Context;
-use evalhost::grader::GraderHost;
-use evalhost::report::render_table;
 
 use super::{Failure, exit};
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use anyhow::Context;
 
 use super::{Failure, exit};
-use evalhost::config::ConfigSources;
-use evalhost::history::{Location, Recorder, Retention, RunFilter, Store};
+use crate::config::ConfigSources;
+use crate::history::{Location, Recorder, Retention, RunFilter, Store};
 
 /// Where the history is, for a command that records (`run`) into it.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -67,7 +67,7 @@ fn location(flag: Option<&str>, no_history: bool) -> Result<Location, Failure> {
 pub fn resumable(
     location: &Location,
     spec: &str,
-) -> Result<Arc<evalhost::history::Resumable>, Failure> {
+) -> Result<Arc<crate::history::Resumable>, Failure> {
     if *location == Location::Off {
         return Err(Failure::usage(anyhow::anyhow!(
             "--resume needs the history, which is off (--no-history, EVALHOST_HISTORY=off)"
@@ -91,7 +91,7 @@ pub fn resumable(
 /// opened is a warning: the run goes on without history.
 pub fn start_recording(
     location: &Location,
-    run: evalhost::history::RecordedRun,
+    run: crate::history::RecordedRun,
     ui: &super::ui::Ui,
 ) -> Option<Arc<Recorder>> {
     if *location == Location::Off {
@@ -113,7 +113,7 @@ pub fn start_recording(
 /// report), or nothing when the history is off or failed (a warning says why).
 pub fn finish_recording(
     recorder: Option<Arc<Recorder>>,
-    report: &evalhost::report::SuiteReport,
+    report: &crate::report::SuiteReport,
     ui: &super::ui::Ui,
 ) -> Option<String> {
     let recorder = recorder?;
@@ -309,7 +309,7 @@ fn import_runs(args: ImportArgs) -> Result<u8, Failure> {
     let location = args.store.location()?;
     let mut store = location.open().map_err(Failure::usage)?;
     for path in &args.paths {
-        let imported = evalhost::history::import_path(&mut store, path).map_err(Failure::usage)?;
+        let imported = crate::history::import_path(&mut store, path).map_err(Failure::usage)?;
         if imported.new {
             println!(
                 "Imported {} as run {}: {} cases, {}/{} runs passed{}.",
@@ -350,10 +350,10 @@ fn collect(args: GcArgs) -> Result<u8, Failure> {
         )));
     }
     let mut store = args.store.open()?;
-    let removed = evalhost::history::collect_garbage(
+    let removed = crate::history::collect_garbage(
         &mut store,
         retention,
-        evalhost::history::now_unix_ms(),
+        crate::history::now_unix_ms(),
         args.dry_run,
     )
     .map_err(Failure::internal)?;

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
+use crate::api::Provider;
+use crate::config::ConfigSources;
+use crate::judge::{Judge, JudgeLimits, JudgeMode};
 use anyhow::{Context, anyhow};
-use evalhost::api::Provider;
-use evalhost::config::ConfigSources;
-use evalhost::judge::{Judge, JudgeLimits, JudgeMode};
 
 use super::Failure;
 

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::{Failure, exit};
-use evalhost::case::{Case, load_cases_with};
-use evalhost::report::render_table;
+use crate::case::{Case, load_cases_with};
+use crate::report::render_table;
 
 /// `evalhost list`.
 #[derive(Debug, clap::Args)]
@@ -89,11 +89,11 @@ fn case_json(case: &Case) -> serde_json::Value {
 /// `task.toml`, a Nexus case another directory, an AgentCompany fixture a `.jsonl` file,
 /// anything else a YAML case file.
 fn format(path: &Path) -> &'static str {
-    if evalhost::case::harbor::is_task_dir(path) {
+    if crate::case::harbor::is_task_dir(path) {
         "harbor"
     } else if path.is_dir() {
         "nexus"
-    } else if evalhost::case::agentcompany::is_fixture(path) {
+    } else if crate::case::agentcompany::is_fixture(path) {
         "agentcompany"
     } else {
         "yaml"

@@ -73,7 +73,7 @@ impl Failure {
 
 /// Parse the command line, run the command, and return its exit status.
 pub fn main() -> ExitCode {
-    evalhost::tls::install_crypto_provider();
+    crate::tls::install_crypto_provider();
     let args = match Args::try_parse() {
         Ok(args) => args,
         Err(e) => {

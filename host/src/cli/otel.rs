@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::Failure;
-use evalhost::trace::otlp::{ExportConfig, ExportSummary, Exporter};
+use crate::trace::otlp::{ExportConfig, ExportSummary, Exporter};
 
 /// The export flags `run` takes.
 #[derive(Debug, Clone, clap::Args)]

@@ -5,8 +5,8 @@ use anyhow::anyhow;
 
 use super::Failure;
 use super::args::AgentChoice;
-use evalhost::case::agentcompany::PiAgentCore;
-use evalhost::case::agentcompany::pi_agent_core::AGENT_NAME;
+use crate::case::agentcompany::PiAgentCore;
+use crate::case::agentcompany::pi_agent_core::AGENT_NAME;
 
 /// The adapter `--agent pi-agent-core` asks for (`None` for another or no `--agent`);
 /// `expected` is `--expect-agent-core-version`, which must then agree with the installed

@@ -1,7 +1,7 @@
 //! Cases with problems: every problem on its own line, then one `Error:` line counting them.
 
+use crate::case::CaseError;
 use anyhow::anyhow;
-use evalhost::case::CaseError;
 
 /// The error a command ends with when its cases do not load or their graders do not bind.
 /// One problem is the error itself (`Error: FILE:LINE:COL: FIELD: ...`); several are printed

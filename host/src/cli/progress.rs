@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use evalhost::report::RunReport;
-use evalhost::runner::Progress;
+use crate::report::RunReport;
+use crate::runner::Progress;
 
 /// How often the bar redraws while no run finishes (so elapsed time and ETA move).
 const TICK: Duration = Duration::from_millis(250);

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::{Failure, exit};
-use evalhost::case::nexus::promote::{PromoteError, PromoteOptions, promote as promote_session};
+use crate::case::nexus::promote::{PromoteError, PromoteOptions, promote as promote_session};
 
 /// Arguments of `evalhost promote`.
 #[derive(Debug, clap::Args)]
@@ -74,7 +74,7 @@ fn promote_trace(args: PromoteArgs) -> Result<u8, Failure> {
         .from_trace
         .as_deref()
         .unwrap_or(std::path::Path::new(""));
-    let trace = evalhost::trace::import(path).map_err(Failure::usage)?;
+    let trace = crate::trace::import(path).map_err(Failure::usage)?;
     let labels = || {
         trace
             .runs
@@ -119,9 +119,9 @@ fn promote_trace(args: PromoteArgs) -> Result<u8, Failure> {
         )));
     }
     let source = format!("{} ({})", path.display(), trace.format);
-    let yaml = evalhost::case::trace_case_yaml(run, &args.case_id, &source, &args.cases_dir)
+    let yaml = crate::case::trace_case_yaml(run, &args.case_id, &source, &args.cases_dir)
         .map_err(Failure::usage)?;
-    evalhost::private_file::create_dir_all(&args.cases_dir)
+    crate::private_file::create_dir_all(&args.cases_dir)
         .and_then(|()| std::fs::write(&output, yaml))
         .with_context(|| format!("failed to write {}", output.display()))
         .map_err(Failure::internal)?;

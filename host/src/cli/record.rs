@@ -5,10 +5,10 @@
 
 use std::path::PathBuf;
 
+use crate::case::agentcompany::{FixtureHeader, fixture_text, turns_from_session};
+use crate::case::{Case, Execution};
+use crate::session::Approve;
 use anyhow::{Context, anyhow};
-use evalhost::case::agentcompany::{FixtureHeader, fixture_text, turns_from_session};
-use evalhost::case::{Case, Execution};
-use evalhost::session::Approve;
 
 use super::Failure;
 
@@ -38,7 +38,7 @@ pub struct RecordArgs {
     /// docs/agents.md) instead of the case's own agent, as `run --agent NAME` does; the replay
     /// case is written with `agent: {preset: NAME}`.
     #[arg(long, value_name = "NAME", requires = "live")]
-    pub agent: Option<evalhost::agent_preset::Preset>,
+    pub agent: Option<crate::agent_preset::Preset>,
     /// Human-readable scenario name (`meta.scenario`).
     #[arg(long, required_unless_present = "live")]
     pub scenario: Option<String>,
@@ -80,7 +80,7 @@ pub fn record(args: RecordArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         )));
     }
     let config =
-        evalhost::suite::provider_from_config(&evalhost::config::ConfigSources::from_environment())
+        crate::suite::provider_from_config(&crate::config::ConfigSources::from_environment())
             .map_err(super::run::failure)?
             .config()
             .clone();

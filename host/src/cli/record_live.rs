@@ -4,16 +4,16 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::agent_preset::Preset;
+use crate::case::{Case, ExternalAgent, Replaced, load_case, replay_case_yaml};
+use crate::config::ConfigSources;
+use crate::grader::GraderHost;
+use crate::model::LiveModel;
+use crate::report::RunReport;
+use crate::runner::{RunOptions, prepare_cases_with, run_suite};
+use crate::session::{Record, read_session_log};
+use crate::suite::{live_agent_limits, locate_agents, provider_from_config};
 use anyhow::{Context, anyhow};
-use evalhost::agent_preset::Preset;
-use evalhost::case::{Case, ExternalAgent, Replaced, load_case, replay_case_yaml};
-use evalhost::config::ConfigSources;
-use evalhost::grader::GraderHost;
-use evalhost::model::LiveModel;
-use evalhost::report::RunReport;
-use evalhost::runner::{RunOptions, prepare_cases_with, run_suite};
-use evalhost::session::{Record, read_session_log};
-use evalhost::suite::{live_agent_limits, locate_agents, provider_from_config};
 
 use super::{Failure, exit};
 
@@ -24,7 +24,7 @@ pub fn record_live(
     case_path: &Path,
     agent: Option<Preset>,
     output: Option<&Path>,
-    history: &evalhost::history::Location,
+    history: &crate::history::Location,
     ui: &super::ui::Ui,
 ) -> Result<u8, Failure> {
     let mut case = load_case(case_path).map_err(|e| Failure::usage(super::problems::error(e)))?;
@@ -99,7 +99,7 @@ pub fn record_live(
 /// --live`); its run report and session log.
 pub fn run_live_once(
     case: Case,
-    history: &evalhost::history::Location,
+    history: &crate::history::Location,
     ui: &super::ui::Ui,
 ) -> Result<(RunReport, Vec<Record>), Failure> {
     let sources = ConfigSources::from_environment();

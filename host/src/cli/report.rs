@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Subcommand;
 
 use super::{Failure, exit};
-use evalhost::report::{merge_reports, read_report};
+use crate::report::{merge_reports, read_report};
 
 /// `evalhost report ...`.
 #[derive(Debug, clap::Args)]
@@ -66,7 +66,7 @@ fn merge(args: MergeArgs) -> Result<u8, Failure> {
     let merged = merge_reports(reports).map_err(Failure::usage)?;
     match &args.out {
         Some(path) => {
-            evalhost::private_file::write_with(path, |out| merged.write_json(out))
+            crate::private_file::write_with(path, |out| merged.write_json(out))
                 .with_context(|| format!("failed to write `{}`", path.display()))
                 .map_err(Failure::internal)?;
             super::report_files::print_text(&merged, false)?;

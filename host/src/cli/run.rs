@@ -7,7 +7,7 @@ use anyhow::Context;
 use super::args::{AgentChoice, RunArgs};
 use super::{Failure, exit, problems};
 use crate::cli::exit::EVAL_FAILED;
-use evalhost::suite::{AgentOverride, Suite, SuiteError};
+use crate::suite::{AgentOverride, Suite, SuiteError};
 
 pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
     super::report_files::refuse_own_dirs([
@@ -23,8 +23,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         options.timeout_secs = args.timeout;
         options.k = args.k;
         options.confine = confine;
-        options.images =
-            std::sync::Arc::new(evalhost::environment::Images::new(args.locked_images));
+        options.images = std::sync::Arc::new(crate::environment::Images::new(args.locked_images));
     });
     if args.strict {
         suite = suite.strict();
@@ -51,8 +50,8 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         suite = suite.agent(AgentOverride::Oracle);
     }
     if let Some(value) = &args.environment {
-        let environment = evalhost::case::environment_arg(value).map_err(|error| match error {
-            evalhost::case::EnvironmentArgError::File(problems) => {
+        let environment = crate::case::environment_arg(value).map_err(|error| match error {
+            crate::case::EnvironmentArgError::File(problems) => {
                 Failure::usage(problems::error(problems))
             }
             other => Failure::usage(other),
@@ -87,7 +86,7 @@ pub fn run(args: RunArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
     let details = args
         .html
         .is_some()
-        .then(|| Arc::new(evalhost::report::RunDetails::new()));
+        .then(|| Arc::new(crate::report::RunDetails::new()));
     plan.options.details = details.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -178,8 +177,8 @@ pub(super) fn failure(error: SuiteError) -> Failure {
 
 /// The confinement of every run: `--no-confine`, `--confine-*`; with
 /// `--require-confinement`, an error (exit 2) when the kernel lacks a protection.
-fn confine_policy(args: &RunArgs) -> Result<evalhost::confine::Policy, Failure> {
-    use evalhost::confine::{Policy, Support, Widening};
+fn confine_policy(args: &RunArgs) -> Result<crate::confine::Policy, Failure> {
+    use crate::confine::{Policy, Support, Widening};
     let absolute = |paths: &[std::path::PathBuf], flag: &str| {
         paths
             .iter()

@@ -5,7 +5,7 @@ use std::io::Write as _;
 use anyhow::Context;
 
 use super::{Failure, exit};
-use evalhost::grader::GraderHost;
+use crate::grader::GraderHost;
 
 /// `evalhost schema`.
 #[derive(Debug, clap::Args)]
@@ -30,7 +30,7 @@ pub fn schema(args: SchemaArgs) -> Result<u8, Failure> {
             let host = GraderHost::with_builtins()
                 .context("failed to load the built-in graders")
                 .map_err(Failure::internal)?;
-            evalhost::case::case_schema(host.graders().map(|(info, _)| info))
+            crate::case::case_schema(host.graders().map(|(info, _)| info))
         }
     };
     let mut text = serde_json::to_string_pretty(&schema).map_err(Failure::internal)?;

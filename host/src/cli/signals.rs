@@ -1,7 +1,7 @@
 //! Ctrl-C and SIGTERM during `evalhost run`: cancel the suite (no new runs, running ones
 //! dropped) so the report of what finished is still printed and written.
 
-use evalhost::runner::CancelToken;
+use crate::runner::CancelToken;
 use tokio::signal::unix::{SignalKind, signal};
 
 /// Listen for SIGINT and SIGTERM on the current runtime; the first one cancels `token`.

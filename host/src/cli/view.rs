@@ -7,7 +7,7 @@ use anyhow::{Context, anyhow};
 
 use super::history::StoreArgs;
 use super::{Failure, exit};
-use evalhost::history::Location;
+use crate::history::Location;
 
 /// `evalhost view`.
 #[derive(Debug, clap::Args)]
@@ -65,7 +65,7 @@ pub fn view(args: ViewArgs, ui: &super::ui::Ui) -> Result<u8, Failure> {
         };
         // The store is opened before the line is printed: a missing store is an error,
         // not a page.
-        let server = evalhost::view::Server::new(location, listener)
+        let server = crate::view::Server::new(location, listener)
             .await
             .map_err(Failure::usage)?;
         println!("Serving the history at {url} (Ctrl-C to stop)");

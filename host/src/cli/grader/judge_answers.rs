@@ -6,10 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::config::ConfigSources;
+use crate::grader::{GraderError, JudgeGrant};
+use crate::judge::{Judge, JudgeLimits, JudgmentsFile};
 use anyhow::{Context, anyhow};
-use evalhost::config::ConfigSources;
-use evalhost::grader::{GraderError, JudgeGrant};
-use evalhost::judge::{Judge, JudgeLimits, JudgmentsFile};
 
 use crate::cli::Failure;
 
