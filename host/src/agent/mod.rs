@@ -11,8 +11,8 @@
 //! `session_skills` and the read-only `skill_view` tool is offered.
 //!
 //! ```no_run
-//! # async fn demo(base_url: String, log: &mut evalhost::session::SessionLog) -> Result<(), evalhost::agent::AgentError> {
-//! use evalhost::agent::{AgentConfig, run_turn};
+//! # async fn demo(base_url: String, log: &mut evalhost::internals::session::SessionLog) -> Result<(), evalhost::internals::agent::AgentError> {
+//! use evalhost::internals::agent::{AgentConfig, run_turn};
 //!
 //! let config = AgentConfig::new(base_url, "/tmp/run/workspace".into(), "/tmp/run/home".into());
 //! let outcome = run_turn(&config, "List the files.", log).await?;

@@ -21,13 +21,6 @@ const BUNDLE_REFERENCE: &str = r"^[^/#]+/[^/#]+$";
 
 /// The JSON Schema (draft 2020-12) of an evalhost case file, knowing the configs of
 /// `graders` (usually the built-in graders: `GraderHost::with_builtins().graders()`).
-///
-/// ```
-/// let schema = evalhost::case::case_schema([]);
-/// assert_eq!(schema["title"], "evalhost case");
-/// // `prompt` and `graders`, or a Harbor `task` that gives them.
-/// assert_eq!(schema["required"], serde_json::json!(["name"]));
-/// ```
 pub fn case_schema<'a>(graders: impl IntoIterator<Item = &'a GraderInfo>) -> Value {
     let mut schema = SchemaSettings::draft2020_12()
         .for_deserialize()
@@ -79,6 +72,14 @@ pub fn case_schema<'a>(graders: impl IntoIterator<Item = &'a GraderInfo>) -> Val
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_schema_is_titled_and_requires_only_a_name() {
+        let schema = case_schema([]);
+        assert_eq!(schema["title"], "evalhost case");
+        // `prompt` and `graders`, or a Harbor `task` that gives them.
+        assert_eq!(schema["required"], json!(["name"]));
+    }
 
     fn properties(schema: &Value, pointer: &str) -> Vec<String> {
         let mut names: Vec<String> = schema

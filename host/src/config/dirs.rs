@@ -7,17 +7,6 @@
 //! Reports are refused inside them ([`own_dir_containing`]), as Mino refuses an `--out`
 //! inside `~/.mino`: a report there could be taken for evalhost's own state, and clearing a
 //! cache would delete it.
-//!
-//! ```
-//! use std::collections::HashMap;
-//! use std::path::Path;
-//!
-//! let env = HashMap::from([("HOME".to_owned(), "/home/ada".to_owned())]);
-//! let found = evalhost::config::own_dir_containing(Path::new("/home/ada/.cache/evalhost/out"), &env)
-//!     .unwrap();
-//! assert_eq!(found.to_string(), "evalhost's cache directory `/home/ada/.cache/evalhost`");
-//! assert!(evalhost::config::own_dir_containing(Path::new("/home/ada/out"), &env).is_none());
-//! ```
 
 use std::collections::HashMap;
 use std::fmt;
@@ -154,6 +143,17 @@ fn resolve(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_inside_evalhosts_cache_names_it() {
+        let env = HashMap::from([("HOME".to_owned(), "/home/ada".to_owned())]);
+        let found = own_dir_containing(Path::new("/home/ada/.cache/evalhost/out"), &env).unwrap();
+        assert_eq!(
+            found.to_string(),
+            "evalhost's cache directory `/home/ada/.cache/evalhost`"
+        );
+        assert!(own_dir_containing(Path::new("/home/ada/out"), &env).is_none());
+    }
 
     fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         pairs

@@ -17,7 +17,7 @@
 //!
 //! ```
 //! use evalhost::config::ConfigSources;
-//! use evalhost::wire::Api;
+//! use evalhost::config::Api;
 //!
 //! let mut sources = ConfigSources::default();
 //! sources.env.insert("EVALHOST_PROVIDER".into(), "openai-chat".into());

@@ -16,7 +16,7 @@
 //!
 //! ```no_run
 //! # async fn demo(steps: Vec<evalhost::case::ScriptStep>) -> Result<(), Box<dyn std::error::Error>> {
-//! use evalhost::model::ModelServer;
+//! use evalhost::internals::model::ModelServer;
 //!
 //! let server = ModelServer::start().await?;
 //! let session = server.script(steps);
