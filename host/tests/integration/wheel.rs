@@ -24,8 +24,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::common::repo;
-use crate::support::evalhost::{Evalhost, Output};
+use crate::support::common::{cargo, repo, run_ok as run};
+use crate::support::evalhost::Evalhost;
 
 /// The wheel the test builds (dev profile: line tables in evalhost's own code) stays under
 /// 45 MB: it was 29.7 MB for a 115 MB binary on 2026-12-05, and the release wheel 18.0 MB
@@ -52,22 +52,6 @@ const TEST_RUN_VARS: [&str; 9] = [
     "CARGO_RUSTC_CURRENT_DIR",
     "OUT_DIR",
 ];
-
-/// Run `command` to completion; it must succeed.
-fn run(mut command: Command) -> Output {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
-    let output = Output::from_process(&command, output);
-    output.assert_success();
-    output
-}
-
-fn cargo() -> Command {
-    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    command.current_dir(repo());
-    command
-}
 
 /// `crate version` → the feature sets it is built with, per `cargo tree ARGS`.
 fn features(args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {

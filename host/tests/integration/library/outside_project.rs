@@ -8,9 +8,7 @@
 //! features, checked there), and starts from this workspace's lock file, so no dependency is
 //! checked twice.
 
-use std::process::Command;
-
-use crate::support::common::repo;
+use crate::support::common::{cargo, repo};
 
 const SECTION: &str = "## Using evalhost as a library";
 
@@ -83,7 +81,7 @@ fn check_outside_project(name: &str, main: &str) -> std::process::Output {
         .parent()
         .expect("CARGO_TARGET_TMPDIR is TARGET/tmp")
         .join("public-api");
-    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+    cargo()
         .current_dir(project.path())
         .args(["check", "--quiet", "--target-dir"])
         .arg(&target)

@@ -10,27 +10,10 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::process::Command;
 
-use crate::support::common::repo;
-use crate::support::evalhost::Output;
+use crate::support::common::{cargo, repo, run_ok as run};
 
 const SNAPSHOT: &str = "host/tests/public-api.txt";
-
-fn cargo() -> Command {
-    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    command.current_dir(repo());
-    command
-}
-
-fn run(mut command: Command) -> Output {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
-    let output = Output::from_process(&command, output);
-    output.assert_success();
-    output
-}
 
 /// The target directory of this build (the test binary is `TARGET/debug/deps/integration-…`).
 fn target_dir() -> PathBuf {

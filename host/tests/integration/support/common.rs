@@ -51,3 +51,21 @@ pub fn python_sdks() -> Option<()> {
     );
     None
 }
+
+/// The cargo running these tests (`$CARGO`), in the repository's root.
+pub fn cargo() -> std::process::Command {
+    let mut command =
+        std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command.current_dir(repo());
+    command
+}
+
+/// Run `command` to completion; it must succeed.
+pub fn run_ok(mut command: std::process::Command) -> super::evalhost::Output {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
+    let output = super::evalhost::Output::from_process(&command, output);
+    output.assert_success();
+    output
+}
