@@ -1,8 +1,11 @@
 //! `evalhost-bench`: the Rust half of `bench/run.sh`.
 //!
 //! ```text
-//! evalhost-bench gen DIR --cases N        write N cases: DIR/evalhost/part-*/ (case files),
-//!                                         DIR/promptfoo/, DIR/inspect/; print the case dirs
+//! evalhost-bench gen DIR --cases N [--checks K]
+//!                                         write N cases: DIR/evalhost/part-*/ (case files),
+//!                                         DIR/promptfoo/, DIR/inspect/; print the case dirs;
+//!                                         --checks K (1–5, default 5): each case's first K
+//!                                         checks only (what a grader entry costs in a suite)
 //! evalhost-bench grading --out OUT [--calls N] [--rounds R] [--component FILE#GRADER]...
 //!                        [--run-wall SECONDS --jobs N] DIR...
 //!                                         WASM vs native grading on the evidence in OUT;
@@ -29,7 +32,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("gen") => gen_command(&args[1..]),
         Some("grading") => grading_command(&args[1..]),
-        _ => Err("usage: evalhost-bench gen DIR --cases N | evalhost-bench grading --out OUT [--calls N] [--rounds R] [--component FILE#GRADER]... DIR...".into()),
+        _ => Err("usage: evalhost-bench gen DIR --cases N [--checks K] | evalhost-bench grading --out OUT [--calls N] [--rounds R] [--component FILE#GRADER]... DIR...".into()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -88,8 +91,15 @@ fn gen_command(args: &[String]) -> Result<(), String> {
         return Err("gen takes one directory".into());
     };
     let n = args.number("cases", 1000)?;
+    let checks = args.number("checks", 5)?;
+    if !(1..=5).contains(&checks) {
+        return Err(format!("--checks {checks}: expected 1 to 5"));
+    }
     let dir = PathBuf::from(dir);
-    let cases = suite::suite(n);
+    let mut cases = suite::suite(n);
+    for case in &mut cases {
+        case.checks.truncate(checks);
+    }
     let dirs = yaml::write_cases(&dir.join("evalhost"), &cases)
         .map_err(|e| format!("writing cases under {}: {e}", dir.display()))?;
     peers::write_peers(&dir, &cases)

@@ -138,10 +138,10 @@ impl GraderComponent {
         &self.0.graders
     }
 
-    /// Ask the component whether `config` is valid for `grader`.
+    /// Ask the component whether `config` is valid for `grader`, in a fresh instance (a
+    /// suite's configs are checked many to an instance, in a session).
     pub fn check_config(&self, grader: &str, config: &str) -> Result<(), GraderError> {
-        let (result, _) = self.call(None, None, |g, store| g.check_config(store, grader, config));
-        result?.map_err(GraderError::from)
+        self.session(None).check_config(grader, config)
     }
 
     /// What `grader` checks with `config`, in one line (`None`: the component targets a
@@ -372,6 +372,19 @@ impl Live {
 }
 
 impl GraderSession<'_> {
+    /// [`GraderComponent::check_config`] in the session's instance. A suite's configs are
+    /// checked this way, many to an instance: a config check sees no run and no workspace,
+    /// only the configs the suite's own files wrote.
+    pub(crate) fn check_config(&mut self, grader: &str, config: &str) -> Result<(), GraderError> {
+        let (result, _) = self.call(None, None, |g, store| g.check_config(store, grader, config));
+        result?.map_err(GraderError::from)
+    }
+
+    /// The component the session's instance is of.
+    pub(crate) fn component(&self) -> &GraderComponent {
+        self.component
+    }
+
     /// [`GraderComponent::grade_with_judge`] in the session's instance.
     pub fn grade_with_judge(
         &mut self,

@@ -119,3 +119,50 @@ fn a_missing_path_is_a_usage_error() {
     let stderr = output.stderr();
     assert!(stderr.contains("cases/no-such-suite"), "{stderr}");
 }
+
+/// A suite's configs are checked many to an instance (one per thread and component): each
+/// entry still gets its own config's answer. 48 distinct configs (enough to check on every
+/// core), a third of them broken regular expressions, each named with its own text; the
+/// rest pass. Control: the same suite with every regex mended checks clean.
+#[test]
+fn configs_checked_in_shared_instances_each_get_their_own_answer() {
+    let write_suite = |broken: bool| {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..48 {
+            let regex = if broken && i % 3 == 0 {
+                format!("(unclosed{i}")
+            } else {
+                format!("ok{i}")
+            };
+            std::fs::write(
+                dir.path().join(format!("c{i:02}.yaml")),
+                format!(
+                    "name: c{i:02}\nprompt: Hi.\nmodel:\n  - text: ok{i}\ngraders:\n  - final_text_contains: \"ok{i}\"\n  - final_text_matches: \"{regex}\"\n  - max_requests: {}\n",
+                    i + 1
+                ),
+            )
+            .unwrap();
+        }
+        dir
+    };
+    let broken = write_suite(true);
+    let output = Evalhost::new()
+        .args(["check", broken.path().to_str().unwrap()])
+        .run();
+    output.assert_code(2);
+    let stderr = output.stderr();
+    let problems: Vec<&str> = stderr.lines().filter(|l| l.contains("graders[")).collect();
+    assert_eq!(problems.len(), 16, "{stderr}");
+    for i in (0..48).step_by(3) {
+        assert!(
+            problems.iter().any(|l| l.contains(&format!("/c{i:02}.yaml:7:5: graders[1].final_text_matches: invalid config: invalid regular expression \"(unclosed{i}\""))),
+            "case c{i:02} is not reported with its own regex:\n{stderr}"
+        );
+    }
+
+    let mended = write_suite(false);
+    Evalhost::new()
+        .args(["check", mended.path().to_str().unwrap()])
+        .run()
+        .assert_code(0);
+}
