@@ -6,6 +6,7 @@
 #   bench/run.sh --sizes "100 1000" --repeats 5 --no-peers
 #   bench/run.sh --no-build ...  # use the release binaries already in target/release
 #                                # (or $CARGO_TARGET_DIR/release)
+#   bench/run.sh --no-agents ... # without the real-agent suites (step 6)
 #
 # What it does (docs/performance.md explains every number):
 #   1. builds target/release/evalhost and target/release/evalhost-bench;
@@ -18,23 +19,28 @@
 #   4. grading: built-in graders through the WASM host vs natively, per kind and for the
 #      1,000-case suite, plus the Python and JavaScript example graders;
 #   5. peers: installs promptfoo and inspect_ai into bench/.peers/ (peers/install.sh) and
-#      runs the same 1,000 cases x 5 checks with 2 workers, median of --repeats.
+#      runs the same 1,000 cases x 5 checks with 2 workers, median of --repeats;
+#   6. real-agent suites (bench/agents.sh): 16 Codex cases and 16 pi cases at several
+#      --jobs and the default, wall time and peak memory; when the agents are installed,
+#      not under --quick.
 set -euo pipefail
 
 sizes="10 100 1000 5000 10000"
 repeats=3
 calls=2000
 peers=1
+agents=1
 build=1
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) sizes="10 100"; repeats=1; calls=200; peers=0 ;;
+    --quick) sizes="10 100"; repeats=1; calls=200; peers=0; agents=0 ;;
     --sizes) sizes="$2"; shift ;;
     --repeats) repeats="$2"; shift ;;
     --calls) calls="$2"; shift ;;
     --no-peers) peers=0 ;;
+    --no-agents) agents=0 ;;
     --no-build) build=0 ;;
-    *) echo "usage: bench/run.sh [--quick] [--sizes \"10 100\"] [--repeats N] [--calls N] [--no-peers] [--no-build]" >&2; exit 2 ;;
+    *) echo "usage: bench/run.sh [--quick] [--sizes \"10 100\"] [--repeats N] [--calls N] [--no-peers] [--no-agents] [--no-build]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -209,4 +215,17 @@ print("bench: inspect_ai:", d["status"], d["results"]["completed_samples"], "sam
   echo
   echo "evalhost runs the agent loop, the scripted model over HTTP, the tools and a workspace per case;"
   echo "the peers only check the recorded outcome (echo / mock model)."
+fi
+
+# Real-agent suites: 16 Codex and 16 pi cases through the real agents (bench/agents.sh skips
+# a preset whose agent is missing, with a note).
+if [ "$agents" = 0 ]; then
+  say "real-agent suites skipped (--quick or --no-agents)"
+elif command -v codex >/dev/null || command -v pi >/dev/null; then
+  echo
+  EVALHOST="$evalhost" "$bench/agents.sh" --no-build --repeats "$repeats"
+else
+  say "real-agent suites skipped: neither codex nor pi is installed"
+  echo
+  echo "Real-agent suites: skipped (neither \`codex\` nor \`pi\` installed; bench/agents.sh)."
 fi
