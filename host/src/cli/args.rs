@@ -287,7 +287,8 @@ pub struct RunArgs {
     /// after N s`.
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     pub timeout: Option<f64>,
-    /// Runs made concurrently (default: four per core; at most 128).
+    /// Runs made concurrently (default: four per core; a suite with external agents at most
+    /// one per 512 MiB of memory available; at most 128).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=128))]
     pub jobs: Option<u32>,
     /// Run only shard M of N: `hash:M/N` (by a hash of the case name; a case keeps its shard

@@ -7,6 +7,7 @@ mod details;
 mod environment;
 mod external;
 mod finished;
+mod jobs;
 mod live;
 mod out;
 mod partition;
@@ -23,6 +24,7 @@ mod timeout;
 mod trace_grade;
 
 pub use cancel::CancelToken;
+pub(crate) use jobs::{Jobs, Machine, default_jobs};
 pub use partition::Partition;
 pub use partition::PartitionError;
 pub use partition::PartitionScheme;
@@ -63,7 +65,8 @@ use planned::CaseHeader;
 pub struct RunOptions {
     /// Runs per case unless the case sets `runs` (at least one: 0 counts as 1).
     pub runs: u32,
-    /// Runs made concurrently (default: `default_jobs`).
+    /// Runs made concurrently (default: four per core; [`crate::Suite::plan`] sets a suite's
+    /// default from its cases and the machine's memory unless [`crate::Suite::jobs`] gave it).
     pub jobs: usize,
     /// Keep session logs, evidence and `report.json` here.
     pub out: Option<PathBuf>,
@@ -158,13 +161,6 @@ impl Default for RunOptions {
             resident_report_bytes: crate::report::RESIDENT_BYTES,
         }
     }
-}
-
-/// Runs in flight by default: four per core. A run mostly waits (on the model endpoint, its
-/// tools, the file system), so one per core leaves the cores idle: a 1,000-case replay suite on
-/// 2 cores took 2.1 s with 2 jobs, 1.6 s with 4 and 1.5 s with 8 (`docs/performance.md`).
-pub(crate) fn default_jobs() -> usize {
-    4 * std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Why the runner could not make a run at all (as opposed to a run that failed).

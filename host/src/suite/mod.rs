@@ -42,7 +42,9 @@ use crate::environment::Environment;
 use crate::grader::GraderHost;
 use crate::model::LiveModel;
 use crate::report::SuiteReport;
-use crate::runner::{Parking, Partition, PlannedCase, RunError, RunOptions, run_planned};
+use crate::runner::{
+    Jobs, Machine, Parking, Partition, PlannedCase, RunError, RunOptions, run_planned,
+};
 use planner::{Planner, Policies};
 
 /// Runs per case in live mode unless `runs` says otherwise (replay: 1).
@@ -83,6 +85,8 @@ pub struct Suite {
     resident_case_bytes: usize,
     /// `--max-cost`, USD.
     max_cost: Option<f64>,
+    /// `--jobs`; `None`: the plan chooses from the cases and the machine (`runner::Jobs`).
+    jobs: Option<usize>,
     options: RunOptions,
 }
 
@@ -118,6 +122,7 @@ impl Suite {
             host: None,
             resident_case_bytes: RESIDENT_BYTES,
             max_cost: None,
+            jobs: None,
             options: RunOptions::default(),
         }
     }
@@ -201,9 +206,11 @@ impl Suite {
         self
     }
 
-    /// Runs in flight (`--jobs`).
+    /// Runs in flight (`--jobs`). Without it the plan chooses: four per core, and for a suite
+    /// with a case that runs an external agent at most one run per 512 MiB of the memory
+    /// available (docs/cli.md, "Where runs happen, and how many at once").
     pub fn jobs(mut self, jobs: usize) -> Self {
-        self.options.jobs = jobs;
+        self.jobs = Some(jobs);
         self
     }
 
@@ -252,7 +259,12 @@ impl Suite {
     /// Change any other run option (`--out`, the judge, confinement, progress, details,
     /// the cancel token).
     pub fn options(mut self, change: impl FnOnce(&mut RunOptions)) -> Self {
+        let jobs = self.options.jobs;
         change(&mut self.options);
+        // Jobs changed here are given, as by `jobs`.
+        if self.options.jobs != jobs {
+            self.jobs = Some(self.options.jobs);
+        }
         self
     }
 
@@ -274,6 +286,7 @@ impl Suite {
             host,
             resident_case_bytes,
             max_cost,
+            jobs,
             mut options,
         } = self;
         let live = live_provider.is_some();
@@ -350,6 +363,7 @@ impl Suite {
             replaced,
             replaced_named,
             kept,
+            external,
             ..
         } = planner;
         if let Some(filter) = policies.filter
@@ -388,6 +402,9 @@ impl Suite {
         if let (Some(k), Some((case, runs))) = (options.k, k_exceeds) {
             return Err(SuiteError::KExceedsRuns { k, runs, case });
         }
+        let jobs = Jobs::choose(jobs, external, Machine::this());
+        options.jobs = jobs.get();
+        notes.extend(jobs.note());
         let config = config.unwrap_or_else(ConfigSources::from_environment);
         options.agents = Arc::new(agents::locate_presets(
             presets.into_iter().collect(),

@@ -71,6 +71,8 @@ pub(super) struct Planner<'a> {
     pub replaced_named: Vec<String>,
     /// Cases kept to be prepared (whether or not their graders then bind).
     pub kept: usize,
+    /// Kept cases that run an external agent (the default concurrency is theirs).
+    pub external: usize,
 }
 
 impl<'a> Planner<'a> {
@@ -101,6 +103,7 @@ impl<'a> Planner<'a> {
             replaced: 0,
             replaced_named: Vec::new(),
             kept: 0,
+            external: 0,
         }
     }
 
@@ -192,6 +195,9 @@ impl<'a> Planner<'a> {
             }
         }
         self.presets.extend(super::agents::preset_of(&case));
+        if matches!(case.execution, Execution::External(_)) {
+            self.external += 1;
+        }
         self.kept += 1;
         self.batch.push(case);
         if self.batch.len() >= PREPARE_BATCH {

@@ -114,6 +114,57 @@ fn agent_cmd_runs_every_agent_case_with_the_command() {
     output.assert_code(0);
 }
 
+/// The line a suite of external agents left at its default concurrency prints before its
+/// runs (`Jobs: N runs at a time, ...`), if any.
+fn jobs_note(stdout: &str) -> Option<&str> {
+    stdout.lines().find(|line| line.starts_with("Jobs: "))
+}
+
+#[test]
+fn a_suite_with_an_external_agent_says_how_many_runs_it_makes_at_once() {
+    let agent = format!(
+        "agent: {{command: [python3, \"{}\"]}}\n",
+        agent_script().display()
+    );
+    let own =
+        "name: own\nprompt: Say hi.\nmodel:\n  - text: hi\ngraders:\n  - final_text_contains: hi\n";
+    // A mixed suite: one case of evalhost's own agent, one of an external agent.
+    let dir = suite(&[
+        ("own", own.to_owned()),
+        ("external", case("external", &agent, "forty-two")),
+    ]);
+    let output = run(dir.path(), &[]);
+    output.assert_code(0);
+    let stdout = output.stdout();
+    let note = jobs_note(stdout).unwrap_or_else(|| panic!("no Jobs: line: {stdout}"));
+    // Four per core, unless the memory available allows fewer (one per 512 MiB).
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs: usize = note["Jobs: ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{note}"));
+    assert!((1..=4 * cores).contains(&jobs), "{note}");
+    assert!(
+        note.ends_with(
+            " runs at a time, the default of a suite that runs external agents (four per core; --jobs N to change)."
+        ) || note.ends_with("(one per 512 MiB of memory available; --jobs N to change)."),
+        "{note}"
+    );
+    assert!(stdout.starts_with(note), "before the runs: {stdout}");
+
+    // --jobs always wins, and says nothing.
+    let output = run(dir.path(), &["--jobs", "3"]);
+    output.assert_code(0);
+    assert_eq!(jobs_note(output.stdout()), None, "{}", output.stdout());
+
+    // A suite of evalhost's own agent keeps its default, four per core, unannounced.
+    let own = suite(&[("own", own.to_owned())]);
+    let output = run(own.path(), &[]);
+    output.assert_code(0);
+    assert_eq!(jobs_note(output.stdout()), None, "{}", output.stdout());
+}
+
 #[test]
 fn a_hanging_agent_times_out_and_its_process_group_is_killed() {
     let token = "evalhost-external-agent-hang-sleeper";
