@@ -4,6 +4,7 @@
 #
 #   bench/entry-cost.sh                  # 1,000 cases at --jobs 2, 10 alternated runs of each suite
 #   bench/entry-cost.sh --repeats 20 --no-build
+#   bench/entry-cost.sh --instructions   # also Valgrind's instruction counts (load-independent)
 #
 # Three suites of the same 1,000 generated cases (bench/src/suite.rs): one built-in entry a
 # case, five built-in entries a case, and one built-in entry plus five entries of the Python
@@ -11,16 +12,20 @@
 # the machine's speed hits all three alike. Extra CPU (user + system, /usr/bin/time) per
 # entry = (CPU of the larger suite − CPU of the one-entry suite) ÷ the extra entries, beside
 # `grader_call session`'s p50 per built-in call (host/benches/grader_call.rs) measured in
-# the same run.
+# the same run. With --instructions, the same comparison in user-space instructions
+# (`valgrind --tool=callgrind`, 100-case suites; `grader_call session` 60 rounds − 20 rounds),
+# which a busy machine cannot blur.
 set -euo pipefail
 
 repeats=10
 build=1
+instructions=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --repeats) repeats="$2"; shift ;;
     --no-build) build=0 ;;
-    *) echo "usage: bench/entry-cost.sh [--repeats N] [--no-build]" >&2; exit 2 ;;
+    --instructions) instructions=1 ;;
+    *) echo "usage: bench/entry-cost.sh [--repeats N] [--no-build] [--instructions]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -100,3 +105,23 @@ echo
 echo "Extra CPU per built-in entry: $builtin µs; \`grader_call session\` p50 per call, same run: $session_us µs"\
   "(ratio $(awk -v e="${builtin%% *}" -v s="$session_us" 'BEGIN { printf "%.2f", e / s }')×; target ≤ 1.5×)."
 echo "Extra CPU per Python entry (five a case, one instance a run): $python µs (target ≤ 1,000 µs)."
+
+if [ "$instructions" = 1 ]; then
+  say "instruction counts (valgrind)"
+  "$tool" gen "$work/one100" --cases 100 --checks 1 >/dev/null
+  "$tool" gen "$work/five100" --cases 100 --checks 5 >/dev/null
+  instr() { # OUT ARGS...: user-space instructions of one command under callgrind
+    local out="$1"; shift
+    valgrind --tool=callgrind --callgrind-out-file="$work/$out.cg" "$@" >/dev/null 2>&1
+    awk '/^totals:/ { print $2 }' "$work/$out.cg"
+  }
+  # A first run compiles nothing (the cache is warm) but fills the history's store.
+  instr warm "$evalhost" run --jobs 2 "$work"/one100/evalhost/part-* >/dev/null
+  one_i="$(instr one "$evalhost" run --jobs 2 "$work"/one100/evalhost/part-*)"
+  five_i="$(instr five "$evalhost" run --jobs 2 "$work"/five100/evalhost/part-*)"
+  r20="$(instr r20 "$grader_call" session 20)"
+  r60="$(instr r60 "$grader_call" session 60)"
+  awk -v a="$one_i" -v b="$five_i" -v r20="$r20" -v r60="$r60" 'BEGIN {
+    entry = (b - a) / 400; call = (r60 - r20) / 200
+    printf "Instructions (callgrind, 100 cases): %.0f k per extra built-in entry; `grader_call session` %.0f k per call (ratio %.2f×).\n", entry / 1000, call / 1000, entry / call }'
+fi

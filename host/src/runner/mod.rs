@@ -65,7 +65,8 @@ use planned::CaseHeader;
 pub struct RunOptions {
     /// Runs per case unless the case sets `runs` (at least one: 0 counts as 1).
     pub runs: u32,
-    /// Runs made concurrently (default: four per core; [`crate::Suite::plan`] sets a suite's
+    /// Runs whose agents run at once, and runs being graded and cleaned up at once besides
+    /// (default: four per core; [`crate::Suite::plan`] sets a suite's
     /// default from its cases and the machine's memory unless [`crate::Suite::jobs`] gave it).
     pub jobs: usize,
     /// Keep session logs, evidence and `report.json` here.
@@ -277,16 +278,28 @@ pub(crate) async fn run_planned(
     // in flight and keeps the plan's order. A task is aborted if the suite is dropped.
     let server = Arc::new(server);
     let shared = Arc::new(options.clone());
+    let jobs = options.jobs.max(1);
+    let places = Arc::new(Places::new(jobs));
     let mut finished = futures_util::stream::iter(plan)
         .map(|(i, run, planned)| {
-            let (server, options) = (server.clone(), shared.clone());
+            let (server, options, places) = (server.clone(), shared.clone(), places.clone());
             async move {
+                // One of the `--jobs` places for the run's agent, taken here rather than in
+                // the run's task so that runs start in the plan's order (the semaphore serves
+                // its waiters first come, first served). A run that waited through a Ctrl-C
+                // gets none and is reported as never started.
+                let place = tokio::select! {
+                    biased;
+                    () = options.cancel.cancelled() => None,
+                    place = places.agents.clone().acquire_owned() => place.ok(),
+                };
                 let task = RunTask(tokio::spawn(make_run(
                     planned.clone(),
                     i,
                     run,
                     server,
                     options,
+                    (places, place),
                 )));
                 match task.join().await {
                     Ok((header, result)) => (i, header, result),
@@ -298,7 +311,7 @@ pub(crate) async fn run_planned(
                 }
             }
         })
-        .buffered(options.jobs.max(1));
+        .buffered(Places::in_flight(jobs));
     let cases = CaseReports::with_budget(options.resident_report_bytes);
     let mut reports = finished::Finished::new(
         runs,
@@ -349,6 +362,7 @@ async fn make_run(
     run: u32,
     server: Arc<ModelServer>,
     options: Arc<RunOptions>,
+    (places, place): (Arc<Places>, Option<tokio::sync::OwnedSemaphorePermit>),
 ) -> (CaseHeader, Result<RunReport, CancelledRun>) {
     // Read back first (a parked case), also for a cancelled run: the report names its case.
     let prepared = planned.prepared();
@@ -372,7 +386,7 @@ async fn make_run(
             tokio::select! {
                 biased;
                 () = options.cancel.cancelled() => return (header.clone(), Err(cancelled(true))),
-                report = run_prepared(prepared, i, run, &server, &options) => report,
+                report = run_prepared(prepared, i, run, &server, &options, (&places, place)) => report,
             }
         }
         Err(error) => {
@@ -420,9 +434,14 @@ async fn run_prepared(
     run: u32,
     server: &ModelServer,
     options: &Arc<RunOptions>,
+    (places, place): (&Places, Option<tokio::sync::OwnedSemaphorePermit>),
 ) -> RunReport {
     let started = std::time::SystemTime::now();
     let made = run::run_once(prepared.clone(), run, server, options).await;
+    // The agent's part is over: its place goes to the next run while this one is graded,
+    // recorded and cleaned up, at most `--jobs` runs at once.
+    drop(place);
+    let _finishing = places.finishing.acquire().await.ok();
     let mut report = match made {
         Ok(ungraded) => {
             // Grading and the file work after it (details, `--out`, removing the temp
@@ -480,6 +499,28 @@ async fn run_prepared(
     };
     cost::price_run(&mut report, &prepared.case, options);
     report
+}
+
+/// A suite's places: `--jobs` runs' agents at once, and as many runs being finished (graded,
+/// recorded, cleaned up) besides, so a run's grading overlaps the next run's agent while the
+/// grading threads, and the grader instances they hold, stay bounded by `--jobs`.
+struct Places {
+    agents: Arc<tokio::sync::Semaphore>,
+    finishing: tokio::sync::Semaphore,
+}
+
+impl Places {
+    fn new(jobs: usize) -> Self {
+        Self {
+            agents: Arc::new(tokio::sync::Semaphore::new(jobs)),
+            finishing: tokio::sync::Semaphore::new(jobs),
+        }
+    }
+
+    /// Runs in flight for `jobs` places: those holding either place, in the plan's order.
+    fn in_flight(jobs: usize) -> usize {
+        jobs.saturating_mul(2)
+    }
 }
 
 /// Hand run `artifacts` of case `i` to the history: its session log and evidence, as `--out`

@@ -178,3 +178,41 @@ fn graders_lists_the_eleven_mino_graders() {
         );
     }
 }
+
+/// `--jobs N` bounds the agents running at once, while a finished run's grading and clean-up
+/// overlap the next run's agent. Three command agents each mark their start, wait (up to
+/// 1.5 s, until all three marks are there), and list the marks they see: with `--jobs 1` each sees only its own and earlier runs' marks, never
+/// a later one's (one agent at a time, in order). Control: `--jobs 3` lets them meet.
+#[test]
+fn jobs_bounds_the_agents_running_at_once() {
+    let seen = |jobs: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let marks = dir.path().join("marks");
+        std::fs::create_dir(&marks).unwrap();
+        for name in ["a", "b", "c"] {
+            std::fs::write(
+                dir.path().join(format!("{name}.yaml")),
+                format!(
+                    "name: {name}\nprompt: Hi.\nagent:\n  command: [sh, -c, 'touch {m}/{name}; for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do [ $(ls {m} | wc -l) -ge 3 ] && break; sleep 0.1; done; ls {m} > {m}/seen-{name}']\ngraders:\n  - max_requests: 0\n",
+                    m = marks.display()
+                ),
+            )
+            .unwrap();
+        }
+        Evalhost::new()
+            .args(["run", "--no-confine", "--jobs", jobs])
+            .arg(dir.path())
+            .run()
+            .assert_code(0);
+        ["a", "b", "c"].map(|name| {
+            std::fs::read_to_string(marks.join(format!("seen-{name}")))
+                .unwrap()
+                .split_whitespace()
+                .filter(|m| !m.starts_with("seen-"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    };
+    assert_eq!(seen("1"), ["a", "a b", "a b c"]);
+    assert_eq!(seen("3"), ["a b c", "a b c", "a b c"]);
+}
