@@ -7,6 +7,7 @@
 #   bench/run.sh --no-build ...  # use the release binaries already in target/release
 #                                # (or $CARGO_TARGET_DIR/release)
 #   bench/run.sh --no-agents ... # without the real-agent suites (step 6)
+#   bench/run.sh --no-entry-cost # without a grader entry's cost in a suite (step 7)
 #
 # What it does (docs/performance.md explains every number):
 #   1. builds target/release/evalhost and target/release/evalhost-bench;
@@ -22,6 +23,9 @@
 #      runs the same 1,000 cases x 5 checks with 2 workers, median of --repeats;
 #   6. real-agent suites (bench/agents.sh): 16 Codex cases and 16 pi cases at several
 #      --jobs and the default, wall time and peak memory; when the agents are installed,
+#      not under --quick;
+#   7. a grader entry in a suite (bench/entry-cost.sh): 1,000 cases with one, five built-in
+#      and five Python entries a case, CPU per extra entry against `grader_call session`;
 #      not under --quick.
 set -euo pipefail
 
@@ -30,17 +34,19 @@ repeats=3
 calls=2000
 peers=1
 agents=1
+entry_cost=1
 build=1
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) sizes="10 100"; repeats=1; calls=200; peers=0; agents=0 ;;
+    --quick) sizes="10 100"; repeats=1; calls=200; peers=0; agents=0; entry_cost=0 ;;
     --sizes) sizes="$2"; shift ;;
     --repeats) repeats="$2"; shift ;;
     --calls) calls="$2"; shift ;;
     --no-peers) peers=0 ;;
     --no-agents) agents=0 ;;
+    --no-entry-cost) entry_cost=0 ;;
     --no-build) build=0 ;;
-    *) echo "usage: bench/run.sh [--quick] [--sizes \"10 100\"] [--repeats N] [--calls N] [--no-peers] [--no-agents] [--no-build]" >&2; exit 2 ;;
+    *) echo "usage: bench/run.sh [--quick] [--sizes \"10 100\"] [--repeats N] [--calls N] [--no-peers] [--no-agents] [--no-entry-cost] [--no-build]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -228,4 +234,12 @@ else
   say "real-agent suites skipped: neither codex nor pi is installed"
   echo
   echo "Real-agent suites: skipped (neither \`codex\` nor \`pi\` installed; bench/agents.sh)."
+fi
+
+# A grader entry in a suite: what an entry costs beside its call (issue 40).
+if [ "$entry_cost" = 1 ]; then
+  echo
+  "$bench/entry-cost.sh" --no-build --repeats "$(( repeats > 10 ? repeats : 10 ))"
+else
+  say "a grader entry's cost in a suite skipped (--quick or --no-entry-cost)"
 fi
