@@ -441,9 +441,11 @@ async fn run_prepared(
     // The agent's part is over: its place goes to the next run while this one is graded,
     // recorded and cleaned up, at most `--jobs` runs at once.
     drop(place);
+    let queued = std::time::Instant::now();
     let _finishing = places.finishing.acquire().await.ok();
     let mut report = match made {
         Ok(ungraded) => {
+            let ungraded = ungraded.not_counting(queued.elapsed());
             // Grading and the file work after it (details, `--out`, removing the temp
             // root) in one trip to the blocking pool, off the async workers, which also
             // serve the model endpoint.

@@ -321,6 +321,13 @@ pub(crate) struct UngradedRun {
 }
 
 impl UngradedRun {
+    /// The run, its duration not counting `waited`: the time it queued for a place to be
+    /// graded in after its agent was done.
+    pub(crate) fn not_counting(mut self, waited: std::time::Duration) -> Self {
+        self.started = self.started.checked_add(waited).unwrap_or(self.started);
+        self
+    }
+
     /// Grade the run with every bound grader (unless it ended with an error), decide whether
     /// it passed (`strict`: every not-evaluable verdict fails it), and make its report.
     /// Blocking: wasmtime calls are synchronous, so the runner calls this on the blocking
