@@ -35,12 +35,14 @@ cd "$root"
 target="${CARGO_TARGET_DIR:-$root/target}"
 evalhost="$target/release/evalhost"
 tool="$target/release/evalhost-bench"
-say() { echo "bench: $*" >&2; }
+# shellcheck source=bench/lib.sh
+. "$bench/lib.sh"
 
 if [ "$build" = 1 ]; then
   say "building release binaries and the grader_call bench"
   cargo build --release --quiet -p evalhost -p evalhost-bench
 fi
+[ -x "$evalhost" ] && [ -x "$tool" ] || { say "no release binaries in $target/release (drop --no-build)"; exit 2; }
 grader_call="$(cargo bench --quiet -p evalhost --bench grader_call --no-run --message-format=json 2>/dev/null \
   | python3 -c 'import json, sys
 for line in sys.stdin:
