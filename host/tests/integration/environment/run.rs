@@ -277,7 +277,7 @@ fn evalhosts_own_agent_reaches_nothing_from_the_container() {
     let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = other.local_addr().unwrap().port();
     let command = format!(
-        "[ -S /var/run/docker.sock ] && echo docker-socket || echo no-docker-socket; grep CapEff /proc/self/status; (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo reached-{port} || echo unreached-{port}; echo processes $(ls -d /proc/[0-9]* | wc -l)"
+        "[ -S /var/run/docker.sock ] && echo docker-socket || echo no-docker-socket; grep CapEff /proc/self/status; (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo reached-{port} || echo unreached-{port}; set -- /proc/[0-9]*; echo processes $#"
     );
     let in_busybox = format!("  image: {}\n", crate::support::docker::busybox_image());
     let case = bash_case("probe", &in_busybox, &command);
