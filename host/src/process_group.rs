@@ -6,7 +6,8 @@
 //! processes that leave the group (`setsid`, double-forking); only a process that replaces its
 //! whole environment (`env -i`) loses it. In a run's namespaces (`confine/namespaces.rs`) the
 //! child is bubblewrap, whose own child is the first process of a PID namespace: killing that
-//! one ends every process in it, `env -i` included, and [`ProcessGroup::kill`] waits for that.
+//! one ends every process in it, `env -i` included, and [`ProcessGroup::kill`] waits for that
+//! instead of sweeping /proc.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -38,6 +39,9 @@ pub(crate) struct ProcessGroup {
     var: &'static str,
     marker: String,
     alive: bool,
+    /// Whether [`ProcessGroup::kill`] sweeps /proc for marked processes: not when the
+    /// leader's child is the first process of a PID namespace, whose death ends them all.
+    sweep: bool,
 }
 
 impl ProcessGroup {
@@ -51,11 +55,21 @@ impl ProcessGroup {
             var,
             marker,
             alive: true,
+            sweep: true,
         }
     }
 
-    /// SIGKILL the leader's children, the group and every marked process (once); then wait
-    /// until the children are gone.
+    /// The leader is bubblewrap, whose child is the first process of a PID namespace of its
+    /// own: killing that child ends every process the command started, so [`ProcessGroup::kill`]
+    /// skips the sweep of /proc (a read of every process's environment, after every bash
+    /// call; `docs/performance.md`, "The replay ratio today").
+    pub(crate) fn leading_a_pid_namespace(mut self) -> Self {
+        self.sweep = false;
+        self
+    }
+
+    /// SIGKILL the leader's children, the group and (unless the children lead a PID
+    /// namespace) every marked process, once; then wait until the children are gone.
     ///
     /// In a run's namespaces the leader is bubblewrap and its child the first process of the
     /// run's PID namespace: when that one dies, the kernel kills every process of the
@@ -70,7 +84,9 @@ impl ProcessGroup {
             }
             // ESRCH (nothing left in the group) is the expected case after a clean exit.
             let _ = killpg(self.pgid, Signal::SIGKILL);
-            kill_marked(self.var, &self.marker);
+            if self.sweep {
+                kill_marked(self.var, &self.marker);
+            }
             pidfd::wait_all(&children, CHILDREN_EXIT);
         }
     }

@@ -466,6 +466,13 @@ impl RunConfinement {
         }
     }
 
+    /// Whether each of the run's processes starts as bubblewrap whose child is the first
+    /// process of a PID namespace of its own (the run's namespaces): once that child is
+    /// killed, the kernel has ended everything the process started.
+    pub(crate) fn has_pid_namespace(&self) -> bool {
+        matches!(self.layer, Layer::Namespaces(_))
+    }
+
     /// The run's temp dir: `TMPDIR` of its processes.
     pub fn tmp(&self) -> &Path {
         &self.tmp

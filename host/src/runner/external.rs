@@ -196,9 +196,13 @@ pub(crate) async fn run_agent(
     let mut child = running.child;
     let _forwarding = running.forwarding;
     // Killed with everything it started, however this function ends.
-    let _group = child
-        .id()
-        .map(|pid| ProcessGroup::new(pid, RUN_MARKER, marker));
+    let _group = child.id().map(|pid| {
+        let group = ProcessGroup::new(pid, RUN_MARKER, marker);
+        match confinement.has_pid_namespace() {
+            true => group.leading_a_pid_namespace(),
+            false => group,
+        }
+    });
     let stdin = child.stdin.take();
     let input = launch.stdin;
     let feed = async move {

@@ -117,6 +117,13 @@ pub(super) async fn run(command: &str, ctx: &ToolContext) -> ToolOutput {
         return ToolOutput::failed("Could not start bash: it exited before it could be tracked.");
     };
     let mut group = ProcessGroup::new(pid, CALL_MARKER, marker);
+    if ctx
+        .confinement
+        .as_ref()
+        .is_some_and(|c| c.has_pid_namespace())
+    {
+        group = group.leading_a_pid_namespace();
+    }
     let mut reader = match pipe::Receiver::from_owned_fd(OwnedFd::from(reader)) {
         Ok(reader) => reader,
         Err(e) => return ToolOutput::failed(format!("Could not read bash output: {e}.")),

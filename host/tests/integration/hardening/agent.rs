@@ -72,18 +72,39 @@ fn processes_with(marker: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn a_double_forked_sleeper_does_not_survive_the_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let marker = format!("evalhost-sleeper-{}", std::process::id());
-    // The subshell exits at once, so the sleeper is orphaned; `setsid` takes it out of
-    // bash's process group and session, beyond the reach of killing the group.
-    let command =
-        format!("(setsid bash -c 'exec -a {marker} sleep 300' > /dev/null 2>&1 &) ; echo ok");
-    let case = bash_case(dir.path(), "sleeper", &command);
-    let out = dir.path().join("out");
-    let output = run(&case, &out, &[]);
-    output.assert_code(0);
+/// The processes named `marker` still alive once `evalhost run FLAGS` of a case whose bash
+/// call leaves a sleeper (`setsid`: out of bash's process group and session; `env -i`
+/// first when `drop_environment`, taking the call's marker variable with it) has ended.
+/// Survivors are killed before this returns.
+fn sleepers_left(dir: &Path, flags: &[&str], drop_environment: bool) -> Vec<String> {
+    let marker = format!(
+        "evalhost-sleeper-{}-{}-{drop_environment}",
+        std::process::id(),
+        flags.join("")
+    );
+    let env = if drop_environment { "env -i " } else { "" };
+    // The subshell exits at once, so the sleeper is orphaned. The call waits until the
+    // sleeper has left the group (a file it makes after `setsid`): killing the group
+    // earlier would end it before the test could tell who else ends it.
+    let command = format!(
+        "(setsid {env}bash -c 'touch .up; exec -a {marker} sleep 300' > /dev/null 2>&1 &) ; \
+         while [ ! -e .up ]; do sleep 0.01; done; echo ok"
+    );
+    let case = bash_case(dir, "sleeper", &command);
+    let out = dir.join("out");
+    Evalhost::new()
+        .arg("run")
+        .args(flags)
+        .arg("--out")
+        .arg(&out)
+        .arg(&case)
+        .run()
+        .assert_code(0);
+    let said = session(&out, "sleeper")
+        .into_iter()
+        .find(|record| record["type"] == "tool_result")
+        .map(|record| record["output"].clone());
+    assert_eq!(said, Some("ok\n".into()), "the sleeper did not start");
     // SIGKILL is immediate, the kernel's teardown is not.
     let deadline = Instant::now() + Duration::from_secs(5);
     while !processes_with(&marker).is_empty() && Instant::now() < deadline {
@@ -91,7 +112,7 @@ fn a_double_forked_sleeper_does_not_survive_the_run() {
     }
     let survivors = processes_with(&marker);
     for survivor in &survivors {
-        // Do not leave the machine littered if the test fails.
+        // Do not leave the machine littered.
         if let Some(pid) = survivor.split(':').next().and_then(|p| p.parse().ok()) {
             let _ = nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(pid),
@@ -99,10 +120,28 @@ fn a_double_forked_sleeper_does_not_survive_the_run() {
             );
         }
     }
+    survivors
+}
+
+#[test]
+fn a_double_forked_sleeper_does_not_survive_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // By default (the run's namespaces where bubblewrap can make them) the kernel ends it
+    // with the sandbox's PID namespace; with `--no-confine`, the sweep for the call's
+    // marker finds it.
+    for flags in [&[][..], &["--no-confine"]] {
+        assert_eq!(
+            sleepers_left(dir.path(), flags, false),
+            Vec::<String>::new(),
+            "processes outlived the run with {flags:?}"
+        );
+    }
+    // Control: unconfined, a sleeper that drops its environment carries no marker, and
+    // nothing finds it: the check above sees a survivor when there is one.
     assert_eq!(
-        survivors,
-        Vec::<String>::new(),
-        "processes outlived the run"
+        sleepers_left(dir.path(), &["--no-confine"], true).len(),
+        1,
+        "an unmarked sleeper outside any namespace survives"
     );
 }
 
