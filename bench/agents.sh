@@ -44,7 +44,8 @@ if [ "$build" = 1 ]; then
 fi
 evalhost="${EVALHOST:-$target/release/evalhost}"
 [ -x "$evalhost" ] || { echo "no evalhost binary at $evalhost (build it, or set EVALHOST)" >&2; exit 2; }
-say() { echo "bench: $*" >&2; }
+# shellcheck source=bench/lib.sh
+. "$bench/lib.sh"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/evalhost-agents.XXXXXX")"
 cgroups=()
@@ -92,7 +93,6 @@ agent() {
 }
 installed() { command -v "$(agent "$1")" >/dev/null; }
 
-median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
 
 # Each setting's results so far, by "PRESET JOBS": wall and CPU seconds of every repeat, the
 # largest memory figures, the concurrency the run used.

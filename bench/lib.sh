@@ -1,6 +1,9 @@
-# What bench/run.sh and bench/history.sh share (sourced; needs $work and $repeats).
+# What the bench scripts share (sourced; `measure` needs $work and $repeats).
 
 say() { echo "bench: $*" >&2; }
+
+# median NUMBERS...: the middle one (the lower middle of an even count).
+median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
 
 # measure OUT_PREFIX CMD...: run CMD --repeats times under /usr/bin/time; sets
 # wall (median seconds) and rss_mb (largest peak RSS) and fails loudly on a non-zero exit.
@@ -16,6 +19,6 @@ measure() {
     walls+=("$w")
     [ "$m" -gt "$rss" ] && rss="$m"
   done
-  wall="$(printf '%s\n' "${walls[@]}" | sort -g | sed -n "$(( (${#walls[@]} + 1) / 2 ))p")"
+  wall="$(median "${walls[@]}")"
   rss_mb="$(awk -v k="$rss" 'BEGIN { printf "%.0f", k / 1024 }')"
 }
