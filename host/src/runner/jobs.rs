@@ -13,15 +13,12 @@
 //! both kinds of suite, and memory bounds the external agents': a run is counted at
 //! 256 MiB, and a suite may take half the memory available.
 
-/// Runs in flight per core for evalhost's own agent: a run mostly waits (on the model
-/// endpoint, its tools, the file system), so one per core leaves the cores idle: a 1,000-case
-/// replay suite on 2 cores took 2.1 s with 2 jobs, 1.6 s with 4 and 1.5 s with 8
-/// (`docs/performance.md`).
+/// Runs in flight per core, for every kind of suite. evalhost's own agent mostly waits (on
+/// the model endpoint, its tools, the file system), so one per core leaves the cores idle: a
+/// 1,000-case replay suite on 2 cores took 2.1 s with 2 jobs, 1.6 s with 4 and 1.5 s with 8
+/// (`docs/performance.md`). For external agents it is the knee of the agent that waits most
+/// (Codex), where the one that computes most (pi) is already at its best.
 const RUNS_PER_CORE: usize = 4;
-
-/// Runs in flight per core when a case runs an external agent: the knee of the agent that
-/// waits most (Codex), where the one that computes most (pi) is already at its best.
-const EXTERNAL_RUNS_PER_CORE: usize = 4;
 
 /// What a run of an external agent is counted at: the largest agent process measured peaked
 /// at 236 MB of RSS.
@@ -83,7 +80,6 @@ impl Jobs {
         if external == 0 {
             return Self::Default(by_cores);
         }
-        let by_cores = EXTERNAL_RUNS_PER_CORE * machine.cores.max(1);
         let by_memory = machine.available.map_or(usize::MAX, |bytes| {
             let runs = bytes / EXTERNAL_MEMORY_SHARE / EXTERNAL_RUN_BYTES;
             usize::try_from(runs).unwrap_or(usize::MAX).max(1)
