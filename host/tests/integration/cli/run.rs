@@ -181,8 +181,9 @@ fn graders_lists_the_eleven_mino_graders() {
 
 /// `--jobs N` bounds the agents running at once, while a finished run's grading and clean-up
 /// overlap the next run's agent. Three command agents each mark their start, wait (up to
-/// 1.5 s, until all three marks are there), and list the marks they see: with `--jobs 1` each sees only its own and earlier runs' marks, never
-/// a later one's (one agent at a time, in order). Control: `--jobs 3` lets them meet.
+/// 1.5 s, until all three marks are there), and list the marks they see: with `--jobs 1`
+/// each sees only its own and earlier runs' marks, never a later one's (one agent at a time,
+/// in order). Control: `--jobs 3` lets them meet.
 #[test]
 fn jobs_bounds_the_agents_running_at_once() {
     let seen = |jobs: &str| {
